@@ -1,0 +1,6 @@
+//go:build !amd64 || purego || noasm
+
+package asm
+
+// detectLevel: builds without assembly run the pure-Go twins only.
+func detectLevel() Level { return Generic }

@@ -1,0 +1,19 @@
+module github.com/simdedge/simdedge/bench
+
+go 1.26.0
+
+replace github.com/simdedge/simdedge => ../
+
+require github.com/simdedge/simdedge v0.0.0-00010101000000-000000000000
+
+require (
+	github.com/andybalholm/brotli v1.2.2 // indirect
+	github.com/klauspost/compress v1.19.1 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	github.com/minio/simdjson-go v0.4.5 // indirect
+	github.com/nlnwa/whatwg-url v0.6.2 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	github.com/valyala/fasthttp v1.73.0 // indirect
+	github.com/valyala/fastjson v1.6.10 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)

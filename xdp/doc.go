@@ -1,0 +1,2 @@
+// Package xdp is the AF_XDP (kernel bypass) transport for server.
+package xdp
