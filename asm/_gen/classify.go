@@ -1,0 +1,203 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// Offsets into the ClassTable's k array (see asm/classify.go).
+const (
+	tabLo  = 0  // 16 entries indexed by the low nibble
+	tabHi  = 16 // 16 entries indexed by the high nibble
+	tabSel = 32 // one selector byte per class
+	// maxClasses is the number of selector bytes.
+	maxClasses = 8
+	nibbleMask = 0x0f
+)
+
+const classifySig = "func(dst []uint64, src []byte, tab *[48]byte, classes int)"
+
+// nibbleLookup returns lo[x&15] & hi[x>>4] for every byte of x. vpshufb
+// returns zero for index bytes with bit 7 set, so both indexes are masked
+// to four bits first.
+func nibbleLookup(x, loTab, hiTab, nib reg.VecVirtual, wide bool) reg.VecVirtual {
+	alloc, and := YMM, func(a, b, c Op) { VPAND(a, b, c) }
+	if wide {
+		alloc, and = ZMM, func(a, b, c Op) { VPANDQ(a, b, c) }
+	}
+	l, h := alloc(), alloc()
+	and(nib, x, l)
+	VPSHUFB(l, loTab, l)
+	VPSRLW(Imm(4), x, h)
+	and(nib, h, h)
+	VPSHUFB(h, hiTab, h)
+	and(l, h, l)
+	return l
+}
+
+func broadcastByte(v byte, dst reg.VecVirtual) {
+	t := GP32()
+	MOVL(U32(uint32(v)), t)
+	x := XMM()
+	VMOVD(t, x)
+	VPBROADCASTB(x, dst)
+}
+
+func classifyAVX2() {
+	TEXT("classifyAVX2", NOSPLIT, classifySig)
+	Doc("classifyAVX2 is the AVX2 kernel of Classify: len(src) > 0, len(dst) ==",
+		"ClassifiedLen(len(src), classes), 1 <= classes <= 8.")
+	dst := Load(Param("dst").Base(), GP64())
+	p := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	tab := Load(Param("tab"), GP64())
+	classes := Load(Param("classes"), GP64())
+	stride := GP64()
+	MOVQ(classes, stride)
+	SHLQ(Imm(3), stride) // bytes of mask words per block
+
+	loTab, hiTab, nib, zero := YMM(), YMM(), YMM(), YMM()
+	VBROADCASTI128(Mem{Base: tab, Disp: tabLo}, loTab)
+	VBROADCASTI128(Mem{Base: tab, Disp: tabHi}, hiTab)
+	broadcastByte(nibbleMask, nib)
+	VPXOR(zero, zero, zero)
+
+	// masks writes one mask word per class for the 64 bytes held in the
+	// lookups va (bytes 0..31) and vb (32..63); fix, if set, repairs each
+	// 32-bit half of a tail.
+	masks := func(label string, va, vb reg.VecVirtual, fix func(ma, mb reg.GPVirtual)) {
+		sel, t := YMM(), YMM()
+		ma, mb := GP64(), GP64()
+		for c := 0; c < maxClasses; c++ {
+			CMPQ(classes, U8(c))
+			JBE(LabelRef(label))
+			VPBROADCASTB(Mem{Base: tab, Disp: tabSel + c}, sel)
+			// A byte is in the class when lookup & selector is not zero;
+			// vpcmpeqb against zero marks the bytes that are not.
+			VPAND(va, sel, t)
+			VPCMPEQB(zero, t, t)
+			VPMOVMSKB(t, ma.As32())
+			VPAND(vb, sel, t)
+			VPCMPEQB(zero, t, t)
+			VPMOVMSKB(t, mb.As32())
+			NOTL(ma.As32())
+			NOTL(mb.As32())
+			if fix != nil {
+				fix(ma, mb)
+			}
+			SHLQ(Imm(32), mb)
+			ORQ(mb, ma)
+			MOVQ(ma, Mem{Base: dst, Disp: 8 * c})
+		}
+		Label(label)
+	}
+
+	Label("classifyAVX2_loop")
+	CMPQ(n, U8(zmmBytes))
+	JB(LabelRef("classifyAVX2_tail"))
+	a, b := YMM(), YMM()
+	VMOVDQU(Mem{Base: p}, a)
+	VMOVDQU(Mem{Base: p, Disp: ymmBytes}, b)
+	masks("classifyAVX2_next", nibbleLookup(a, loTab, hiTab, nib, false), nibbleLookup(b, loTab, hiTab, nib, false), nil)
+	ADDQ(U8(zmmBytes), p)
+	SUBQ(U8(zmmBytes), n)
+	ADDQ(stride, dst)
+	JMP(LabelRef("classifyAVX2_loop"))
+
+	Label("classifyAVX2_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("classifyAVX2_ret"))
+	// 1..63 bytes remain: half a is p[0:ra] (shifted by sha), half b is
+	// p[32:32+rb] (shifted by shb), either possibly partial or empty.
+	ra, sha, rb, shb := GP64(), GP64(), GP64(), GP64()
+	CMPQ(n, U8(ymmBytes))
+	JB(LabelRef("classifyAVX2_short"))
+	VMOVDQU(Mem{Base: p}, a)
+	MOVQ(U32(ymmBytes), ra)
+	XORQ(sha, sha)
+	MOVQ(n, rb)
+	SUBQ(U8(ymmBytes), rb)
+	JZ(LabelRef("classifyAVX2_bempty"))
+	q := GP64()
+	LEAQ(Mem{Base: p, Disp: ymmBytes}, q)
+	tailLoadAVX2("classifyAVX2_b", q, rb, b, shb)
+	JMP(LabelRef("classifyAVX2_go"))
+	Label("classifyAVX2_short")
+	MOVQ(n, ra)
+	tailLoadAVX2("classifyAVX2_a", p, ra, a, sha)
+	XORQ(rb, rb)
+	Label("classifyAVX2_bempty")
+	VPXOR(b, b, b)
+	XORQ(shb, shb)
+	Label("classifyAVX2_go")
+	masks("classifyAVX2_ret", nibbleLookup(a, loTab, hiTab, nib, false), nibbleLookup(b, loTab, hiTab, nib, false),
+		func(ma, mb reg.GPVirtual) {
+			fixMaskAVX2(ma, sha, ra)
+			fixMaskAVX2(mb, shb, rb)
+		})
+	VZEROUPPER()
+	RET()
+}
+
+func classifyAVX512() {
+	TEXT("classifyAVX512", NOSPLIT, classifySig)
+	Doc("classifyAVX512 is the AVX-512 kernel of Classify, with the contract of classifyAVX2.")
+	dst := Load(Param("dst").Base(), GP64())
+	p := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	tab := Load(Param("tab"), GP64())
+	classes := Load(Param("classes"), GP64())
+	stride := GP64()
+	MOVQ(classes, stride)
+	SHLQ(Imm(3), stride)
+
+	loTab, hiTab, nib := ZMM(), ZMM(), ZMM()
+	VBROADCASTI32X4(Mem{Base: tab, Disp: tabLo}, loTab)
+	VBROADCASTI32X4(Mem{Base: tab, Disp: tabHi}, hiTab)
+	broadcastByte(nibbleMask, nib)
+	// All eight selectors stay in registers; unused ones are zero.
+	var sel [maxClasses]reg.VecVirtual
+	for c := range sel {
+		sel[c] = ZMM()
+		VPBROADCASTB(Mem{Base: tab, Disp: tabSel + c}, sel[c])
+	}
+	masks := func(label string, v reg.VecVirtual, within reg.OpmaskVirtual) {
+		k, m := K(), GP64()
+		for c := 0; c < maxClasses; c++ {
+			CMPQ(classes, U8(c))
+			JBE(LabelRef(label))
+			if within == nil {
+				VPTESTMB(sel[c], v, k)
+			} else {
+				VPTESTMB(sel[c], v, within, k)
+			}
+			KMOVQ(k, m)
+			MOVQ(m, Mem{Base: dst, Disp: 8 * c})
+		}
+		Label(label)
+	}
+
+	Label("classifyAVX512_loop")
+	CMPQ(n, U8(zmmBytes))
+	JB(LabelRef("classifyAVX512_tail"))
+	x := ZMM()
+	VMOVDQU64(Mem{Base: p}, x)
+	masks("classifyAVX512_next", nibbleLookup(x, loTab, hiTab, nib, true), nil)
+	ADDQ(U8(zmmBytes), p)
+	SUBQ(U8(zmmBytes), n)
+	ADDQ(stride, dst)
+	JMP(LabelRef("classifyAVX512_loop"))
+
+	Label("classifyAVX512_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("classifyAVX512_ret"))
+	// Masked-off lanes load as zero and are excluded from every mask by
+	// testing under the tail mask.
+	kt := K()
+	tailMaskAVX512(n, kt)
+	VMOVDQU8_Z(Mem{Base: p}, kt, x)
+	masks("classifyAVX512_ret", nibbleLookup(x, loTab, hiTab, nib, true), kt)
+	VZEROUPPER()
+	RET()
+}
