@@ -103,11 +103,13 @@ func parseOpaqueHost(dst []byte, in string) ([]byte, hostType, error) {
 // domainToASCII is "domain to ASCII" with beStrict false (§3.3): UTS #46
 // ToASCII with CheckHyphens=false, CheckBidi=true, CheckJoiners=true,
 // UseSTD3ASCIIRules=false, Transitional_Processing=false,
-// VerifyDnsLength=false. The ASCII fast path (like Ada's) lowercases when
-// no label is punycode; UTS #46 maps nothing else in ASCII when STD3 rules
-// are off.
+// VerifyDnsLength=false. An all-ASCII domain is only lowercased: UTS #46
+// maps nothing else in ASCII when STD3 rules are off, and the WPT data
+// (toascii.json: "xn--a" stays "xn--a", but "xn--a.ß" fails) expects
+// punycode labels to be validated only when the domain also has non-ASCII
+// code points, as browsers and Ada do.
 func domainToASCII(dst []byte, domain string, scratch *[]byte) ([]byte, error) {
-	if asm.ValidASCIIString(domain) && !hasACELabel(domain) {
+	if asm.ValidASCIIString(domain) {
 		start := len(dst)
 		dst = append(dst, domain...)
 		asm.ToLowerInPlace(dst[start:])
@@ -116,13 +118,3 @@ func domainToASCII(dst []byte, domain string, scratch *[]byte) ([]byte, error) {
 	return uts46ToASCII(dst, domain, scratch)
 }
 
-// hasACELabel reports whether some label starts with the ACE prefix
-// "xn--" (any case), which needs punycode validation.
-func hasACELabel(s string) bool {
-	for i := 0; i+len(acePrefix) <= len(s); i++ {
-		if (i == 0 || s[i-1] == '.') && (s[i]|0x20) == 'x' && (s[i+1]|0x20) == 'n' && s[i+2] == '-' && s[i+3] == '-' {
-			return true
-		}
-	}
-	return false
-}

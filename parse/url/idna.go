@@ -65,6 +65,10 @@ func uts46ToASCII(dst []byte, domain string, scratch *[]byte) ([]byte, error) {
 				dst = append(dst, byte(r))
 			}
 		} else {
+			// A punycode label must be ASCII (UTS #46 §4.1 step 4.1).
+			if len(label) >= len(acePrefix) && hasACELabelRunes(label) {
+				return dst[:start], ErrInvalidDomain
+			}
 			if !validLabel(label) {
 				return dst[:start], ErrInvalidDomain
 			}
@@ -123,6 +127,13 @@ const (
 	fullwidthOffset     = fullwidthFirst - '!'
 	zeroWidthNonJoiner  = 0x200C
 	zeroWidthJoiner     = 0x200D
+	// Mathematical Alphanumeric Symbols: 13 styled copies of A-Z a-z,
+	// then (after Greek) 5 styled copies of 0-9.
+	mathAlnumFirst       = 0x1D400
+	mathAlphabetLen      = 52
+	mathAlnumLettersLast = mathAlnumFirst + 13*mathAlphabetLen - 1
+	mathDigitsFirst      = 0x1D7CE
+	mathDigitsLast       = 0x1D7FF
 )
 
 // uts46Map maps one code point: m is the mapped code point, or -1 when it
@@ -134,6 +145,17 @@ func uts46Map(r rune) (m rune, ok bool) {
 			return r + ('a' - 'A'), true
 		}
 		return r, true
+	case r == utf8.RuneError:
+		return 0, false
+	case r >= mathAlnumFirst && r <= mathAlnumLettersLast && unicode.IsLetter(r):
+		// NFKC folds the styled Latin alphabets to plain letters.
+		i := (r - mathAlnumFirst) % mathAlphabetLen
+		if i >= 26 {
+			return 'a' + i - 26, true
+		}
+		return 'a' + i, true
+	case r >= mathDigitsFirst && r <= mathDigitsLast:
+		return '0' + (r-mathDigitsFirst)%10, true
 	case r == ideographicFullStop || r == fullwidthFullStop || r == halfwidthFullStop:
 		return '.', true
 	case r >= fullwidthFirst && r <= fullwidthLast:

@@ -225,4 +225,4 @@ func TestWPTIdnaTestV2(t *testing.T) {
 
 // idnaFloorPercent is the IdnaTestV2 pass rate this package must not fall
 // below.
-const idnaFloorPercent = 50
+const idnaFloorPercent = 90
