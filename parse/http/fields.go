@@ -1,0 +1,249 @@
+package http
+
+// Field lines: RFC 9112 §5 (field-line = field-name ":" OWS field-value OWS)
+// and RFC 9110 §5.5 (field values). This file walks the field lines of a
+// head once its start line has been parsed.
+
+// Header is one field line: views into the parsed buffer, valid while that
+// buffer is (see Request). Value has no leading or trailing whitespace.
+type Header struct {
+	Name  []byte
+	Value []byte
+}
+
+// Headers is the field lines of a message in the order received.
+type Headers []Header
+
+// Get returns the value of the first field named name (ASCII
+// case-insensitive) and whether there was one. It does not allocate.
+func (h Headers) Get(name string) (value []byte, ok bool) {
+	for i := range h {
+		if equalFold(h[i].Name, name) {
+			return h[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// Count returns how many fields are named name (ASCII case-insensitive).
+func (h Headers) Count(name string) int {
+	n := 0
+	for i := range h {
+		if equalFold(h[i].Name, name) {
+			n++
+		}
+	}
+	return n
+}
+
+// Index returns the index of the first field at or after i named name, or
+// -1; callers loop over repeated fields with it without allocating.
+func (h Headers) Index(name string, i int) int {
+	for ; i < len(h); i++ {
+		if equalFold(h[i].Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// EqualFold reports whether b equals s under ASCII case folding, the
+// comparison RFC 9110 §5.1 prescribes for field names.
+func EqualFold(b []byte, s string) bool { return equalFold(b, s) }
+
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], s[i]
+		if x == y {
+			continue
+		}
+		if lower(x) != lower(y) {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(b byte) byte {
+	if b >= 'A' && b <= 'Z' {
+		return b + ('a' - 'A')
+	}
+	return b
+}
+
+// isOWS reports SP and HTAB, the whitespace of RFC 9110 §5.6.3.
+func isOWS(b byte) bool { return b == ' ' || b == '\t' }
+
+// fieldKind names the fields that influence framing or that the parser
+// reports; all others are only recorded.
+type fieldKind uint8
+
+const (
+	fieldOther fieldKind = iota
+	fieldHost
+	fieldExpect
+	fieldUpgrade
+	fieldConnection
+	fieldContentLength
+	fieldTransferEncoding
+)
+
+// kindOf recognises the framing fields. Names are all tchar here, so
+// OR-ing 0x20 folds letters and leaves every other tchar unchanged unless
+// it could only collide with a non-tchar byte; lengths filter first so most
+// fields cost one switch.
+func kindOf(name []byte) fieldKind {
+	switch len(name) {
+	case len("host"):
+		if foldedIs(name, "host") {
+			return fieldHost
+		}
+	case len("expect"):
+		if foldedIs(name, "expect") {
+			return fieldExpect
+		}
+	case len("upgrade"):
+		if foldedIs(name, "upgrade") {
+			return fieldUpgrade
+		}
+	case len("connection"):
+		if foldedIs(name, "connection") {
+			return fieldConnection
+		}
+	case len("content-length"):
+		if foldedIs(name, "content-length") {
+			return fieldContentLength
+		}
+	case len("transfer-encoding"):
+		if foldedIs(name, "transfer-encoding") {
+			return fieldTransferEncoding
+		}
+	}
+	return fieldOther
+}
+
+// foldedIs compares a tchar-only name with a lower-case literal of the same
+// length.
+func foldedIs(name []byte, lit string) bool {
+	for i := 0; i < len(lit); i++ {
+		if name[i]|0x20 != lit[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// more is the error for input that ends before the head does: ErrNeedMore,
+// or lim when the head already fills its limit and more bytes could not
+// make it valid.
+func more(capped bool, lim error) error {
+	if capped {
+		return lim
+	}
+	return ErrNeedMore
+}
+
+// lineEnd checks the line terminator at buf[c], the first control byte
+// after a line's content, and returns the offset just past it. HTAB is not
+// handled here (callers step over it where it is allowed).
+func (p *Parser) lineEnd(buf []byte, c int, bad error) (int, error) {
+	switch buf[c] {
+	case '\r':
+		if c+1 >= len(buf) {
+			return 0, ErrNeedMore
+		}
+		if buf[c+1] != '\n' {
+			return 0, ErrBareCR
+		}
+		return c + 2, nil
+	case '\n':
+		if !p.bareLF {
+			return 0, ErrBareLF
+		}
+		return c + 1, nil
+	}
+	return 0, bad
+}
+
+// parseFields walks field lines from pos to the empty line that ends the
+// head and returns the offset just past that line. It appends each field
+// to *hdrs and records framing fields in f.
+func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f *framing) (int, error) {
+	buf := s.buf
+	first := true
+	for {
+		if pos >= len(buf) {
+			return 0, more(capped, ErrHeaderTooLarge)
+		}
+		switch c := buf[pos]; {
+		case c == '\r' || c == '\n':
+			// The empty line ending the head (RFC 9112 §2.1).
+			end, err := p.lineEnd(buf, pos, ErrBareCR)
+			if err == ErrNeedMore {
+				return 0, more(capped, ErrHeaderTooLarge)
+			}
+			return end, err
+		case isOWS(c):
+			// RFC 9112 §5.2: obs-fold is rejected; §2.2: whitespace
+			// between the start line and the first field is rejected.
+			if first {
+				return 0, ErrLeadingWhitespace
+			}
+			return 0, ErrObsFold
+		}
+		first = false
+
+		ne := s.nextNonTchar(pos)
+		if ne >= len(buf) {
+			return 0, more(capped, ErrHeaderTooLarge)
+		}
+		if buf[ne] != ':' {
+			if isOWS(buf[ne]) && ne > pos {
+				return 0, ErrSpaceBeforeColon
+			}
+			return 0, ErrInvalidHeaderName
+		}
+		if ne == pos {
+			return 0, ErrInvalidHeaderName // empty name
+		}
+		name := buf[pos:ne]
+
+		v := ne + 1
+		for v < len(buf) && isOWS(buf[v]) {
+			v++
+		}
+		c := s.nextCtl(v)
+		for c < len(buf) && buf[c] == '\t' {
+			c = s.nextCtl(c + 1)
+		}
+		if c >= len(buf) {
+			return 0, more(capped, ErrHeaderTooLarge)
+		}
+		next, err := p.lineEnd(buf, c, ErrInvalidHeaderValue)
+		if err != nil {
+			if err == ErrNeedMore {
+				err = more(capped, ErrHeaderTooLarge)
+			}
+			return 0, err
+		}
+		e := c
+		for e > v && isOWS(buf[e-1]) {
+			e--
+		}
+		value := buf[v:e]
+
+		if len(*hdrs) >= p.maxHeaders {
+			return 0, ErrTooManyHeaders
+		}
+		*hdrs = append(*hdrs, Header{Name: name, Value: value})
+		if k := kindOf(name); k != fieldOther {
+			if err := f.field(k, value); err != nil {
+				return 0, err
+			}
+		}
+		pos = next
+	}
+}

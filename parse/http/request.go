@@ -1,0 +1,283 @@
+package http
+
+import "encoding/binary"
+
+// Version is an HTTP/1.x protocol version.
+type Version uint8
+
+const (
+	HTTP10 Version = 10 // HTTP/1.0
+	HTTP11 Version = 11 // HTTP/1.1
+)
+
+func (v Version) String() string {
+	switch v {
+	case HTTP10:
+		return "HTTP/1.0"
+	case HTTP11:
+		return "HTTP/1.1"
+	}
+	return "HTTP/?"
+}
+
+// Request is a parsed request head.
+//
+// Every []byte field is a view into the buffer given to ParseRequest: no
+// bytes are copied. The views are valid only while the caller keeps that
+// buffer unchanged; a server recycles the buffer once the handler returns,
+// so anything kept longer must be copied (Clone). A Request is reused by
+// passing it to ParseRequest again, which keeps the Headers backing array,
+// so parsing allocates nothing once the array has grown to the number of
+// fields a connection sends.
+type Request struct {
+	Method  []byte
+	Target  []byte
+	Version Version
+	Headers Headers
+
+	// Host is the value of the Host field, nil if absent. An HTTP/1.1
+	// request always has exactly one (RFC 9112 §3.2).
+	Host []byte
+
+	// Body says how the body is framed. ContentLength is the value of
+	// Content-Length, or -1 when the field is absent.
+	Body          BodyKind
+	ContentLength int64
+
+	// Close reports that the connection must close after this exchange:
+	// Connection: close, or HTTP/1.0 without keep-alive (RFC 9112 §9.3).
+	Close bool
+	// Expect100 reports "Expect: 100-continue" on an HTTP/1.1 request
+	// (RFC 9110 §10.1.1; HTTP/1.0 clients cannot expect it).
+	Expect100 bool
+	// Upgrade is the Upgrade field's value when the Connection field
+	// lists "upgrade" (RFC 9110 §7.8), else nil.
+	Upgrade []byte
+
+	// scan is the walker's scratch space (mask window). It lives here
+	// rather than on the stack because asm.Classify's destination
+	// escapes, and a reused Request makes it free.
+	scan scanner
+}
+
+// Reset clears r for reuse, keeping the Headers backing array.
+func (r *Request) Reset() {
+	h := r.Headers[:0]
+	r.Method, r.Target, r.Version, r.Headers, r.Host = nil, nil, 0, h, nil
+	r.Body, r.ContentLength, r.Close, r.Expect100, r.Upgrade = BodyNone, -1, false, false, nil
+}
+
+// ParseRequest parses the request line and field lines at the start of
+// buf (RFC 9112 §2-§6) into req and returns the length n of the head,
+// including its final empty line; the body, if any, starts at buf[n].
+//
+// When buf ends before the head does, it returns ErrNeedMore with n == 0:
+// nothing was consumed, and the caller calls again with the same bytes and
+// more appended. Any other error is final for the connection; StatusFor
+// gives the status to answer with. On error req holds partial results.
+func (p *Parser) ParseRequest(buf []byte, req *Request) (n int, err error) {
+	req.Reset()
+	capped := len(buf) >= p.maxHead
+	if capped {
+		buf = buf[:p.maxHead]
+	}
+	s := &req.scan
+	s.init(buf)
+
+	pos, err := p.requestLine(s, capped, req)
+	if err != nil {
+		return 0, err
+	}
+	var f framing
+	n, err = p.parseFields(s, pos, capped, &req.Headers, &f)
+	if err != nil {
+		return 0, err
+	}
+	if err := req.frame(&f); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// skipEmptyLines steps over CRLFs before a start line: RFC 9112 §2.2 says a
+// server SHOULD ignore at least one, since some clients send an extra CRLF
+// after a POST body. It returns ErrNeedMore if buf ends in a possible one.
+func (p *Parser) skipEmptyLines(buf []byte) (int, error) {
+	i := 0
+	for i < len(buf) {
+		switch buf[i] {
+		case '\r':
+			if i+1 >= len(buf) {
+				return 0, ErrNeedMore
+			}
+			if buf[i+1] != '\n' {
+				return 0, ErrBareCR
+			}
+			i += 2
+		case '\n':
+			if !p.bareLF {
+				return 0, ErrBareLF
+			}
+			i++
+		default:
+			return i, nil
+		}
+	}
+	return i, nil
+}
+
+// versionLen is len("HTTP/1.1").
+const versionLen = len("HTTP/1.1")
+
+// Versions as little-endian words, so a version compares in one load.
+var (
+	http11Word = binary.LittleEndian.Uint64([]byte("HTTP/1.1"))
+	http10Word = binary.LittleEndian.Uint64([]byte("HTTP/1.0"))
+)
+
+// parseVersion parses HTTP-version (RFC 9112 §2.3): "HTTP/" DIGIT "." DIGIT.
+// Well-formed versions other than 1.0 and 1.1 (HTTP/0.9, HTTP/1.2,
+// HTTP/2.0) are ErrUnsupportedVersion (505); anything else is
+// ErrInvalidVersion.
+func parseVersion(v []byte) (Version, error) {
+	if len(v) != versionLen {
+		return 0, ErrInvalidVersion
+	}
+	switch binary.LittleEndian.Uint64(v) {
+	case http11Word:
+		return HTTP11, nil
+	case http10Word:
+		return HTTP10, nil
+	}
+	if string(v[:5]) == "HTTP/" && isDigit(v[5]) && v[6] == '.' && isDigit(v[7]) {
+		return 0, ErrUnsupportedVersion
+	}
+	return 0, ErrInvalidVersion
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+// requestLine parses request-line = method SP request-target SP
+// HTTP-version CRLF (RFC 9112 §3), with exactly one SP between parts, and
+// returns the offset of the first field line.
+func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error) {
+	buf := s.buf
+	start, err := p.skipEmptyLines(buf)
+	if err != nil {
+		if err == ErrNeedMore {
+			err = more(capped, ErrHeaderTooLarge)
+		}
+		return 0, err
+	}
+	// tooLong reports whether a line starting at start can no longer end
+	// within the limit once it reaches offset end.
+	tooLong := func(end int) bool { return end-start >= p.maxLine }
+
+	m := s.nextNonTchar(start)
+	if m >= len(buf) {
+		if tooLong(m) {
+			return 0, ErrRequestLineTooLong
+		}
+		return 0, more(capped, ErrHeaderTooLarge)
+	}
+	if m == start || buf[m] != ' ' {
+		return 0, ErrInvalidMethod
+	}
+	t := m + 1
+	c := s.nextCtl(t)
+	if c >= len(buf) || c+1 >= len(buf) && buf[c] == '\r' {
+		if tooLong(len(buf)) {
+			return 0, ErrRequestLineTooLong
+		}
+		return 0, more(capped, ErrHeaderTooLarge)
+	}
+	next, err := p.lineEnd(buf, c, ErrInvalidRequestLine)
+	if err != nil {
+		return 0, err
+	}
+	if tooLong(next - 1) {
+		return 0, ErrRequestLineTooLong
+	}
+	// The version is the line's last 8 bytes, after one SP; the target
+	// is everything between the two SPs.
+	v := c - versionLen
+	if v-1 <= t || buf[v-1] != ' ' {
+		if v-1 == t && buf[t] == ' ' {
+			return 0, ErrInvalidTarget // empty target
+		}
+		return 0, ErrInvalidRequestLine
+	}
+	if req.Version, err = parseVersion(buf[v:c]); err != nil {
+		return 0, err
+	}
+	target := buf[t : v-1]
+	if !validTarget(target) {
+		return 0, ErrInvalidTarget
+	}
+	req.Method = buf[start:m]
+	req.Target = target
+	return next, nil
+}
+
+// validTarget reports whether every byte of a request-target is printable
+// ASCII other than SP. A second SP (as in "GET / x HTTP/1.1") lands here.
+func validTarget(t []byte) bool {
+	for len(t) >= 8 {
+		if targetLanes(binary.LittleEndian.Uint64(t)) != 0 {
+			return false
+		}
+		t = t[8:]
+	}
+	for _, b := range t {
+		if !targetSet[b] {
+			return false
+		}
+	}
+	return true
+}
+
+// frame applies RFC 9112 §6.3 and §9.3 to a request.
+func (r *Request) frame(f *framing) error {
+	// RFC 9112 §3.2: exactly one Host in HTTP/1.1, never more than one.
+	if f.hosts > 1 {
+		return ErrMultipleHost
+	}
+	if f.hosts == 0 && r.Version == HTTP11 {
+		return ErrMissingHost
+	}
+	r.Host = f.host
+	r.ContentLength = -1
+	switch {
+	case f.teSeen:
+		// RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 means faulty
+		// framing; with Content-Length as well it is the classic
+		// smuggling shape (§6.3 rule 3 lets a server reject it).
+		if r.Version == HTTP10 {
+			return ErrTransferEncodingInHTTP10
+		}
+		if f.clSeen {
+			return ErrContentLengthWithTE
+		}
+		// §6.3 rule 4: a request whose final coding is not chunked
+		// cannot be delimited.
+		if !f.chunked || f.chunkedEarly {
+			return ErrChunkedNotFinal
+		}
+		r.Body = BodyChunked
+	case f.clSeen:
+		r.ContentLength = f.cl
+		if f.cl > 0 {
+			r.Body = BodyLength
+		}
+	}
+	if r.Version == HTTP11 {
+		r.Close = f.close
+		r.Expect100 = f.expect100
+	} else {
+		r.Close = f.close || !f.keepAlive
+	}
+	if f.connUpg && f.upgrade != nil {
+		r.Upgrade = f.upgrade
+	}
+	return nil
+}
