@@ -1,2 +1,41 @@
-// Package json gives fast, allocation-light access to request bodies in JSON and FlatBuffers.
+// Package json gives fast, allocation-light access to request bodies in JSON
+// and FlatBuffers.
+//
+// # JSON
+//
+// One API over two engines. On amd64 CPUs with AVX2 and CLMUL the engine is
+// github.com/minio/simdjson-go; everywhere else (arm64, older CPUs, builds
+// with the purego or noasm tags) it is the package's own pure-Go engine, a
+// single pass that validates RFC 8259 and writes a tape of tokens. The
+// choice is made once at start-up (DefaultEngine; Options.Engine forces one).
+// Both engines write the same tape layout (simdjson's), so every accessor is
+// shared and the wrapper costs nothing per value.
+//
+//	p := json.NewParser(json.Options{})   // one per goroutine, reused
+//	doc, err := p.Parse(body)             // no allocation in steady state
+//	id, err := doc.Root().Get("statuses", 0, "user", "id")
+//	n, err := id.Int()
+//
+// Documents are views: strings (and, with the pure-Go engine, numbers) point
+// into the input buffer, which must stay unchanged while the document is in
+// use; the next Parse on the same Parser invalidates the previous document.
+// Strings without escapes are returned without copying (Value.View); escaped
+// ones are unescaped into a caller buffer (Value.AppendString).
+//
+// Both engines accept exactly RFC 8259 JSON texts, with these choices where
+// the RFC leaves room: strings must be valid UTF-8 (section 8.1; optional),
+// \u escapes must not be unpaired surrogates (section 8.2), a byte order mark
+// is an error (section 8.1 allows either), nesting is limited by
+// Options.MaxDepth, and numbers of any magnitude are accepted (section 9
+// allows limits; Value.Float reports ErrRange when a number does not fit).
+// Errors are *Error values with the byte offset, never the input bytes.
+//
+// NDJSON bodies are parsed with Parser.ParseND and walked with Document.Roots.
+//
+// # FlatBuffers
+//
+// The request envelope (schema/request.fbs) carries a parsed HTTP request to
+// backends without a re-parse. EnvelopeBuilder writes it into a reused buffer
+// and ReadEnvelope verifies an untrusted buffer completely before any
+// accessor runs.
 package json

@@ -1,0 +1,218 @@
+package json
+
+// buildGo is the pure-Go engine: one pass over the input that validates it
+// (RFC 8259) and writes the tape. Strings stay in the input (unescaped lazily
+// by the accessors) and numbers are kept as text offsets (converted lazily),
+// so the pass touches each byte once and allocates nothing once the tape and
+// stack have grown to the document's size.
+//
+// It is an explicit-stack state machine (no recursion, so the depth limit is
+// a slice length, not goroutine stack). States:
+//
+//	value  expect a value (RFC 8259 section 3)
+//	after  a value ended: ',' or the container's closer, or end of the root
+//	key    expect an object member name followed by ':' (section 4)
+//
+// On error it returns the offending byte offset.
+func (d *Document) buildGo(b []byte, nd bool) (errAt int, err error) {
+	d.own, d.stack, errAt, err = buildTape(d.own[:0], d.stack[:0], b, nd, d.opts.MaxDepth, !d.opts.AllowInvalidUTF8)
+	if err != nil {
+		d.own = d.own[:0]
+	}
+	return errAt, err
+}
+
+// buildTape appends the tape of b to tape. It takes and returns the slices
+// instead of a closure or a defer over them so that they stay in registers.
+func buildTape(tape []uint64, stack []int, b []byte, nd bool, maxDepth int, checkUTF8 bool) (_ []uint64, _ []int, errAt int, err error) {
+	var (
+		i      int
+		rootAt int
+		end    int
+		esc    bool
+		top    int
+	)
+
+	i = skipWS(b, 0)
+	if i >= len(b) {
+		if nd {
+			return tape, stack, 0, nil
+		}
+		return tape, stack, i, ErrEmpty
+	}
+nextRoot:
+	rootAt = len(tape)
+	tape = append(tape, entry(tagRoot, 0))
+value:
+	if i >= len(b) {
+		return tape, stack, i, ErrUnexpectedEOF
+	}
+	switch c := b[i]; c {
+	case '{':
+		if len(stack) >= maxDepth {
+			return tape, stack, i, ErrDepth
+		}
+		stack = append(stack, len(tape))
+		tape = append(tape, entry(tagObject, 0))
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			tape = closeContainer(tape, stack[len(stack)-1], tagObjEnd)
+			stack = stack[:len(stack)-1]
+			i++
+			goto after
+		}
+		goto key
+	case '[':
+		if len(stack) >= maxDepth {
+			return tape, stack, i, ErrDepth
+		}
+		stack = append(stack, len(tape))
+		tape = append(tape, entry(tagArray, 0))
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			tape = closeContainer(tape, stack[len(stack)-1], tagArrEnd)
+			stack = stack[:len(stack)-1]
+			i++
+			goto after
+		}
+		goto value
+	case '"':
+		end, esc, errAt, err = scanString(b, i+1, checkUTF8)
+		if err != nil {
+			return tape, stack, errAt, err
+		}
+		tape = appendString(tape, i+1, end, esc)
+		i = end + 1
+	case 't':
+		if !hasLiteral(b, i, litTrue) {
+			return tape, stack, i, ErrInvalidLiteral
+		}
+		tape = append(tape, entry(tagTrue, 0))
+		i += len(litTrue)
+	case 'f':
+		if !hasLiteral(b, i, litFalse) {
+			return tape, stack, i, ErrInvalidLiteral
+		}
+		tape = append(tape, entry(tagFalse, 0))
+		i += len(litFalse)
+	case 'n':
+		if !hasLiteral(b, i, litNull) {
+			return tape, stack, i, ErrInvalidLiteral
+		}
+		tape = append(tape, entry(tagNull, 0))
+		i += len(litNull)
+	default:
+		if c != '-' && c-'0' > 9 {
+			return tape, stack, i, ErrUnexpectedByte
+		}
+		end, err = scanNumber(b, i)
+		if err != nil {
+			return tape, stack, end, err
+		}
+		tape = append(tape, entry(tagNumber, uint64(i)), uint64(end-i))
+		i = end
+	}
+after:
+	i = skipWS(b, i)
+	if len(stack) == 0 {
+		tape[rootAt] = entry(tagRoot, uint64(len(tape)+1))
+		tape = append(tape, entry(tagRoot, uint64(rootAt)))
+		if i >= len(b) {
+			return tape, stack, 0, nil
+		}
+		if nd {
+			goto nextRoot
+		}
+		return tape, stack, i, ErrTrailingData
+	}
+	if i >= len(b) {
+		return tape, stack, i, ErrUnexpectedEOF
+	}
+	top = stack[len(stack)-1]
+	if tagOf(tape[top]) == tagObject {
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+			goto key
+		case '}':
+			tape = closeContainer(tape, top, tagObjEnd)
+			stack = stack[:len(stack)-1]
+			i++
+			goto after
+		}
+		return tape, stack, i, ErrExpectedComma
+	}
+	switch b[i] {
+	case ',':
+		i = skipWS(b, i+1)
+		goto value
+	case ']':
+		tape = closeContainer(tape, top, tagArrEnd)
+		stack = stack[:len(stack)-1]
+		i++
+		goto after
+	}
+	return tape, stack, i, ErrExpectedComma
+key:
+	if i >= len(b) {
+		return tape, stack, i, ErrUnexpectedEOF
+	}
+	if b[i] != '"' {
+		return tape, stack, i, ErrExpectedKey
+	}
+	end, esc, errAt, err = scanString(b, i+1, checkUTF8)
+	if err != nil {
+		return tape, stack, errAt, err
+	}
+	tape = appendString(tape, i+1, end, esc)
+	i = skipWS(b, end+1)
+	if i >= len(b) {
+		return tape, stack, i, ErrUnexpectedEOF
+	}
+	if b[i] != ':' {
+		return tape, stack, i, ErrExpectedColon
+	}
+	i = skipWS(b, i+1)
+	goto value
+}
+
+const (
+	litTrue  = "true"
+	litFalse = "false"
+	litNull  = "null"
+)
+
+func hasLiteral(b []byte, i int, lit string) bool {
+	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
+}
+
+func appendString(tape []uint64, start, end int, esc bool) []uint64 {
+	p := uint64(start)
+	if esc {
+		p |= strEscBit
+	}
+	return append(tape, entry(tagString, p), uint64(end-start))
+}
+
+// closeContainer links the opener at tape[open] and its closer both ways.
+func closeContainer(tape []uint64, open int, closer byte) []uint64 {
+	tape[open] |= uint64(len(tape) + 1)
+	return append(tape, entry(closer, uint64(open)))
+}
+
+// isSpace is RFC 8259's ws: space, horizontal tab, line feed, carriage return.
+var isSpace = func() (t [256]bool) {
+	for c := range t {
+		t[c] = jsonSpace(byte(c))
+	}
+	return t
+}()
+
+func jsonSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && isSpace[b[i]] {
+		i++
+	}
+	return i
+}

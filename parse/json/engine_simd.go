@@ -1,0 +1,106 @@
+//go:build amd64 && !purego && !noasm
+
+package json
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	simdjson "github.com/minio/simdjson-go"
+)
+
+// simdAvailable is decided once: simdjson-go needs AVX2 and CLMUL and has no
+// fallback of its own.
+var simdAvailable = simdjson.SupportedCPU()
+
+func init() {
+	if simdAvailable {
+		defaultEngine = EngineSIMD
+	}
+}
+
+// simdMinLen is the input length below which the pure-Go engine is used even
+// when simdjson-go is available: simdjson-go's fixed cost per call (setting up
+// its stage channel and buffers) exceeds the pure-Go engine's whole parse of
+// small bodies. Measured with BenchmarkJSONSmall on the 2-core AVX-512
+// development machine, Go 1.26: see the comment in the benchmark.
+const simdMinLen = 2048
+
+// noCopyStrings lets simdjson-go point unescaped strings into the input, the
+// layout the pure-Go engine uses (built once: the option is a closure).
+var noCopyStrings = []simdjson.ParserOption{simdjson.WithCopyStrings(false)}
+
+type simdState struct {
+	pj *simdjson.ParsedJson
+}
+
+// parseSIMD parses b with simdjson-go and reports whether the result can be
+// used. simdjson-go accepts a few inputs that RFC 8259 and the pure-Go engine
+// reject, so its result is checked for them; on false the caller re-parses
+// with the pure-Go engine, which gives the verdict.
+func (d *Document) parseSIMD(b []byte, nd bool) bool {
+	var (
+		pj  *simdjson.ParsedJson
+		err error
+	)
+	if nd {
+		pj, err = simdjson.ParseND(b, d.simd.pj, noCopyStrings...)
+	} else {
+		pj, err = simdjson.Parse(b, d.simd.pj, noCopyStrings...)
+	}
+	if err != nil {
+		return false
+	}
+	d.simd.pj = pj
+	d.tape, d.strs, d.msg = pj.Tape, pj.Strings.B, pj.Message
+	// simdjson-go validates no UTF-8 (RFC 8259 section 8.1).
+	if !d.opts.AllowInvalidUTF8 && !utf8.Valid(pj.Message) {
+		return false
+	}
+	// It decodes "\ud800\u0041" into one wrong code point instead of
+	// rejecting the unpaired surrogate, so every escape is re-checked. In an
+	// accepted document every backslash is inside a string, so walking them
+	// from the start pairs each with its escape correctly.
+	if !escapesValid(pj.Message) {
+		return false
+	}
+	// It has no depth limit.
+	return tapeDepthOK(pj.Tape, d.opts.MaxDepth)
+}
+
+func escapesValid(m []byte) bool {
+	for i := 0; ; {
+		k := bytes.IndexByte(m[i:], '\\')
+		if k < 0 {
+			return true
+		}
+		i += k
+		n, err := checkEscape(m, i)
+		if err != nil {
+			return false
+		}
+		i += n
+	}
+}
+
+func tapeDepthOK(t []uint64, maxDepth int) bool {
+	depth := 0
+	for i := 0; i < len(t); {
+		switch tagOf(t[i]) {
+		case tagObject, tagArray:
+			depth++
+			if depth > maxDepth {
+				return false
+			}
+			i++
+		case tagObjEnd, tagArrEnd:
+			depth--
+			i++
+		case tagString, tagInt, tagUint, tagFloat:
+			i += 2
+		default:
+			i++
+		}
+	}
+	return true
+}
