@@ -19,20 +19,20 @@ const (
 	tagShift   = 56
 	payloadMsk = 1<<tagShift - 1
 
-	tagRoot     = 'r'
-	tagObject   = '{'
-	tagObjEnd   = '}'
-	tagArray    = '['
-	tagArrEnd   = ']'
-	tagString   = '"'
-	tagNumber   = '#'
-	tagInt      = 'l'
-	tagUint     = 'u'
-	tagFloat    = 'd'
-	tagTrue     = 't'
-	tagFalse    = 'f'
-	tagNull     = 'n'
-	tagNop      = 'N'
+	tagRoot   = 'r'
+	tagObject = '{'
+	tagObjEnd = '}'
+	tagArray  = '['
+	tagArrEnd = ']'
+	tagString = '"'
+	tagNumber = '#'
+	tagInt    = 'l'
+	tagUint   = 'u'
+	tagFloat  = 'd'
+	tagTrue   = 't'
+	tagFalse  = 'f'
+	tagNull   = 'n'
+	tagNop    = 'N'
 
 	// strBufBit equals simdjson-go's STRINGBUFBIT (checked in a test).
 	strBufBit = 1 << 55

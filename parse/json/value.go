@@ -1,7 +1,5 @@
 package json
 
-
-
 // Kind is the JSON type of a value (RFC 8259 section 3).
 type Kind uint8
 
@@ -226,4 +224,3 @@ func (d *Document) numberText(i int) []byte {
 	off := payloadOf(d.tape[i])
 	return d.msg[off : off+d.tape[i+1]]
 }
-

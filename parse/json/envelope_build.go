@@ -1,0 +1,156 @@
+package json
+
+import (
+	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/simdedge/simdedge/parse/json/internal/envelopefb"
+)
+
+// EnvelopeIdentifier is the FlatBuffers file identifier of the request
+// envelope (schema/request.fbs), at bytes 4..8 of every envelope.
+const EnvelopeIdentifier = "SEDG"
+
+var envelopeID = []byte(EnvelopeIdentifier)
+
+// HeaderField is one header as name and value bytes.
+type HeaderField struct {
+	Name, Value []byte
+}
+
+// URLParts are the components of a parsed request URL (WHATWG URL
+// Standard), each without its delimiter. Nil means absent.
+type URLParts struct {
+	Href, Scheme, Username, Password, Host, Port, Path, Query, Fragment []byte
+}
+
+// RequestParts is the plain input of EnvelopeBuilder.Build: views of a parsed
+// request (from parse/http and parse/url, or anything else). Nothing is
+// retained after Build returns.
+type RequestParts struct {
+	Method  []byte
+	Target  []byte
+	Version uint8 // major*10 + minor
+	Headers []HeaderField
+	Body    []byte
+	URL     *URLParts // nil: no URL table
+}
+
+// EnvelopeBuilder writes request envelopes into one reused buffer. After the
+// buffer has grown to the largest envelope, Build allocates nothing. Not
+// safe for concurrent use.
+type EnvelopeBuilder struct {
+	b    *flatbuffers.Builder
+	hdrs []flatbuffers.UOffsetT // header table offsets, reused
+}
+
+// envelopeInitialSize fits a typical browser request (the 703-byte test
+// request makes a 1,000-byte envelope) without growing.
+const envelopeInitialSize = 2048
+
+// envelopeAlign is the largest alignment in the schema (uoffsets, uint32).
+const envelopeAlign = 8
+
+// NewEnvelopeBuilder returns a builder with a buffer of initialSize bytes
+// (0: a size that fits typical requests).
+func NewEnvelopeBuilder(initialSize int) *EnvelopeBuilder {
+	if initialSize <= 0 {
+		initialSize = envelopeInitialSize
+	}
+	// The builder aligns relative to the end of its buffer and grows it by
+	// doubling; a multiple of the largest alignment keeps the finished
+	// envelope aligned from its first byte, which the verifier checks.
+	initialSize = (initialSize + envelopeAlign - 1) &^ (envelopeAlign - 1)
+	return &EnvelopeBuilder{b: flatbuffers.NewBuilder(initialSize)}
+}
+
+// Build writes the envelope of r and returns its bytes, a view into the
+// builder's buffer valid until the next Build.
+func (eb *EnvelopeBuilder) Build(r *RequestParts) []byte {
+	b := eb.b
+	b.Reset()
+	// FlatBuffers are built leaves first: vectors and child tables must be
+	// complete before the table that refers to them is started.
+	eb.hdrs = eb.hdrs[:0]
+	for i := range r.Headers {
+		h := &r.Headers[i]
+		name := b.CreateByteVector(h.Name)
+		value := b.CreateByteVector(h.Value)
+		envelopefb.HeaderStart(b)
+		envelopefb.HeaderAddName(b, name)
+		envelopefb.HeaderAddValue(b, value)
+		eb.hdrs = append(eb.hdrs, envelopefb.HeaderEnd(b))
+	}
+	var headers flatbuffers.UOffsetT
+	if len(r.Headers) > 0 {
+		b.StartVector(flatbuffers.SizeUOffsetT, len(eb.hdrs), flatbuffers.SizeUOffsetT)
+		for i := len(eb.hdrs) - 1; i >= 0; i-- {
+			b.PrependUOffsetT(eb.hdrs[i])
+		}
+		headers = b.EndVector(len(eb.hdrs))
+	}
+	var url flatbuffers.UOffsetT
+	if u := r.URL; u != nil {
+		url = eb.buildURL(u)
+	}
+	method := optVector(b, r.Method)
+	target := optVector(b, r.Target)
+	body := optVector(b, r.Body)
+	envelopefb.RequestStart(b)
+	if method != 0 {
+		envelopefb.RequestAddMethod(b, method)
+	}
+	if target != 0 {
+		envelopefb.RequestAddTarget(b, target)
+	}
+	envelopefb.RequestAddVersion(b, r.Version)
+	if headers != 0 {
+		envelopefb.RequestAddHeaders(b, headers)
+	}
+	if body != 0 {
+		envelopefb.RequestAddBody(b, body)
+	}
+	if url != 0 {
+		envelopefb.RequestAddUrl(b, url)
+	}
+	b.FinishWithFileIdentifier(envelopefb.RequestEnd(b), envelopeID)
+	return b.FinishedBytes()
+}
+
+func (eb *EnvelopeBuilder) buildURL(u *URLParts) flatbuffers.UOffsetT {
+	b := eb.b
+	href := optVector(b, u.Href)
+	scheme := optVector(b, u.Scheme)
+	username := optVector(b, u.Username)
+	password := optVector(b, u.Password)
+	host := optVector(b, u.Host)
+	port := optVector(b, u.Port)
+	path := optVector(b, u.Path)
+	query := optVector(b, u.Query)
+	fragment := optVector(b, u.Fragment)
+	envelopefb.URLStart(b)
+	addOpt(b, envelopefb.URLAddHref, href)
+	addOpt(b, envelopefb.URLAddScheme, scheme)
+	addOpt(b, envelopefb.URLAddUsername, username)
+	addOpt(b, envelopefb.URLAddPassword, password)
+	addOpt(b, envelopefb.URLAddHost, host)
+	addOpt(b, envelopefb.URLAddPort, port)
+	addOpt(b, envelopefb.URLAddPath, path)
+	addOpt(b, envelopefb.URLAddQuery, query)
+	addOpt(b, envelopefb.URLAddFragment, fragment)
+	return envelopefb.URLEnd(b)
+}
+
+// optVector writes v as a byte vector; nil stays absent (offset 0), while an
+// empty non-nil slice is written as an empty vector.
+func optVector(b *flatbuffers.Builder, v []byte) flatbuffers.UOffsetT {
+	if v == nil {
+		return 0
+	}
+	return b.CreateByteVector(v)
+}
+
+func addOpt(b *flatbuffers.Builder, add func(*flatbuffers.Builder, flatbuffers.UOffsetT), off flatbuffers.UOffsetT) {
+	if off != 0 {
+		add(b, off)
+	}
+}
