@@ -38,8 +38,8 @@ func isFormSet(b byte) bool {
 
 // encodeSet is one percent-encode set in the two forms the encoder uses.
 type encodeSet struct {
-	in [256]bool        // in[b]: b must be percent-encoded
-	t  *asm.ClassTable  // one class, the same set, for asm.Classify; nil if it did not fit
+	in [256]bool       // in[b]: b must be percent-encoded
+	t  *asm.ClassTable // one class, the same set, for asm.Classify; nil if it did not fit
 	fn func(byte) bool // the defining predicate, for tests
 }
 

@@ -117,4 +117,3 @@ func domainToASCII(dst []byte, domain string, scratch *[]byte) ([]byte, error) {
 	}
 	return uts46ToASCII(dst, domain, scratch)
 }
-

@@ -15,28 +15,28 @@ import "github.com/simdedge/simdedge/asm"
 type state uint8
 
 const (
-	stSchemeStart                  state = iota // https://url.spec.whatwg.org/#scheme-start-state
-	stScheme                                    // #scheme-state
-	stNoScheme                                  // #no-scheme-state
-	stSpecialRelativeOrAuthority                // #special-relative-or-authority-state
-	stPathOrAuthority                           // #path-or-authority-state
-	stRelative                                  // #relative-state
-	stRelativeSlash                             // #relative-slash-state
-	stSpecialAuthoritySlashes                   // #special-authority-slashes-state
-	stSpecialAuthorityIgnoreSlashes             // #special-authority-ignore-slashes-state
-	stAuthority                                 // #authority-state
-	stHost                                      // #host-state
-	stHostname                                  // #hostname-state
-	stPort                                      // #port-state
-	stFile                                      // #file-state
-	stFileSlash                                 // #file-slash-state
-	stFileHost                                  // #file-host-state
-	stPathStart                                 // #path-start-state
-	stPath                                      // #path-state
-	stOpaquePath                                // #cannot-be-a-base-url-path-state
-	stQuery                                     // #query-state
-	stFragment                                  // #fragment-state
-	stNone                                      // no state override
+	stSchemeStart                   state = iota // https://url.spec.whatwg.org/#scheme-start-state
+	stScheme                                     // #scheme-state
+	stNoScheme                                   // #no-scheme-state
+	stSpecialRelativeOrAuthority                 // #special-relative-or-authority-state
+	stPathOrAuthority                            // #path-or-authority-state
+	stRelative                                   // #relative-state
+	stRelativeSlash                              // #relative-slash-state
+	stSpecialAuthoritySlashes                    // #special-authority-slashes-state
+	stSpecialAuthorityIgnoreSlashes              // #special-authority-ignore-slashes-state
+	stAuthority                                  // #authority-state
+	stHost                                       // #host-state
+	stHostname                                   // #hostname-state
+	stPort                                       // #port-state
+	stFile                                       // #file-state
+	stFileSlash                                  // #file-slash-state
+	stFileHost                                   // #file-host-state
+	stPathStart                                  // #path-start-state
+	stPath                                       // #path-state
+	stOpaquePath                                 // #cannot-be-a-base-url-path-state
+	stQuery                                      // #query-state
+	stFragment                                   // #fragment-state
+	stNone                                       // no state override
 )
 
 // eof stands for the standard's EOF code point.
@@ -114,16 +114,7 @@ func (r *record) parse(in string, base *URL, override state) error {
 			}
 			if e < len(in) && in[e] == ':' {
 				scheme := in[p:e]
-				var lower [maxSchemeLen]byte
-				n := copy(lower[:], scheme)
-				if len(scheme) > maxSchemeLen {
-					n = 0 // too long to be special; compared as other
-				}
-				asm.ToLowerInPlace(lower[:n])
-				newType := schemeOther
-				if n > 0 {
-					newType = schemeOf(lower[:n])
-				}
+				newType := schemeOfFold(scheme)
 				if override != stNone {
 					if (r.stype != schemeOther) != (newType != schemeOther) {
 						return nil

@@ -1,6 +1,8 @@
 package url
 
 import (
+	"sync"
+
 	"github.com/simdedge/simdedge/asm"
 )
 
@@ -57,8 +59,9 @@ func appendEncodedScalar(dst []byte, src string, set *encodeSet) []byte {
 // no data-dependent branch; the buffer carries two bytes of slack for the
 // last one.
 func appendEncodedSIMD(dst []byte, src string, set *encodeSet) []byte {
-	var masks [encodeChunk / asm.BlockSize]uint64
-	var pos [encodeChunk]uint16
+	sc := encodeScratchPool.Get().(*encodeScratch)
+	defer encodeScratchPool.Put(sc)
+	masks, pos := &sc.masks, &sc.pos
 	for len(src) > 0 {
 		n := min(len(src), encodeChunk)
 		chunk := stringBytes(src[:n])
@@ -92,6 +95,17 @@ func appendEncodedSIMD(dst []byte, src string, set *encodeSet) []byte {
 	}
 	return dst
 }
+
+// encodeScratch is the SIMD encoder's working memory. It lives in a pool
+// rather than on the stack because slices passed to the asm kernels escape
+// (the dispatch is opaque to escape analysis); the pool keeps the encoder
+// allocation-free in steady state.
+type encodeScratch struct {
+	masks [encodeChunk / asm.BlockSize]uint64
+	pos   [encodeChunk]uint16
+}
+
+var encodeScratchPool = sync.Pool{New: func() any { return new(encodeScratch) }}
 
 // grow extends dst by n bytes (contents unspecified), reusing capacity.
 func grow(dst []byte, n int) []byte {

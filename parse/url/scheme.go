@@ -43,3 +43,23 @@ func schemeOf(s []byte) schemeType {
 	}
 	return schemeOther
 }
+
+// schemeOfFold classifies a scheme in any case without lowercasing it
+// first (the parser lowercases while copying).
+func schemeOfFold(s string) schemeType {
+	const longestSpecial = len("https")
+	if len(s) > longestSpecial {
+		return schemeOther
+	}
+	var lower [longestSpecial]byte
+	for i := 0; i < len(s); i++ {
+		lower[i] = s[i] | asciiCaseBit
+	}
+	return schemeOf(lower[:len(s)])
+}
+
+// asciiCaseBit is the bit that distinguishes ASCII upper- from lowercase
+// letters. Scheme bytes are letters, digits, '+', '-' and '.'; OR-ing the
+// bit maps digits and those symbols to themselves or to non-letters, which
+// cannot match a special scheme.
+const asciiCaseBit = 0x20

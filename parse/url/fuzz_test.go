@@ -1,0 +1,121 @@
+package url
+
+import (
+	"testing"
+
+	"github.com/simdedge/simdedge/asm"
+)
+
+// seedInputs returns every input and base from the conformance data.
+func seedInputs(t testing.TB) []string {
+	var seeds []string
+	for _, file := range []string{"wpt/urltestdata.json", "local_urltestdata.json"} {
+		for _, tc := range loadJSONObjects[urlTest](t, file) {
+			seeds = append(seeds, tc.Input)
+			if tc.Base != nil {
+				seeds = append(seeds, *tc.Base)
+			}
+		}
+	}
+	return append(seeds,
+		"https://www.example.com/a/b?c=d#e", "http://EXAMPLE.com:8080/%7e/?q=1 2#f<>",
+		"https://a.b.c:443/./x", "http://h/a/../b", "https://1.2.3.4/", "http://h:65536/")
+}
+
+// sameURL reports the first difference between a and b's href and offsets.
+func sameURL(a, b *URL) string {
+	switch {
+	case a.Href() != b.Href():
+		return "href " + quote(a.Href()) + " vs " + quote(b.Href())
+	case a.schemeEnd != b.schemeEnd || a.userStart != b.userStart || a.userEnd != b.userEnd ||
+		a.passStart != b.passStart || a.passEnd != b.passEnd || a.hostStart != b.hostStart ||
+		a.hostEnd != b.hostEnd || a.pathStart != b.pathStart || a.queryStart != b.queryStart ||
+		a.fragStart != b.fragStart || a.port != b.port:
+		return "offsets differ"
+	case a.scheme != b.scheme || a.host != b.host || a.opaquePath != b.opaquePath:
+		return "types differ"
+	}
+	return ""
+}
+
+// FuzzParse checks that parsing never panics, that every URL satisfies
+// the offset invariants, and that re-parsing an href gives the same href.
+func FuzzParse(f *testing.F) {
+	for _, s := range seedInputs(f) {
+		f.Add(s, "")
+	}
+	f.Add("a", "http://example.com/dir/")
+	f.Fuzz(func(t *testing.T, input, baseInput string) {
+		var base *URL
+		if baseInput != "" {
+			base, _ = Parse(baseInput, nil)
+		}
+		u, err := Parse(input, base)
+		if err != nil {
+			return
+		}
+		if msg := u.checkInvariants(); msg != "" {
+			t.Fatalf("Parse(%q): invariant: %s (href %q)", input, msg, u.Href())
+		}
+		v, err := Parse(u.Href(), nil)
+		if err != nil {
+			t.Fatalf("re-parse of %q (from %q) failed: %v", u.Href(), input, err)
+		}
+		if d := sameURL(u, v); d != "" {
+			t.Fatalf("re-parse of %q (from %q) not idempotent: %s", u.Href(), input, d)
+		}
+	})
+}
+
+// FuzzFastPath checks that the fast path, wherever it accepts an input,
+// gives exactly the URL the full state machine gives.
+func FuzzFastPath(f *testing.F) {
+	for _, s := range seedInputs(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		var fast URL
+		if !fast.parseFast(input, false) {
+			return
+		}
+		var full URL
+		if err := full.parseFull(input, nil, false); err != nil {
+			t.Fatalf("fast path accepted %q, full parser failed: %v", input, err)
+		}
+		if d := sameURL(&fast, &full); d != "" {
+			t.Fatalf("fast path and full parser disagree on %q: %s", input, d)
+		}
+		if msg := fast.checkInvariants(); msg != "" {
+			t.Fatalf("fast path %q: invariant: %s", input, msg)
+		}
+	})
+}
+
+// FuzzASMvsPurego checks that every asm dispatch level gives the same
+// result as the pure-Go kernels.
+func FuzzASMvsPurego(f *testing.F) {
+	for _, s := range seedInputs(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		prev := asm.SetLevel(asm.Generic)
+		defer asm.SetLevel(prev)
+		want, wantErr := Parse(input, nil)
+		wantEnc := string(appendEncoded(nil, input, pathSet))
+		for _, l := range asm.Levels() {
+			asm.SetLevel(l)
+			got, err := Parse(input, nil)
+			if (err == nil) != (wantErr == nil) {
+				t.Fatalf("level %v: error %v, generic %v", l, err, wantErr)
+			}
+			if err == nil {
+				if d := sameURL(got, want); d != "" {
+					t.Fatalf("level %v on %q: %s", l, input, d)
+				}
+			}
+			if enc := string(appendEncoded(nil, input, pathSet)); enc != wantEnc {
+				t.Fatalf("level %v: encoder differs on %q", l, input)
+			}
+		}
+	})
+}
