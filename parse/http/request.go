@@ -1,6 +1,9 @@
 package http
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // Version is an HTTP/1.x protocol version.
 type Version uint8
@@ -204,6 +207,11 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 	if v-1 <= t || buf[v-1] != ' ' {
 		if v-1 == t && buf[t] == ' ' {
 			return 0, ErrInvalidTarget // empty target
+		}
+		// Name the part that is wrong: a version of the wrong length
+		// after the last SP, or no version at all.
+		if bytes.LastIndexByte(buf[t:c], ' ') > 0 {
+			return 0, ErrInvalidVersion
 		}
 		return 0, ErrInvalidRequestLine
 	}
