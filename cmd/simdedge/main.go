@@ -29,6 +29,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cmd = args[0]
 	}
 	switch cmd {
+	case "url":
+		return runURL(os.Stdin, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "simdedge %s %s %s/%s simd=%s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, asm.Active())
 		return 0
