@@ -1,5 +1,7 @@
 package json
 
+import "bytes"
+
 // buildGo is the pure-Go engine: one pass over the input that validates it
 // (RFC 8259) and writes the tape. Strings stay in the input (unescaped lazily
 // by the accessors) and numbers are kept as text offsets (converted lazily),
@@ -31,6 +33,7 @@ func buildTape(tape []uint64, stack []int, b []byte, nd bool, maxDepth int, chec
 		end    int
 		esc    bool
 		top    int
+		prev   int
 	)
 
 	i = skipWS(b, 0)
@@ -113,6 +116,7 @@ value:
 		i = end
 	}
 after:
+	prev = i
 	i = skipWS(b, i)
 	if len(stack) == 0 {
 		tape[rootAt] = entry(tagRoot, uint64(len(tape)+1))
@@ -120,7 +124,8 @@ after:
 		if i >= len(b) {
 			return tape, stack, 0, nil
 		}
-		if nd {
+		// NDJSON: the next text must start on a later line.
+		if nd && bytes.IndexByte(b[prev:i], '\n') >= 0 {
 			goto nextRoot
 		}
 		return tape, stack, i, ErrTrailingData

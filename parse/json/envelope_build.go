@@ -64,24 +64,43 @@ func NewEnvelopeBuilder(initialSize int) *EnvelopeBuilder {
 }
 
 // Build writes the envelope of r and returns its bytes, a view into the
-// builder's buffer valid until the next Build.
+// builder's buffer valid until the next Build or Reset.
 func (eb *EnvelopeBuilder) Build(r *RequestParts) []byte {
-	b := eb.b
-	b.Reset()
-	// FlatBuffers are built leaves first: vectors and child tables must be
-	// complete before the table that refers to them is started.
-	eb.hdrs = eb.hdrs[:0]
+	eb.Reset()
 	for i := range r.Headers {
-		h := &r.Headers[i]
-		name := b.CreateByteVector(h.Name)
-		value := b.CreateByteVector(h.Value)
-		envelopefb.HeaderStart(b)
-		envelopefb.HeaderAddName(b, name)
-		envelopefb.HeaderAddValue(b, value)
-		eb.hdrs = append(eb.hdrs, envelopefb.HeaderEnd(b))
+		eb.AddHeader(r.Headers[i].Name, r.Headers[i].Value)
 	}
+	return eb.Finish(r)
+}
+
+// Reset starts a new envelope (for the incremental form: Reset, AddHeader
+// per field, Finish), which lets a server feed parse/http's header views
+// without building a []HeaderField.
+func (eb *EnvelopeBuilder) Reset() {
+	eb.b.Reset()
+	eb.hdrs = eb.hdrs[:0]
+}
+
+// AddHeader appends one header field to the envelope being built.
+// FlatBuffers are built leaves first, so each header table is written now
+// and only its offset is kept.
+func (eb *EnvelopeBuilder) AddHeader(name, value []byte) {
+	b := eb.b
+	n := b.CreateByteVector(name)
+	v := b.CreateByteVector(value)
+	envelopefb.HeaderStart(b)
+	envelopefb.HeaderAddName(b, n)
+	envelopefb.HeaderAddValue(b, v)
+	eb.hdrs = append(eb.hdrs, envelopefb.HeaderEnd(b))
+}
+
+// Finish writes the rest of the envelope from r (whose Headers field is
+// ignored: the headers are those added since Reset) and returns its bytes,
+// valid until the next Build or Reset.
+func (eb *EnvelopeBuilder) Finish(r *RequestParts) []byte {
+	b := eb.b
 	var headers flatbuffers.UOffsetT
-	if len(r.Headers) > 0 {
+	if len(eb.hdrs) > 0 {
 		b.StartVector(flatbuffers.SizeUOffsetT, len(eb.hdrs), flatbuffers.SizeUOffsetT)
 		for i := len(eb.hdrs) - 1; i >= 0; i-- {
 			b.PrependUOffsetT(eb.hdrs[i])
@@ -96,22 +115,12 @@ func (eb *EnvelopeBuilder) Build(r *RequestParts) []byte {
 	target := optVector(b, r.Target)
 	body := optVector(b, r.Body)
 	envelopefb.RequestStart(b)
-	if method != 0 {
-		envelopefb.RequestAddMethod(b, method)
-	}
-	if target != 0 {
-		envelopefb.RequestAddTarget(b, target)
-	}
+	addOpt(b, envelopefb.RequestAddMethod, method)
+	addOpt(b, envelopefb.RequestAddTarget, target)
 	envelopefb.RequestAddVersion(b, r.Version)
-	if headers != 0 {
-		envelopefb.RequestAddHeaders(b, headers)
-	}
-	if body != 0 {
-		envelopefb.RequestAddBody(b, body)
-	}
-	if url != 0 {
-		envelopefb.RequestAddUrl(b, url)
-	}
+	addOpt(b, envelopefb.RequestAddHeaders, headers)
+	addOpt(b, envelopefb.RequestAddBody, body)
+	addOpt(b, envelopefb.RequestAddUrl, url)
 	b.FinishWithFileIdentifier(envelopefb.RequestEnd(b), envelopeID)
 	return b.FinishedBytes()
 }

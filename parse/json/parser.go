@@ -47,8 +47,9 @@ const (
 // whitespace). The document is valid until the next call on p.
 func (p *Parser) Parse(b []byte) (*Document, error) { return p.parse(b, false, opParse) }
 
-// ParseND parses newline-delimited JSON: zero or more JSON texts separated
-// by whitespace (one per line in NDJSON). Iterate them with Document.Roots.
+// ParseND parses newline-delimited JSON: zero or more JSON texts, each
+// starting on a new line (whitespace around them is allowed, as simdjson-go
+// allows it). Iterate them with Document.Roots.
 func (p *Parser) ParseND(b []byte) (*Document, error) { return p.parse(b, true, opParseND) }
 
 // Validate reports whether b is one valid JSON text, with the error offset.
