@@ -74,7 +74,7 @@ func forEachInput(t *testing.T, f func(t *testing.T, name string, b []byte)) {
 
 // forEachLevel runs f at every level this CPU supports, restoring the
 // detected level afterwards.
-func forEachLevel(t testing.TB, f func(l Level)) {
+func forEachLevel(_ testing.TB, f func(l Level)) {
 	prev := active
 	defer SetLevel(prev)
 	for _, l := range Levels() {
@@ -354,7 +354,7 @@ func TestPrefixSum(t *testing.T) {
 	})
 }
 
-func checkPrefix[T uint8 | uint16 | uint32](t *testing.T, in string, src []T, carry T, excl bool,
+func checkPrefix[T uint8 | uint16 | uint32](t testing.TB, in string, src []T, carry T, excl bool,
 	incl, exclf func(dst, src []T, carry T) T) {
 	t.Helper()
 	want, wantCarry := refPrefixSum(src, carry, excl)

@@ -22,6 +22,60 @@ DATA lastIdx8<>+14(SB)/1, $0x0f
 DATA lastIdx8<>+15(SB)/1, $0x0f
 GLOBL lastIdx8<>(SB), RODATA|NOPTR, $16
 
+DATA spread8_2<>+0(SB)/1, $0x80
+DATA spread8_2<>+1(SB)/1, $0x80
+DATA spread8_2<>+2(SB)/1, $0x01
+DATA spread8_2<>+3(SB)/1, $0x01
+DATA spread8_2<>+4(SB)/1, $0x80
+DATA spread8_2<>+5(SB)/1, $0x80
+DATA spread8_2<>+6(SB)/1, $0x05
+DATA spread8_2<>+7(SB)/1, $0x05
+DATA spread8_2<>+8(SB)/1, $0x80
+DATA spread8_2<>+9(SB)/1, $0x80
+DATA spread8_2<>+10(SB)/1, $0x09
+DATA spread8_2<>+11(SB)/1, $0x09
+DATA spread8_2<>+12(SB)/1, $0x80
+DATA spread8_2<>+13(SB)/1, $0x80
+DATA spread8_2<>+14(SB)/1, $0x0d
+DATA spread8_2<>+15(SB)/1, $0x0d
+GLOBL spread8_2<>(SB), RODATA|NOPTR, $16
+
+DATA spread8_4<>+0(SB)/1, $0x80
+DATA spread8_4<>+1(SB)/1, $0x80
+DATA spread8_4<>+2(SB)/1, $0x80
+DATA spread8_4<>+3(SB)/1, $0x80
+DATA spread8_4<>+4(SB)/1, $0x03
+DATA spread8_4<>+5(SB)/1, $0x03
+DATA spread8_4<>+6(SB)/1, $0x03
+DATA spread8_4<>+7(SB)/1, $0x03
+DATA spread8_4<>+8(SB)/1, $0x80
+DATA spread8_4<>+9(SB)/1, $0x80
+DATA spread8_4<>+10(SB)/1, $0x80
+DATA spread8_4<>+11(SB)/1, $0x80
+DATA spread8_4<>+12(SB)/1, $0x0b
+DATA spread8_4<>+13(SB)/1, $0x0b
+DATA spread8_4<>+14(SB)/1, $0x0b
+DATA spread8_4<>+15(SB)/1, $0x0b
+GLOBL spread8_4<>(SB), RODATA|NOPTR, $16
+
+DATA spread8_8<>+0(SB)/1, $0x80
+DATA spread8_8<>+1(SB)/1, $0x80
+DATA spread8_8<>+2(SB)/1, $0x80
+DATA spread8_8<>+3(SB)/1, $0x80
+DATA spread8_8<>+4(SB)/1, $0x80
+DATA spread8_8<>+5(SB)/1, $0x80
+DATA spread8_8<>+6(SB)/1, $0x80
+DATA spread8_8<>+7(SB)/1, $0x80
+DATA spread8_8<>+8(SB)/1, $0x07
+DATA spread8_8<>+9(SB)/1, $0x07
+DATA spread8_8<>+10(SB)/1, $0x07
+DATA spread8_8<>+11(SB)/1, $0x07
+DATA spread8_8<>+12(SB)/1, $0x07
+DATA spread8_8<>+13(SB)/1, $0x07
+DATA spread8_8<>+14(SB)/1, $0x07
+DATA spread8_8<>+15(SB)/1, $0x07
+GLOBL spread8_8<>(SB), RODATA|NOPTR, $16
+
 DATA lastIdx16<>+0(SB)/1, $0x0e
 DATA lastIdx16<>+1(SB)/1, $0x0f
 DATA lastIdx16<>+2(SB)/1, $0x0e
@@ -39,6 +93,42 @@ DATA lastIdx16<>+13(SB)/1, $0x0f
 DATA lastIdx16<>+14(SB)/1, $0x0e
 DATA lastIdx16<>+15(SB)/1, $0x0f
 GLOBL lastIdx16<>(SB), RODATA|NOPTR, $16
+
+DATA spread16_4<>+0(SB)/1, $0x80
+DATA spread16_4<>+1(SB)/1, $0x80
+DATA spread16_4<>+2(SB)/1, $0x80
+DATA spread16_4<>+3(SB)/1, $0x80
+DATA spread16_4<>+4(SB)/1, $0x02
+DATA spread16_4<>+5(SB)/1, $0x03
+DATA spread16_4<>+6(SB)/1, $0x02
+DATA spread16_4<>+7(SB)/1, $0x03
+DATA spread16_4<>+8(SB)/1, $0x80
+DATA spread16_4<>+9(SB)/1, $0x80
+DATA spread16_4<>+10(SB)/1, $0x80
+DATA spread16_4<>+11(SB)/1, $0x80
+DATA spread16_4<>+12(SB)/1, $0x0a
+DATA spread16_4<>+13(SB)/1, $0x0b
+DATA spread16_4<>+14(SB)/1, $0x0a
+DATA spread16_4<>+15(SB)/1, $0x0b
+GLOBL spread16_4<>(SB), RODATA|NOPTR, $16
+
+DATA spread16_8<>+0(SB)/1, $0x80
+DATA spread16_8<>+1(SB)/1, $0x80
+DATA spread16_8<>+2(SB)/1, $0x80
+DATA spread16_8<>+3(SB)/1, $0x80
+DATA spread16_8<>+4(SB)/1, $0x80
+DATA spread16_8<>+5(SB)/1, $0x80
+DATA spread16_8<>+6(SB)/1, $0x80
+DATA spread16_8<>+7(SB)/1, $0x80
+DATA spread16_8<>+8(SB)/1, $0x06
+DATA spread16_8<>+9(SB)/1, $0x07
+DATA spread16_8<>+10(SB)/1, $0x06
+DATA spread16_8<>+11(SB)/1, $0x07
+DATA spread16_8<>+12(SB)/1, $0x06
+DATA spread16_8<>+13(SB)/1, $0x07
+DATA spread16_8<>+14(SB)/1, $0x06
+DATA spread16_8<>+15(SB)/1, $0x07
+GLOBL spread16_8<>(SB), RODATA|NOPTR, $16
 
 DATA lastIdx32<>+0(SB)/1, $0x0c
 DATA lastIdx32<>+1(SB)/1, $0x0d
@@ -58,6 +148,24 @@ DATA lastIdx32<>+14(SB)/1, $0x0e
 DATA lastIdx32<>+15(SB)/1, $0x0f
 GLOBL lastIdx32<>(SB), RODATA|NOPTR, $16
 
+DATA spread32_8<>+0(SB)/1, $0x80
+DATA spread32_8<>+1(SB)/1, $0x80
+DATA spread32_8<>+2(SB)/1, $0x80
+DATA spread32_8<>+3(SB)/1, $0x80
+DATA spread32_8<>+4(SB)/1, $0x80
+DATA spread32_8<>+5(SB)/1, $0x80
+DATA spread32_8<>+6(SB)/1, $0x80
+DATA spread32_8<>+7(SB)/1, $0x80
+DATA spread32_8<>+8(SB)/1, $0x04
+DATA spread32_8<>+9(SB)/1, $0x05
+DATA spread32_8<>+10(SB)/1, $0x06
+DATA spread32_8<>+11(SB)/1, $0x07
+DATA spread32_8<>+12(SB)/1, $0x04
+DATA spread32_8<>+13(SB)/1, $0x05
+DATA spread32_8<>+14(SB)/1, $0x06
+DATA spread32_8<>+15(SB)/1, $0x07
+GLOBL spread32_8<>(SB), RODATA|NOPTR, $16
+
 // func prefixSum8InclAVX2(dst []uint8, src []uint8, carry uint8) uint8
 // Requires: AVX, AVX2
 TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
@@ -68,31 +176,72 @@ TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
 	VMOVD          BX, X0
 	VPBROADCASTB   X0, Y0
 	VBROADCASTI128 lastIdx8<>+0(SB), Y1
+	VBROADCASTI128 spread8_2<>+0(SB), Y2
+	VBROADCASTI128 spread8_4<>+0(SB), Y3
+	VBROADCASTI128 spread8_8<>+0(SB), Y4
 
-prefixSum8InclAVX2_loop:
+prefixSum8InclAVX2_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum8InclAVX2_one
+	VMOVDQU    (CX), Y5
+	VPSLLW     $0x08, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y3, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y1, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDB     Y7, Y5, Y5
+	VPADDB     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDB     Y0, Y5, Y5
+	VMOVDQU    Y5, (AX)
+	VPADDB     Y6, Y0, Y0
+	VMOVDQU    32(CX), Y5
+	VPSLLW     $0x08, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y3, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y1, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDB     Y7, Y5, Y5
+	VPADDB     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDB     Y0, Y5, Y5
+	VMOVDQU    Y5, 32(AX)
+	VPADDB     Y6, Y0, Y0
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum8InclAVX2_loop2
+
+prefixSum8InclAVX2_one:
 	CMPQ       DX, $0x20
 	JB         prefixSum8InclAVX2_done
-	VMOVDQU    (CX), Y2
-	VPSLLDQ    $0x01, Y2, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSLLDQ    $0x02, Y2, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSLLDQ    $0x04, Y2, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSLLDQ    $0x08, Y2, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERM2I128 $0x08, Y3, Y3, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERMQ     $0xff, Y3, Y3
-	VPADDB     Y0, Y2, Y2
-	VMOVDQU    Y2, (AX)
-	VPADDB     Y3, Y0, Y0
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	JMP        prefixSum8InclAVX2_loop
+	VMOVDQU    (CX), Y5
+	VPSLLW     $0x08, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y2
+	VPADDB     Y2, Y5, Y5
+	VPSHUFB    Y3, Y5, Y2
+	VPADDB     Y2, Y5, Y5
+	VPSHUFB    Y4, Y5, Y2
+	VPADDB     Y2, Y5, Y5
+	VPSHUFB    Y1, Y5, Y1
+	VPERM2I128 $0x08, Y1, Y1, Y2
+	VPADDB     Y2, Y5, Y5
+	VPADDB     Y2, Y1, Y1
+	VPERMQ     $0xff, Y1, Y1
+	VPADDB     Y0, Y5, Y5
+	VMOVDQU    Y5, (AX)
+	VPADDB     Y1, Y0, Y0
 
 prefixSum8InclAVX2_done:
 	VMOVD X0, AX
@@ -110,31 +259,34 @@ TEXT ·prefixSum8InclAVX512(SB), NOSPLIT, $0-57
 	VMOVD           BX, X0
 	VPBROADCASTB    X0, Z0
 	VBROADCASTI32X4 lastIdx8<>+0(SB), Z1
+	VBROADCASTI32X4 spread8_2<>+0(SB), Z3
+	VBROADCASTI32X4 spread8_4<>+0(SB), Z4
+	VBROADCASTI32X4 spread8_8<>+0(SB), Z5
 	VPXORQ          Z2, Z2, Z2
 
 prefixSum8InclAVX512_loop:
 	CMPQ       DX, $0x40
 	JB         prefixSum8InclAVX512_tail
-	VMOVDQU64  (CX), Z3
-	VPSLLDQ    $0x01, Z3, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSLLDQ    $0x02, Z3, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSLLDQ    $0x04, Z3, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSLLDQ    $0x08, Z3, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VALIGNQ    $0x06, Z2, Z4, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VALIGNQ    $0x04, Z2, Z4, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VSHUFI64X2 $0xff, Z4, Z4, Z4
-	VPADDB     Z0, Z3, Z3
-	VPADDB     Z4, Z0, Z0
-	VMOVDQU64  Z3, (AX)
+	VMOVDQU64  (CX), Z6
+	VPSLLW     $0x08, Z6, Z7
+	VPADDB     Z7, Z6, Z6
+	VPSHUFB    Z3, Z6, Z7
+	VPADDB     Z7, Z6, Z6
+	VPSHUFB    Z4, Z6, Z7
+	VPADDB     Z7, Z6, Z6
+	VPSHUFB    Z5, Z6, Z7
+	VPADDB     Z7, Z6, Z6
+	VPSHUFB    Z1, Z6, Z7
+	VALIGNQ    $0x06, Z2, Z7, Z8
+	VPADDB     Z8, Z7, Z7
+	VALIGNQ    $0x04, Z2, Z7, Z8
+	VPADDB     Z8, Z7, Z7
+	VALIGNQ    $0x06, Z2, Z7, Z8
+	VPADDB     Z8, Z6, Z6
+	VSHUFI64X2 $0xff, Z7, Z7, Z7
+	VPADDB     Z0, Z6, Z6
+	VPADDB     Z7, Z0, Z0
+	VMOVDQU64  Z6, (AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
@@ -146,26 +298,26 @@ prefixSum8InclAVX512_tail:
 	MOVQ       $-1, BX
 	BZHIQ      DX, BX, BX
 	KMOVQ      BX, K1
-	VMOVDQU8.Z (CX), K1, Z3
-	VPSLLDQ    $0x01, Z3, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSLLDQ    $0x02, Z3, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSLLDQ    $0x04, Z3, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSLLDQ    $0x08, Z3, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VALIGNQ    $0x06, Z2, Z4, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VALIGNQ    $0x04, Z2, Z4, Z4
-	VPADDB     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z1
+	VMOVDQU8.Z (CX), K1, Z6
+	VPSLLW     $0x08, Z6, Z7
+	VPADDB     Z7, Z6, Z6
+	VPSHUFB    Z3, Z6, Z3
+	VPADDB     Z3, Z6, Z6
+	VPSHUFB    Z4, Z6, Z3
+	VPADDB     Z3, Z6, Z6
+	VPSHUFB    Z5, Z6, Z3
+	VPADDB     Z3, Z6, Z6
+	VPSHUFB    Z1, Z6, Z1
+	VALIGNQ    $0x06, Z2, Z1, Z3
+	VPADDB     Z3, Z1, Z1
+	VALIGNQ    $0x04, Z2, Z1, Z3
+	VPADDB     Z3, Z1, Z1
+	VALIGNQ    $0x06, Z2, Z1, Z3
+	VPADDB     Z3, Z6, Z6
 	VSHUFI64X2 $0xff, Z1, Z1, Z1
-	VPADDB     Z0, Z3, Z3
+	VPADDB     Z0, Z6, Z6
 	VPADDB     Z1, Z0, Z0
-	VMOVDQU8   Z3, K1, (AX)
+	VMOVDQU8   Z6, K1, (AX)
 
 prefixSum8InclAVX512_done:
 	VMOVD X0, AX
@@ -183,32 +335,75 @@ TEXT ·prefixSum8ExclAVX2(SB), NOSPLIT, $0-57
 	VMOVD          BX, X0
 	VPBROADCASTB   X0, Y0
 	VBROADCASTI128 lastIdx8<>+0(SB), Y1
+	VBROADCASTI128 spread8_2<>+0(SB), Y2
+	VBROADCASTI128 spread8_4<>+0(SB), Y3
+	VBROADCASTI128 spread8_8<>+0(SB), Y4
 
-prefixSum8ExclAVX2_loop:
+prefixSum8ExclAVX2_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum8ExclAVX2_one
+	VMOVDQU    (CX), Y5
+	VPSLLW     $0x08, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y3, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y1, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDB     Y7, Y5, Y5
+	VPADDB     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDB     Y0, Y5, Y5
+	VPSUBB     (CX), Y5, Y5
+	VMOVDQU    Y5, (AX)
+	VPADDB     Y6, Y0, Y0
+	VMOVDQU    32(CX), Y5
+	VPSLLW     $0x08, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y3, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y1, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDB     Y7, Y5, Y5
+	VPADDB     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDB     Y0, Y5, Y5
+	VPSUBB     32(CX), Y5, Y5
+	VMOVDQU    Y5, 32(AX)
+	VPADDB     Y6, Y0, Y0
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum8ExclAVX2_loop2
+
+prefixSum8ExclAVX2_one:
 	CMPQ       DX, $0x20
 	JB         prefixSum8ExclAVX2_done
-	VMOVDQU    (CX), Y2
-	VPSLLDQ    $0x01, Y2, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSLLDQ    $0x02, Y2, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSLLDQ    $0x04, Y2, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSLLDQ    $0x08, Y2, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERM2I128 $0x08, Y3, Y3, Y3
-	VPADDB     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERMQ     $0xff, Y3, Y3
-	VPADDB     Y0, Y2, Y2
-	VPSUBB     (CX), Y2, Y2
-	VMOVDQU    Y2, (AX)
-	VPADDB     Y3, Y0, Y0
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	JMP        prefixSum8ExclAVX2_loop
+	VMOVDQU    (CX), Y5
+	VPSLLW     $0x08, Y5, Y6
+	VPADDB     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y2
+	VPADDB     Y2, Y5, Y5
+	VPSHUFB    Y3, Y5, Y2
+	VPADDB     Y2, Y5, Y5
+	VPSHUFB    Y4, Y5, Y2
+	VPADDB     Y2, Y5, Y5
+	VPSHUFB    Y1, Y5, Y1
+	VPERM2I128 $0x08, Y1, Y1, Y2
+	VPADDB     Y2, Y5, Y5
+	VPADDB     Y2, Y1, Y1
+	VPERMQ     $0xff, Y1, Y1
+	VPADDB     Y0, Y5, Y5
+	VPSUBB     (CX), Y5, Y5
+	VMOVDQU    Y5, (AX)
+	VPADDB     Y1, Y0, Y0
 
 prefixSum8ExclAVX2_done:
 	VMOVD X0, AX
@@ -226,33 +421,36 @@ TEXT ·prefixSum8ExclAVX512(SB), NOSPLIT, $0-57
 	VMOVD           BX, X0
 	VPBROADCASTB    X0, Z0
 	VBROADCASTI32X4 lastIdx8<>+0(SB), Z1
+	VBROADCASTI32X4 spread8_2<>+0(SB), Z3
+	VBROADCASTI32X4 spread8_4<>+0(SB), Z4
+	VBROADCASTI32X4 spread8_8<>+0(SB), Z5
 	VPXORQ          Z2, Z2, Z2
 
 prefixSum8ExclAVX512_loop:
 	CMPQ       DX, $0x40
 	JB         prefixSum8ExclAVX512_tail
-	VMOVDQU64  (CX), Z3
-	VMOVDQA64  Z3, Z4
-	VPSLLDQ    $0x01, Z3, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSLLDQ    $0x02, Z3, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSLLDQ    $0x04, Z3, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSLLDQ    $0x08, Z3, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VALIGNQ    $0x06, Z2, Z5, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VALIGNQ    $0x04, Z2, Z5, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VSHUFI64X2 $0xff, Z5, Z5, Z5
-	VPADDB     Z0, Z3, Z3
-	VPSUBB     Z4, Z3, Z3
-	VPADDB     Z5, Z0, Z0
-	VMOVDQU64  Z3, (AX)
+	VMOVDQU64  (CX), Z6
+	VMOVDQA64  Z6, Z7
+	VPSLLW     $0x08, Z6, Z8
+	VPADDB     Z8, Z6, Z6
+	VPSHUFB    Z3, Z6, Z8
+	VPADDB     Z8, Z6, Z6
+	VPSHUFB    Z4, Z6, Z8
+	VPADDB     Z8, Z6, Z6
+	VPSHUFB    Z5, Z6, Z8
+	VPADDB     Z8, Z6, Z6
+	VPSHUFB    Z1, Z6, Z8
+	VALIGNQ    $0x06, Z2, Z8, Z9
+	VPADDB     Z9, Z8, Z8
+	VALIGNQ    $0x04, Z2, Z8, Z9
+	VPADDB     Z9, Z8, Z8
+	VALIGNQ    $0x06, Z2, Z8, Z9
+	VPADDB     Z9, Z6, Z6
+	VSHUFI64X2 $0xff, Z8, Z8, Z8
+	VPADDB     Z0, Z6, Z6
+	VPSUBB     Z7, Z6, Z6
+	VPADDB     Z8, Z0, Z0
+	VMOVDQU64  Z6, (AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
@@ -264,28 +462,28 @@ prefixSum8ExclAVX512_tail:
 	MOVQ       $-1, BX
 	BZHIQ      DX, BX, BX
 	KMOVQ      BX, K1
-	VMOVDQU8.Z (CX), K1, Z3
-	VMOVDQA64  Z3, Z4
-	VPSLLDQ    $0x01, Z3, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSLLDQ    $0x02, Z3, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSLLDQ    $0x04, Z3, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSLLDQ    $0x08, Z3, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VALIGNQ    $0x06, Z2, Z5, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VALIGNQ    $0x04, Z2, Z5, Z5
-	VPADDB     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z1
+	VMOVDQU8.Z (CX), K1, Z6
+	VMOVDQA64  Z6, Z7
+	VPSLLW     $0x08, Z6, Z8
+	VPADDB     Z8, Z6, Z6
+	VPSHUFB    Z3, Z6, Z3
+	VPADDB     Z3, Z6, Z6
+	VPSHUFB    Z4, Z6, Z3
+	VPADDB     Z3, Z6, Z6
+	VPSHUFB    Z5, Z6, Z3
+	VPADDB     Z3, Z6, Z6
+	VPSHUFB    Z1, Z6, Z1
+	VALIGNQ    $0x06, Z2, Z1, Z3
+	VPADDB     Z3, Z1, Z1
+	VALIGNQ    $0x04, Z2, Z1, Z3
+	VPADDB     Z3, Z1, Z1
+	VALIGNQ    $0x06, Z2, Z1, Z3
+	VPADDB     Z3, Z6, Z6
 	VSHUFI64X2 $0xff, Z1, Z1, Z1
-	VPADDB     Z0, Z3, Z3
-	VPSUBB     Z4, Z3, Z3
+	VPADDB     Z0, Z6, Z6
+	VPSUBB     Z7, Z6, Z6
 	VPADDB     Z1, Z0, Z0
-	VMOVDQU8   Z3, K1, (AX)
+	VMOVDQU8   Z6, K1, (AX)
 
 prefixSum8ExclAVX512_done:
 	VMOVD X0, AX
@@ -304,29 +502,65 @@ TEXT ·prefixSum16InclAVX2(SB), NOSPLIT, $0-58
 	VMOVD          BX, X0
 	VPBROADCASTW   X0, Y0
 	VBROADCASTI128 lastIdx16<>+0(SB), Y1
+	VBROADCASTI128 spread16_4<>+0(SB), Y2
+	VBROADCASTI128 spread16_8<>+0(SB), Y3
 
-prefixSum16InclAVX2_loop:
+prefixSum16InclAVX2_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum16InclAVX2_one
+	VMOVDQU    (CX), Y4
+	VPSLLD     $0x10, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y2, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y3, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y1, Y4, Y5
+	VPERM2I128 $0x08, Y5, Y5, Y6
+	VPADDW     Y6, Y4, Y4
+	VPADDW     Y6, Y5, Y5
+	VPERMQ     $0xff, Y5, Y5
+	VPADDW     Y0, Y4, Y4
+	VMOVDQU    Y4, (AX)
+	VPADDW     Y5, Y0, Y0
+	VMOVDQU    32(CX), Y4
+	VPSLLD     $0x10, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y2, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y3, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y1, Y4, Y5
+	VPERM2I128 $0x08, Y5, Y5, Y6
+	VPADDW     Y6, Y4, Y4
+	VPADDW     Y6, Y5, Y5
+	VPERMQ     $0xff, Y5, Y5
+	VPADDW     Y0, Y4, Y4
+	VMOVDQU    Y4, 32(AX)
+	VPADDW     Y5, Y0, Y0
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum16InclAVX2_loop2
+
+prefixSum16InclAVX2_one:
 	CMPQ       DX, $0x20
 	JB         prefixSum16InclAVX2_done
-	VMOVDQU    (CX), Y2
-	VPSLLDQ    $0x02, Y2, Y3
-	VPADDW     Y3, Y2, Y2
-	VPSLLDQ    $0x04, Y2, Y3
-	VPADDW     Y3, Y2, Y2
-	VPSLLDQ    $0x08, Y2, Y3
-	VPADDW     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERM2I128 $0x08, Y3, Y3, Y3
-	VPADDW     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERMQ     $0xff, Y3, Y3
-	VPADDW     Y0, Y2, Y2
-	VMOVDQU    Y2, (AX)
-	VPADDW     Y3, Y0, Y0
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	JMP        prefixSum16InclAVX2_loop
+	VMOVDQU    (CX), Y4
+	VPSLLD     $0x10, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y2, Y4, Y2
+	VPADDW     Y2, Y4, Y4
+	VPSHUFB    Y3, Y4, Y2
+	VPADDW     Y2, Y4, Y4
+	VPSHUFB    Y1, Y4, Y1
+	VPERM2I128 $0x08, Y1, Y1, Y2
+	VPADDW     Y2, Y4, Y4
+	VPADDW     Y2, Y1, Y1
+	VPERMQ     $0xff, Y1, Y1
+	VPADDW     Y0, Y4, Y4
+	VMOVDQU    Y4, (AX)
+	VPADDW     Y1, Y0, Y0
 
 prefixSum16InclAVX2_done:
 	VMOVD X0, AX
@@ -345,29 +579,31 @@ TEXT ·prefixSum16InclAVX512(SB), NOSPLIT, $0-58
 	VMOVD           BX, X0
 	VPBROADCASTW    X0, Z0
 	VBROADCASTI32X4 lastIdx16<>+0(SB), Z1
+	VBROADCASTI32X4 spread16_4<>+0(SB), Z3
+	VBROADCASTI32X4 spread16_8<>+0(SB), Z4
 	VPXORQ          Z2, Z2, Z2
 
 prefixSum16InclAVX512_loop:
 	CMPQ       DX, $0x40
 	JB         prefixSum16InclAVX512_tail
-	VMOVDQU64  (CX), Z3
-	VPSLLDQ    $0x02, Z3, Z4
-	VPADDW     Z4, Z3, Z3
-	VPSLLDQ    $0x04, Z3, Z4
-	VPADDW     Z4, Z3, Z3
-	VPSLLDQ    $0x08, Z3, Z4
-	VPADDW     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VALIGNQ    $0x06, Z2, Z4, Z4
-	VPADDW     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VALIGNQ    $0x04, Z2, Z4, Z4
-	VPADDW     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VSHUFI64X2 $0xff, Z4, Z4, Z4
-	VPADDW     Z0, Z3, Z3
-	VPADDW     Z4, Z0, Z0
-	VMOVDQU64  Z3, (AX)
+	VMOVDQU64  (CX), Z5
+	VPSLLD     $0x10, Z5, Z6
+	VPADDW     Z6, Z5, Z5
+	VPSHUFB    Z3, Z5, Z6
+	VPADDW     Z6, Z5, Z5
+	VPSHUFB    Z4, Z5, Z6
+	VPADDW     Z6, Z5, Z5
+	VPSHUFB    Z1, Z5, Z6
+	VALIGNQ    $0x06, Z2, Z6, Z7
+	VPADDW     Z7, Z6, Z6
+	VALIGNQ    $0x04, Z2, Z6, Z7
+	VPADDW     Z7, Z6, Z6
+	VALIGNQ    $0x06, Z2, Z6, Z7
+	VPADDW     Z7, Z5, Z5
+	VSHUFI64X2 $0xff, Z6, Z6, Z6
+	VPADDW     Z0, Z5, Z5
+	VPADDW     Z6, Z0, Z0
+	VMOVDQU64  Z5, (AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
@@ -380,24 +616,24 @@ prefixSum16InclAVX512_tail:
 	MOVQ        $-1, BX
 	BZHIQ       DX, BX, BX
 	KMOVQ       BX, K1
-	VMOVDQU16.Z (CX), K1, Z3
-	VPSLLDQ     $0x02, Z3, Z4
-	VPADDW      Z4, Z3, Z3
-	VPSLLDQ     $0x04, Z3, Z4
-	VPADDW      Z4, Z3, Z3
-	VPSLLDQ     $0x08, Z3, Z4
-	VPADDW      Z4, Z3, Z3
-	VPSHUFB     Z1, Z3, Z4
-	VALIGNQ     $0x06, Z2, Z4, Z4
-	VPADDW      Z4, Z3, Z3
-	VPSHUFB     Z1, Z3, Z4
-	VALIGNQ     $0x04, Z2, Z4, Z4
-	VPADDW      Z4, Z3, Z3
-	VPSHUFB     Z1, Z3, Z1
+	VMOVDQU16.Z (CX), K1, Z5
+	VPSLLD      $0x10, Z5, Z6
+	VPADDW      Z6, Z5, Z5
+	VPSHUFB     Z3, Z5, Z3
+	VPADDW      Z3, Z5, Z5
+	VPSHUFB     Z4, Z5, Z3
+	VPADDW      Z3, Z5, Z5
+	VPSHUFB     Z1, Z5, Z1
+	VALIGNQ     $0x06, Z2, Z1, Z3
+	VPADDW      Z3, Z1, Z1
+	VALIGNQ     $0x04, Z2, Z1, Z3
+	VPADDW      Z3, Z1, Z1
+	VALIGNQ     $0x06, Z2, Z1, Z3
+	VPADDW      Z3, Z5, Z5
 	VSHUFI64X2  $0xff, Z1, Z1, Z1
-	VPADDW      Z0, Z3, Z3
+	VPADDW      Z0, Z5, Z5
 	VPADDW      Z1, Z0, Z0
-	VMOVDQU16   Z3, K1, (AX)
+	VMOVDQU16   Z5, K1, (AX)
 
 prefixSum16InclAVX512_done:
 	VMOVD X0, AX
@@ -416,30 +652,68 @@ TEXT ·prefixSum16ExclAVX2(SB), NOSPLIT, $0-58
 	VMOVD          BX, X0
 	VPBROADCASTW   X0, Y0
 	VBROADCASTI128 lastIdx16<>+0(SB), Y1
+	VBROADCASTI128 spread16_4<>+0(SB), Y2
+	VBROADCASTI128 spread16_8<>+0(SB), Y3
 
-prefixSum16ExclAVX2_loop:
+prefixSum16ExclAVX2_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum16ExclAVX2_one
+	VMOVDQU    (CX), Y4
+	VPSLLD     $0x10, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y2, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y3, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y1, Y4, Y5
+	VPERM2I128 $0x08, Y5, Y5, Y6
+	VPADDW     Y6, Y4, Y4
+	VPADDW     Y6, Y5, Y5
+	VPERMQ     $0xff, Y5, Y5
+	VPADDW     Y0, Y4, Y4
+	VPSUBW     (CX), Y4, Y4
+	VMOVDQU    Y4, (AX)
+	VPADDW     Y5, Y0, Y0
+	VMOVDQU    32(CX), Y4
+	VPSLLD     $0x10, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y2, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y3, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y1, Y4, Y5
+	VPERM2I128 $0x08, Y5, Y5, Y6
+	VPADDW     Y6, Y4, Y4
+	VPADDW     Y6, Y5, Y5
+	VPERMQ     $0xff, Y5, Y5
+	VPADDW     Y0, Y4, Y4
+	VPSUBW     32(CX), Y4, Y4
+	VMOVDQU    Y4, 32(AX)
+	VPADDW     Y5, Y0, Y0
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum16ExclAVX2_loop2
+
+prefixSum16ExclAVX2_one:
 	CMPQ       DX, $0x20
 	JB         prefixSum16ExclAVX2_done
-	VMOVDQU    (CX), Y2
-	VPSLLDQ    $0x02, Y2, Y3
-	VPADDW     Y3, Y2, Y2
-	VPSLLDQ    $0x04, Y2, Y3
-	VPADDW     Y3, Y2, Y2
-	VPSLLDQ    $0x08, Y2, Y3
-	VPADDW     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERM2I128 $0x08, Y3, Y3, Y3
-	VPADDW     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERMQ     $0xff, Y3, Y3
-	VPADDW     Y0, Y2, Y2
-	VPSUBW     (CX), Y2, Y2
-	VMOVDQU    Y2, (AX)
-	VPADDW     Y3, Y0, Y0
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	JMP        prefixSum16ExclAVX2_loop
+	VMOVDQU    (CX), Y4
+	VPSLLD     $0x10, Y4, Y5
+	VPADDW     Y5, Y4, Y4
+	VPSHUFB    Y2, Y4, Y2
+	VPADDW     Y2, Y4, Y4
+	VPSHUFB    Y3, Y4, Y2
+	VPADDW     Y2, Y4, Y4
+	VPSHUFB    Y1, Y4, Y1
+	VPERM2I128 $0x08, Y1, Y1, Y2
+	VPADDW     Y2, Y4, Y4
+	VPADDW     Y2, Y1, Y1
+	VPERMQ     $0xff, Y1, Y1
+	VPADDW     Y0, Y4, Y4
+	VPSUBW     (CX), Y4, Y4
+	VMOVDQU    Y4, (AX)
+	VPADDW     Y1, Y0, Y0
 
 prefixSum16ExclAVX2_done:
 	VMOVD X0, AX
@@ -458,31 +732,33 @@ TEXT ·prefixSum16ExclAVX512(SB), NOSPLIT, $0-58
 	VMOVD           BX, X0
 	VPBROADCASTW    X0, Z0
 	VBROADCASTI32X4 lastIdx16<>+0(SB), Z1
+	VBROADCASTI32X4 spread16_4<>+0(SB), Z3
+	VBROADCASTI32X4 spread16_8<>+0(SB), Z4
 	VPXORQ          Z2, Z2, Z2
 
 prefixSum16ExclAVX512_loop:
 	CMPQ       DX, $0x40
 	JB         prefixSum16ExclAVX512_tail
-	VMOVDQU64  (CX), Z3
-	VMOVDQA64  Z3, Z4
-	VPSLLDQ    $0x02, Z3, Z5
-	VPADDW     Z5, Z3, Z3
-	VPSLLDQ    $0x04, Z3, Z5
-	VPADDW     Z5, Z3, Z3
-	VPSLLDQ    $0x08, Z3, Z5
-	VPADDW     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VALIGNQ    $0x06, Z2, Z5, Z5
-	VPADDW     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VALIGNQ    $0x04, Z2, Z5, Z5
-	VPADDW     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VSHUFI64X2 $0xff, Z5, Z5, Z5
-	VPADDW     Z0, Z3, Z3
-	VPSUBW     Z4, Z3, Z3
-	VPADDW     Z5, Z0, Z0
-	VMOVDQU64  Z3, (AX)
+	VMOVDQU64  (CX), Z5
+	VMOVDQA64  Z5, Z6
+	VPSLLD     $0x10, Z5, Z7
+	VPADDW     Z7, Z5, Z5
+	VPSHUFB    Z3, Z5, Z7
+	VPADDW     Z7, Z5, Z5
+	VPSHUFB    Z4, Z5, Z7
+	VPADDW     Z7, Z5, Z5
+	VPSHUFB    Z1, Z5, Z7
+	VALIGNQ    $0x06, Z2, Z7, Z8
+	VPADDW     Z8, Z7, Z7
+	VALIGNQ    $0x04, Z2, Z7, Z8
+	VPADDW     Z8, Z7, Z7
+	VALIGNQ    $0x06, Z2, Z7, Z8
+	VPADDW     Z8, Z5, Z5
+	VSHUFI64X2 $0xff, Z7, Z7, Z7
+	VPADDW     Z0, Z5, Z5
+	VPSUBW     Z6, Z5, Z5
+	VPADDW     Z7, Z0, Z0
+	VMOVDQU64  Z5, (AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
@@ -495,26 +771,26 @@ prefixSum16ExclAVX512_tail:
 	MOVQ        $-1, BX
 	BZHIQ       DX, BX, BX
 	KMOVQ       BX, K1
-	VMOVDQU16.Z (CX), K1, Z3
-	VMOVDQA64   Z3, Z4
-	VPSLLDQ     $0x02, Z3, Z5
-	VPADDW      Z5, Z3, Z3
-	VPSLLDQ     $0x04, Z3, Z5
-	VPADDW      Z5, Z3, Z3
-	VPSLLDQ     $0x08, Z3, Z5
-	VPADDW      Z5, Z3, Z3
-	VPSHUFB     Z1, Z3, Z5
-	VALIGNQ     $0x06, Z2, Z5, Z5
-	VPADDW      Z5, Z3, Z3
-	VPSHUFB     Z1, Z3, Z5
-	VALIGNQ     $0x04, Z2, Z5, Z5
-	VPADDW      Z5, Z3, Z3
-	VPSHUFB     Z1, Z3, Z1
+	VMOVDQU16.Z (CX), K1, Z5
+	VMOVDQA64   Z5, Z6
+	VPSLLD      $0x10, Z5, Z7
+	VPADDW      Z7, Z5, Z5
+	VPSHUFB     Z3, Z5, Z3
+	VPADDW      Z3, Z5, Z5
+	VPSHUFB     Z4, Z5, Z3
+	VPADDW      Z3, Z5, Z5
+	VPSHUFB     Z1, Z5, Z1
+	VALIGNQ     $0x06, Z2, Z1, Z3
+	VPADDW      Z3, Z1, Z1
+	VALIGNQ     $0x04, Z2, Z1, Z3
+	VPADDW      Z3, Z1, Z1
+	VALIGNQ     $0x06, Z2, Z1, Z3
+	VPADDW      Z3, Z5, Z5
 	VSHUFI64X2  $0xff, Z1, Z1, Z1
-	VPADDW      Z0, Z3, Z3
-	VPSUBW      Z4, Z3, Z3
+	VPADDW      Z0, Z5, Z5
+	VPSUBW      Z6, Z5, Z5
 	VPADDW      Z1, Z0, Z0
-	VMOVDQU16   Z3, K1, (AX)
+	VMOVDQU16   Z5, K1, (AX)
 
 prefixSum16ExclAVX512_done:
 	VMOVD X0, AX
@@ -533,27 +809,58 @@ TEXT ·prefixSum32InclAVX2(SB), NOSPLIT, $0-60
 	VMOVD          BX, X0
 	VPBROADCASTD   X0, Y0
 	VBROADCASTI128 lastIdx32<>+0(SB), Y1
+	VBROADCASTI128 spread32_8<>+0(SB), Y2
 
-prefixSum32InclAVX2_loop:
+prefixSum32InclAVX2_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum32InclAVX2_one
+	VMOVDQU    (CX), Y3
+	VPSLLQ     $0x20, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y2, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y1, Y3, Y4
+	VPERM2I128 $0x08, Y4, Y4, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y5, Y4, Y4
+	VPERMQ     $0xff, Y4, Y4
+	VPADDD     Y0, Y3, Y3
+	VMOVDQU    Y3, (AX)
+	VPADDD     Y4, Y0, Y0
+	VMOVDQU    32(CX), Y3
+	VPSLLQ     $0x20, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y2, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y1, Y3, Y4
+	VPERM2I128 $0x08, Y4, Y4, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y5, Y4, Y4
+	VPERMQ     $0xff, Y4, Y4
+	VPADDD     Y0, Y3, Y3
+	VMOVDQU    Y3, 32(AX)
+	VPADDD     Y4, Y0, Y0
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum32InclAVX2_loop2
+
+prefixSum32InclAVX2_one:
 	CMPQ       DX, $0x20
 	JB         prefixSum32InclAVX2_done
-	VMOVDQU    (CX), Y2
-	VPSLLDQ    $0x04, Y2, Y3
-	VPADDD     Y3, Y2, Y2
-	VPSLLDQ    $0x08, Y2, Y3
-	VPADDD     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERM2I128 $0x08, Y3, Y3, Y3
-	VPADDD     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERMQ     $0xff, Y3, Y3
-	VPADDD     Y0, Y2, Y2
-	VMOVDQU    Y2, (AX)
-	VPADDD     Y3, Y0, Y0
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	JMP        prefixSum32InclAVX2_loop
+	VMOVDQU    (CX), Y3
+	VPSLLQ     $0x20, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y2, Y3, Y2
+	VPADDD     Y2, Y3, Y3
+	VPSHUFB    Y1, Y3, Y1
+	VPERM2I128 $0x08, Y1, Y1, Y2
+	VPADDD     Y2, Y3, Y3
+	VPADDD     Y2, Y1, Y1
+	VPERMQ     $0xff, Y1, Y1
+	VPADDD     Y0, Y3, Y3
+	VMOVDQU    Y3, (AX)
+	VPADDD     Y1, Y0, Y0
 
 prefixSum32InclAVX2_done:
 	VMOVD X0, AX
@@ -572,27 +879,28 @@ TEXT ·prefixSum32InclAVX512(SB), NOSPLIT, $0-60
 	VMOVD           BX, X0
 	VPBROADCASTD    X0, Z0
 	VBROADCASTI32X4 lastIdx32<>+0(SB), Z1
+	VBROADCASTI32X4 spread32_8<>+0(SB), Z3
 	VPXORQ          Z2, Z2, Z2
 
 prefixSum32InclAVX512_loop:
 	CMPQ       DX, $0x40
 	JB         prefixSum32InclAVX512_tail
-	VMOVDQU64  (CX), Z3
-	VPSLLDQ    $0x04, Z3, Z4
-	VPADDD     Z4, Z3, Z3
-	VPSLLDQ    $0x08, Z3, Z4
-	VPADDD     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VALIGNQ    $0x06, Z2, Z4, Z4
-	VPADDD     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VALIGNQ    $0x04, Z2, Z4, Z4
-	VPADDD     Z4, Z3, Z3
-	VPSHUFB    Z1, Z3, Z4
-	VSHUFI64X2 $0xff, Z4, Z4, Z4
-	VPADDD     Z0, Z3, Z3
-	VPADDD     Z4, Z0, Z0
-	VMOVDQU64  Z3, (AX)
+	VMOVDQU64  (CX), Z4
+	VPSLLQ     $0x20, Z4, Z5
+	VPADDD     Z5, Z4, Z4
+	VPSHUFB    Z3, Z4, Z5
+	VPADDD     Z5, Z4, Z4
+	VPSHUFB    Z1, Z4, Z5
+	VALIGNQ    $0x06, Z2, Z5, Z6
+	VPADDD     Z6, Z5, Z5
+	VALIGNQ    $0x04, Z2, Z5, Z6
+	VPADDD     Z6, Z5, Z5
+	VALIGNQ    $0x06, Z2, Z5, Z6
+	VPADDD     Z6, Z4, Z4
+	VSHUFI64X2 $0xff, Z5, Z5, Z5
+	VPADDD     Z0, Z4, Z4
+	VPADDD     Z5, Z0, Z0
+	VMOVDQU64  Z4, (AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
@@ -605,22 +913,22 @@ prefixSum32InclAVX512_tail:
 	MOVQ        $-1, BX
 	BZHIQ       DX, BX, BX
 	KMOVQ       BX, K1
-	VMOVDQU32.Z (CX), K1, Z3
-	VPSLLDQ     $0x04, Z3, Z4
-	VPADDD      Z4, Z3, Z3
-	VPSLLDQ     $0x08, Z3, Z4
-	VPADDD      Z4, Z3, Z3
-	VPSHUFB     Z1, Z3, Z4
-	VALIGNQ     $0x06, Z2, Z4, Z4
-	VPADDD      Z4, Z3, Z3
-	VPSHUFB     Z1, Z3, Z4
-	VALIGNQ     $0x04, Z2, Z4, Z4
-	VPADDD      Z4, Z3, Z3
-	VPSHUFB     Z1, Z3, Z1
+	VMOVDQU32.Z (CX), K1, Z4
+	VPSLLQ      $0x20, Z4, Z5
+	VPADDD      Z5, Z4, Z4
+	VPSHUFB     Z3, Z4, Z3
+	VPADDD      Z3, Z4, Z4
+	VPSHUFB     Z1, Z4, Z1
+	VALIGNQ     $0x06, Z2, Z1, Z3
+	VPADDD      Z3, Z1, Z1
+	VALIGNQ     $0x04, Z2, Z1, Z3
+	VPADDD      Z3, Z1, Z1
+	VALIGNQ     $0x06, Z2, Z1, Z3
+	VPADDD      Z3, Z4, Z4
 	VSHUFI64X2  $0xff, Z1, Z1, Z1
-	VPADDD      Z0, Z3, Z3
+	VPADDD      Z0, Z4, Z4
 	VPADDD      Z1, Z0, Z0
-	VMOVDQU32   Z3, K1, (AX)
+	VMOVDQU32   Z4, K1, (AX)
 
 prefixSum32InclAVX512_done:
 	VMOVD X0, AX
@@ -639,28 +947,61 @@ TEXT ·prefixSum32ExclAVX2(SB), NOSPLIT, $0-60
 	VMOVD          BX, X0
 	VPBROADCASTD   X0, Y0
 	VBROADCASTI128 lastIdx32<>+0(SB), Y1
+	VBROADCASTI128 spread32_8<>+0(SB), Y2
 
-prefixSum32ExclAVX2_loop:
+prefixSum32ExclAVX2_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum32ExclAVX2_one
+	VMOVDQU    (CX), Y3
+	VPSLLQ     $0x20, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y2, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y1, Y3, Y4
+	VPERM2I128 $0x08, Y4, Y4, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y5, Y4, Y4
+	VPERMQ     $0xff, Y4, Y4
+	VPADDD     Y0, Y3, Y3
+	VPSUBD     (CX), Y3, Y3
+	VMOVDQU    Y3, (AX)
+	VPADDD     Y4, Y0, Y0
+	VMOVDQU    32(CX), Y3
+	VPSLLQ     $0x20, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y2, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y1, Y3, Y4
+	VPERM2I128 $0x08, Y4, Y4, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y5, Y4, Y4
+	VPERMQ     $0xff, Y4, Y4
+	VPADDD     Y0, Y3, Y3
+	VPSUBD     32(CX), Y3, Y3
+	VMOVDQU    Y3, 32(AX)
+	VPADDD     Y4, Y0, Y0
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum32ExclAVX2_loop2
+
+prefixSum32ExclAVX2_one:
 	CMPQ       DX, $0x20
 	JB         prefixSum32ExclAVX2_done
-	VMOVDQU    (CX), Y2
-	VPSLLDQ    $0x04, Y2, Y3
-	VPADDD     Y3, Y2, Y2
-	VPSLLDQ    $0x08, Y2, Y3
-	VPADDD     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERM2I128 $0x08, Y3, Y3, Y3
-	VPADDD     Y3, Y2, Y2
-	VPSHUFB    Y1, Y2, Y3
-	VPERMQ     $0xff, Y3, Y3
-	VPADDD     Y0, Y2, Y2
-	VPSUBD     (CX), Y2, Y2
-	VMOVDQU    Y2, (AX)
-	VPADDD     Y3, Y0, Y0
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	JMP        prefixSum32ExclAVX2_loop
+	VMOVDQU    (CX), Y3
+	VPSLLQ     $0x20, Y3, Y4
+	VPADDD     Y4, Y3, Y3
+	VPSHUFB    Y2, Y3, Y2
+	VPADDD     Y2, Y3, Y3
+	VPSHUFB    Y1, Y3, Y1
+	VPERM2I128 $0x08, Y1, Y1, Y2
+	VPADDD     Y2, Y3, Y3
+	VPADDD     Y2, Y1, Y1
+	VPERMQ     $0xff, Y1, Y1
+	VPADDD     Y0, Y3, Y3
+	VPSUBD     (CX), Y3, Y3
+	VMOVDQU    Y3, (AX)
+	VPADDD     Y1, Y0, Y0
 
 prefixSum32ExclAVX2_done:
 	VMOVD X0, AX
@@ -679,29 +1020,30 @@ TEXT ·prefixSum32ExclAVX512(SB), NOSPLIT, $0-60
 	VMOVD           BX, X0
 	VPBROADCASTD    X0, Z0
 	VBROADCASTI32X4 lastIdx32<>+0(SB), Z1
+	VBROADCASTI32X4 spread32_8<>+0(SB), Z3
 	VPXORQ          Z2, Z2, Z2
 
 prefixSum32ExclAVX512_loop:
 	CMPQ       DX, $0x40
 	JB         prefixSum32ExclAVX512_tail
-	VMOVDQU64  (CX), Z3
-	VMOVDQA64  Z3, Z4
-	VPSLLDQ    $0x04, Z3, Z5
-	VPADDD     Z5, Z3, Z3
-	VPSLLDQ    $0x08, Z3, Z5
-	VPADDD     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VALIGNQ    $0x06, Z2, Z5, Z5
-	VPADDD     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VALIGNQ    $0x04, Z2, Z5, Z5
-	VPADDD     Z5, Z3, Z3
-	VPSHUFB    Z1, Z3, Z5
-	VSHUFI64X2 $0xff, Z5, Z5, Z5
-	VPADDD     Z0, Z3, Z3
-	VPSUBD     Z4, Z3, Z3
-	VPADDD     Z5, Z0, Z0
-	VMOVDQU64  Z3, (AX)
+	VMOVDQU64  (CX), Z4
+	VMOVDQA64  Z4, Z5
+	VPSLLQ     $0x20, Z4, Z6
+	VPADDD     Z6, Z4, Z4
+	VPSHUFB    Z3, Z4, Z6
+	VPADDD     Z6, Z4, Z4
+	VPSHUFB    Z1, Z4, Z6
+	VALIGNQ    $0x06, Z2, Z6, Z7
+	VPADDD     Z7, Z6, Z6
+	VALIGNQ    $0x04, Z2, Z6, Z7
+	VPADDD     Z7, Z6, Z6
+	VALIGNQ    $0x06, Z2, Z6, Z7
+	VPADDD     Z7, Z4, Z4
+	VSHUFI64X2 $0xff, Z6, Z6, Z6
+	VPADDD     Z0, Z4, Z4
+	VPSUBD     Z5, Z4, Z4
+	VPADDD     Z6, Z0, Z0
+	VMOVDQU64  Z4, (AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
@@ -714,24 +1056,24 @@ prefixSum32ExclAVX512_tail:
 	MOVQ        $-1, BX
 	BZHIQ       DX, BX, BX
 	KMOVQ       BX, K1
-	VMOVDQU32.Z (CX), K1, Z3
-	VMOVDQA64   Z3, Z4
-	VPSLLDQ     $0x04, Z3, Z5
-	VPADDD      Z5, Z3, Z3
-	VPSLLDQ     $0x08, Z3, Z5
-	VPADDD      Z5, Z3, Z3
-	VPSHUFB     Z1, Z3, Z5
-	VALIGNQ     $0x06, Z2, Z5, Z5
-	VPADDD      Z5, Z3, Z3
-	VPSHUFB     Z1, Z3, Z5
-	VALIGNQ     $0x04, Z2, Z5, Z5
-	VPADDD      Z5, Z3, Z3
-	VPSHUFB     Z1, Z3, Z1
+	VMOVDQU32.Z (CX), K1, Z4
+	VMOVDQA64   Z4, Z5
+	VPSLLQ      $0x20, Z4, Z6
+	VPADDD      Z6, Z4, Z4
+	VPSHUFB     Z3, Z4, Z3
+	VPADDD      Z3, Z4, Z4
+	VPSHUFB     Z1, Z4, Z1
+	VALIGNQ     $0x06, Z2, Z1, Z3
+	VPADDD      Z3, Z1, Z1
+	VALIGNQ     $0x04, Z2, Z1, Z3
+	VPADDD      Z3, Z1, Z1
+	VALIGNQ     $0x06, Z2, Z1, Z3
+	VPADDD      Z3, Z4, Z4
 	VSHUFI64X2  $0xff, Z1, Z1, Z1
-	VPADDD      Z0, Z3, Z3
-	VPSUBD      Z4, Z3, Z3
+	VPADDD      Z0, Z4, Z4
+	VPSUBD      Z5, Z4, Z4
 	VPADDD      Z1, Z0, Z0
-	VMOVDQU32   Z3, K1, (AX)
+	VMOVDQU32   Z4, K1, (AX)
 
 prefixSum32ExclAVX512_done:
 	VMOVD X0, AX

@@ -1,0 +1,136 @@
+package asm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Benchmarks are named Benchmark<Kernel>/<bytes>/<level> so that benchstat
+// can compare levels side by side, e.g.
+//
+//	go test -run - -bench . -count 10 ./asm | benchstat -col /level -
+
+var benchSizes = []int{64, 256, 4096}
+
+func benchLevels(b *testing.B, size int, f func(b *testing.B)) {
+	for _, l := range Levels() {
+		b.Run(fmt.Sprintf("%d/level=%v", size, l), func(b *testing.B) {
+			prev := SetLevel(l)
+			defer SetLevel(prev)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			f(b)
+		})
+	}
+}
+
+// benchText is printable ASCII without tabs or newlines, so the scans run
+// to the end, with upper-case letters for ToLower to change.
+func benchText(n int) []byte {
+	r := rand.New(rand.NewPCG(7, 8))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 0x20 + byte(r.IntN(0x5f))
+	}
+	return b
+}
+
+func BenchmarkClassify(b *testing.B) {
+	tab := MustClassTable(testTables["http"]...)
+	for _, n := range benchSizes {
+		src := benchText(n)
+		dst := make([]uint64, ClassifiedLen(n, tab.Classes()))
+		benchLevels(b, n, func(b *testing.B) {
+			for b.Loop() {
+				Classify(dst, src, tab)
+			}
+		})
+	}
+}
+
+func BenchmarkIndexTabNewline(b *testing.B) {
+	for _, n := range benchSizes {
+		src := benchText(n)
+		benchLevels(b, n, func(b *testing.B) {
+			for b.Loop() {
+				if IndexTabNewline(src) >= 0 {
+					b.Fatal("unexpected match")
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkIndexControlOrNonASCII(b *testing.B) {
+	for _, n := range benchSizes {
+		src := benchText(n)
+		benchLevels(b, n, func(b *testing.B) {
+			for b.Loop() {
+				if IndexControlOrNonASCII(src) >= 0 {
+					b.Fatal("unexpected match")
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkToLower(b *testing.B) {
+	for _, n := range benchSizes {
+		src := benchText(n)
+		dst := make([]byte, n)
+		benchLevels(b, n, func(b *testing.B) {
+			for b.Loop() {
+				ToLower(dst, src)
+			}
+		})
+	}
+}
+
+func BenchmarkPrefixSum8(b *testing.B) {
+	for _, n := range benchSizes {
+		src := benchText(n)
+		dst := make([]uint8, n)
+		benchLevels(b, n, func(b *testing.B) {
+			for b.Loop() {
+				PrefixSum8(dst, src, 0)
+			}
+		})
+	}
+}
+
+func BenchmarkPrefixSum16(b *testing.B) {
+	for _, n := range benchSizes {
+		src := make([]uint16, n/2)
+		dst := make([]uint16, n/2)
+		benchLevels(b, n, func(b *testing.B) {
+			for b.Loop() {
+				PrefixSum16(dst, src, 0)
+			}
+		})
+	}
+}
+
+func BenchmarkPrefixSum32(b *testing.B) {
+	for _, n := range benchSizes {
+		src := make([]uint32, n/4)
+		dst := make([]uint32, n/4)
+		benchLevels(b, n, func(b *testing.B) {
+			for b.Loop() {
+				PrefixSum32(dst, src, 0)
+			}
+		})
+	}
+}
+
+func BenchmarkExclusivePrefixSum32(b *testing.B) {
+	for _, n := range benchSizes {
+		src := make([]uint32, n/4)
+		dst := make([]uint32, n/4)
+		benchLevels(b, n, func(b *testing.B) {
+			for b.Loop() {
+				ExclusivePrefixSum32(dst, src, 0)
+			}
+		})
+	}
+}
