@@ -43,13 +43,15 @@ type framing struct {
 	chunked bool // the last coding seen so far is chunked
 	// chunkedEarly: chunked appeared before another coding.
 	chunkedEarly bool
-	hosts        int
-	host         []byte
-	close        bool // Connection: close
-	keepAlive    bool // Connection: keep-alive
-	connUpg      bool // Connection: upgrade
-	upgrade      []byte
-	expect100    bool
+	// unknownCoding: a coding outside knownCodings appeared.
+	unknownCoding bool
+	hosts         int
+	host          []byte
+	close         bool // Connection: close
+	keepAlive     bool // Connection: keep-alive
+	connUpg       bool // Connection: upgrade
+	upgrade       []byte
+	expect100     bool
 }
 
 // maxContentLengthDigits is the most decimal digits an int64 can need; a
@@ -234,7 +236,9 @@ func (f *framing) transferEncoding(v []byte) error {
 			}
 		}
 		if !known {
-			return ErrUnknownTransferCoding
+			// Requests are refused with 501 (request.frame); a response
+			// whose final coding is not chunked runs until close anyway.
+			f.unknownCoding = true
 		}
 		if equalFold(name, "chunked") {
 			if params {

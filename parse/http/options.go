@@ -33,6 +33,11 @@ type Parser struct {
 	maxHead    int
 	maxHeaders int
 	bareLF     bool
+	// noHostCheck skips the Host rule of RFC 9112 §3.2. Only the llhttp
+	// conformance test sets it: llhttp does not check Host, and most of
+	// its HTTP/1.1 cases have none, so without it those cases could not
+	// test anything else.
+	noHostCheck bool
 }
 
 // NewParser returns a Parser for o, with zero fields replaced by defaults.

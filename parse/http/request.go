@@ -96,7 +96,7 @@ func (p *Parser) ParseRequest(buf []byte, req *Request) (n int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := req.frame(&f); err != nil {
+	if err := req.frame(&f, p.noHostCheck); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -192,6 +192,14 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 		if tooLong(len(buf)) {
 			return 0, ErrRequestLineTooLong
 		}
+		// Reject a bad version as soon as it is all there, so that a
+		// peer speaking another protocol is not kept waiting for a
+		// line end.
+		if sp := bytes.IndexByte(buf[t:c], ' '); sp >= 0 && c-(t+sp+1) >= versionLen {
+			if _, err := parseVersion(buf[t+sp+1 : t+sp+1+versionLen]); err != nil {
+				return 0, err
+			}
+		}
 		return 0, more(capped, ErrHeaderTooLarge)
 	}
 	next, err := p.lineEnd(buf, c, ErrInvalidRequestLine)
@@ -245,12 +253,12 @@ func validTarget(t []byte) bool {
 }
 
 // frame applies RFC 9112 §6.3 and §9.3 to a request.
-func (r *Request) frame(f *framing) error {
+func (r *Request) frame(f *framing, noHostCheck bool) error {
 	// RFC 9112 §3.2: exactly one Host in HTTP/1.1, never more than one.
-	if f.hosts > 1 {
+	if f.hosts > 1 && !noHostCheck {
 		return ErrMultipleHost
 	}
-	if f.hosts == 0 && r.Version == HTTP11 {
+	if f.hosts == 0 && r.Version == HTTP11 && !noHostCheck {
 		return ErrMissingHost
 	}
 	r.Host = f.host
@@ -265,6 +273,10 @@ func (r *Request) frame(f *framing) error {
 		}
 		if f.clSeen {
 			return ErrContentLengthWithTE
+		}
+		// RFC 9112 §6.1: a coding the server does not know is 501.
+		if f.unknownCoding {
+			return ErrUnknownTransferCoding
 		}
 		// §6.3 rule 4: a request whose final coding is not chunked
 		// cannot be delimited.
