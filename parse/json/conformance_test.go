@@ -181,3 +181,18 @@ func TestSharedCorpora(t *testing.T) {
 		})
 	}
 }
+
+// TestNonJSONWhitespace covers bytes that bytes.TrimSpace (used inside
+// simdjson-go) strips but RFC 8259 section 2 does not allow.
+func TestNonJSONWhitespace(t *testing.T) {
+	for _, in := range []string{"\f[]", "[]\f", "\v{}", "{}\v", "\u0085[1]", "[1]\u00a0", " \f [] "} {
+		for _, p := range engineParsers(Options{}) {
+			if _, err := p.Parse([]byte(in)); err == nil {
+				t.Errorf("%v: %q accepted", p.Engine(), in)
+			}
+			if _, err := p.ParseND([]byte(in)); err == nil {
+				t.Errorf("%v: ND %q accepted", p.Engine(), in)
+			}
+		}
+	}
+}

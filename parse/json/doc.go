@@ -32,10 +32,10 @@
 //
 // NDJSON bodies are parsed with Parser.ParseND and walked with Document.Roots.
 //
-// # FlatBuffers
+// # Related packages
 //
-// The request envelope (schema/request.fbs) carries a parsed HTTP request to
-// backends without a re-parse. EnvelopeBuilder writes it into a reused buffer
-// and ReadEnvelope verifies an untrusted buffer completely before any
-// accessor runs.
+// parse/json/envelope holds the FlatBuffers request envelope (the parsed
+// request handed to backends without a re-parse, and bodies sent as
+// application/x-flatbuffers); parse/json/body dispatches a body on its
+// Content-Type (MediaOf here classifies it without allocating).
 package json

@@ -53,6 +53,12 @@ func (d *Document) parseSIMD(b []byte, nd bool) bool {
 	}
 	d.simd.pj = pj
 	d.tape, d.strs, d.msg = pj.Tape, pj.Strings.B, pj.Message
+	// simdjson-go strips its input with bytes.TrimSpace, which also strips
+	// \f, \v, U+0085 and U+00A0; RFC 8259 whitespace is only the four
+	// bytes of jsonSpace, so the stripped edges must consist of those.
+	if !onlyJSONSpaceTrimmed(b, len(pj.Message)) {
+		return false
+	}
 	// simdjson-go validates no UTF-8 (RFC 8259 section 8.1).
 	if !d.opts.AllowInvalidUTF8 && !utf8.Valid(pj.Message) {
 		return false
@@ -66,6 +72,15 @@ func (d *Document) parseSIMD(b []byte, nd bool) bool {
 	}
 	// It has no depth limit.
 	return tapeDepthOK(pj.Tape, d.opts.MaxDepth)
+}
+
+func onlyJSONSpaceTrimmed(b []byte, kept int) bool {
+	lead := skipWS(b, 0)
+	trail := 0
+	for trail < len(b)-lead && isSpace[b[len(b)-1-trail]] {
+		trail++
+	}
+	return len(b)-lead-trail == kept
 }
 
 func escapesValid(m []byte) bool {

@@ -1,11 +1,6 @@
 package json
 
-import (
-	"bytes"
-	"errors"
-
-	"github.com/simdedge/simdedge/parse/url"
-)
+import "bytes"
 
 // Media is the kind of a request body, from its Content-Type.
 type Media uint8
@@ -71,39 +66,4 @@ func MediaOf(contentType []byte) Media {
 		return MediaJSON
 	}
 	return MediaOther
-}
-
-// Body is a request body decoded according to its media type. Only the
-// field of its Media is set; Doc and Envelope are views into the body.
-type Body struct {
-	Media    Media
-	Doc      *Document         // MediaJSON, MediaNDJSON (walk with Doc.Roots)
-	Envelope Envelope          // MediaFlatBuffers
-	Form     *url.SearchParams // MediaForm (decoded copies: it allocates)
-}
-
-// ErrUnsupportedMedia is returned by ParseBody for MediaOther.
-var ErrUnsupportedMedia = errors.New("json: unsupported media type")
-
-// ParseBody dispatches body on its Content-Type: JSON and NDJSON to p,
-// FlatBuffers to the verifying envelope reader, forms to parse/url's
-// SearchParams. For other types it returns the Media and ErrUnsupportedMedia,
-// leaving the body to the caller.
-func (p *Parser) ParseBody(contentType, body []byte) (Body, error) {
-	m := MediaOf(contentType)
-	out := Body{Media: m}
-	var err error
-	switch m {
-	case MediaJSON:
-		out.Doc, err = p.Parse(body)
-	case MediaNDJSON:
-		out.Doc, err = p.ParseND(body)
-	case MediaFlatBuffers:
-		out.Envelope, err = ReadEnvelope(body)
-	case MediaForm:
-		out.Form = url.ParseSearchParams(string(body))
-	default:
-		err = ErrUnsupportedMedia
-	}
-	return out, err
 }

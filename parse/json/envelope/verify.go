@@ -1,18 +1,18 @@
-package json
+package envelope
 
 import (
 	"encoding/binary"
 	"errors"
 )
 
-// Envelope verification errors.
+// View verification errors.
 var (
-	ErrEnvelopeShort      = errors.New("json: envelope shorter than its header")
-	ErrEnvelopeIdentifier = errors.New("json: envelope has the wrong file identifier")
-	ErrEnvelopeBounds     = errors.New("json: envelope offset or length out of bounds")
-	ErrEnvelopeAlign      = errors.New("json: envelope offset misaligned")
-	ErrEnvelopeVTable     = errors.New("json: envelope vtable malformed")
-	ErrEnvelopeTooLarge   = errors.New("json: envelope exceeds the size limit")
+	ErrShort      = errors.New("envelope: envelope shorter than its header")
+	ErrIdentifier = errors.New("envelope: envelope has the wrong file identifier")
+	ErrBounds     = errors.New("envelope: envelope offset or length out of bounds")
+	ErrAlign      = errors.New("envelope: envelope offset misaligned")
+	ErrVTable     = errors.New("envelope: envelope vtable malformed")
+	ErrTooLarge   = errors.New("envelope: envelope exceeds the size limit")
 )
 
 // The FlatBuffers binary format (flatbuffers.dev, "Internals"): a buffer
@@ -76,31 +76,31 @@ func (v *verifier) inBounds(at, n int) bool {
 
 func (v *verifier) table(pos int) (fbTable, error) {
 	if !v.inBounds(pos, soffsetSize) {
-		return fbTable{}, ErrEnvelopeBounds
+		return fbTable{}, ErrBounds
 	}
 	if pos%soffsetSize != 0 {
-		return fbTable{}, ErrEnvelopeAlign
+		return fbTable{}, ErrAlign
 	}
 	// int64: on 32-bit platforms pos - soffset can leave the int range.
 	soff := int64(int32(binary.LittleEndian.Uint32(v.buf[pos:])))
 	vt64 := int64(pos) - soff
 	if vt64 < 0 || vt64 > int64(len(v.buf)) {
-		return fbTable{}, ErrEnvelopeBounds
+		return fbTable{}, ErrBounds
 	}
 	vt := int(vt64)
 	if !v.inBounds(vt, vtHeaderSize) {
-		return fbTable{}, ErrEnvelopeBounds
+		return fbTable{}, ErrBounds
 	}
 	if vt%voffsetSize != 0 {
-		return fbTable{}, ErrEnvelopeAlign
+		return fbTable{}, ErrAlign
 	}
 	vtSize, size := v.u16(vt), v.u16(vt+voffsetSize)
 	// An odd vtable size would let the accessors read a slot half outside it.
 	if vtSize < vtHeaderSize || vtSize%voffsetSize != 0 || size < soffsetSize {
-		return fbTable{}, ErrEnvelopeVTable
+		return fbTable{}, ErrVTable
 	}
 	if !v.inBounds(vt, vtSize) || !v.inBounds(pos, size) {
-		return fbTable{}, ErrEnvelopeBounds
+		return fbTable{}, ErrBounds
 	}
 	return fbTable{pos: pos, vt: vt, vtSize: vtSize, size: size}, nil
 }
@@ -117,7 +117,7 @@ func (v *verifier) field(t fbTable, id, width int) (int, error) {
 		return 0, nil
 	}
 	if off < soffsetSize || off > t.size-width {
-		return 0, ErrEnvelopeVTable
+		return 0, ErrVTable
 	}
 	return t.pos + off, nil
 }
@@ -125,11 +125,11 @@ func (v *verifier) field(t fbTable, id, width int) (int, error) {
 // indirect follows the uoffset stored at at.
 func (v *verifier) indirect(at int) (int, error) {
 	if at%uoffsetSize != 0 {
-		return 0, ErrEnvelopeAlign
+		return 0, ErrAlign
 	}
 	target := uint64(at) + uint64(binary.LittleEndian.Uint32(v.buf[at:]))
 	if target > uint64(len(v.buf)) {
-		return 0, ErrEnvelopeBounds
+		return 0, ErrBounds
 	}
 	return int(target), nil
 }
@@ -146,15 +146,15 @@ func (v *verifier) vector(t fbTable, id, elemSize int) (start, n int, err error)
 		return 0, 0, err
 	}
 	if !v.inBounds(vec, uoffsetSize) {
-		return 0, 0, ErrEnvelopeBounds
+		return 0, 0, ErrBounds
 	}
 	if vec%uoffsetSize != 0 {
-		return 0, 0, ErrEnvelopeAlign
+		return 0, 0, ErrAlign
 	}
 	n64 := uint64(binary.LittleEndian.Uint32(v.buf[vec:]))
 	start = vec + uoffsetSize
 	if n64 > uint64((len(v.buf)-start)/elemSize) {
-		return 0, 0, ErrEnvelopeBounds
+		return 0, 0, ErrBounds
 	}
 	return start, int(n64), nil
 }
@@ -173,16 +173,16 @@ func (v *verifier) child(t fbTable, id int) (fbTable, bool, error) {
 	return c, err == nil, err
 }
 
-// verifyEnvelope checks buf against schema/request.fbs completely.
-func verifyEnvelope(buf []byte) (fbTable, error) {
+// verify checks buf against schema/request.fbs completely.
+func verify(buf []byte) (fbTable, error) {
 	if len(buf) > maxEnvelopeSize {
-		return fbTable{}, ErrEnvelopeTooLarge
+		return fbTable{}, ErrTooLarge
 	}
 	if len(buf) < rootHeader {
-		return fbTable{}, ErrEnvelopeShort
+		return fbTable{}, ErrShort
 	}
-	if string(buf[uoffsetSize:rootHeader]) != EnvelopeIdentifier {
-		return fbTable{}, ErrEnvelopeIdentifier
+	if string(buf[uoffsetSize:rootHeader]) != Identifier {
+		return fbTable{}, ErrIdentifier
 	}
 	v := verifier{buf: buf}
 	rootPos, err := v.indirect(0)

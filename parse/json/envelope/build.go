@@ -1,71 +1,71 @@
-package json
+package envelope
 
 import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/simdedge/simdedge/parse/json/internal/envelopefb"
+	"github.com/simdedge/simdedge/parse/json/envelope/internal/envelopefb"
 )
 
-// EnvelopeIdentifier is the FlatBuffers file identifier of the request
+// Identifier is the FlatBuffers file identifier of the request
 // envelope (schema/request.fbs), at bytes 4..8 of every envelope.
-const EnvelopeIdentifier = "SEDG"
+const Identifier = "SEDG"
 
-var envelopeID = []byte(EnvelopeIdentifier)
+var identifierBytes = []byte(Identifier)
 
-// HeaderField is one header as name and value bytes.
-type HeaderField struct {
+// Header is one header as name and value bytes.
+type Header struct {
 	Name, Value []byte
 }
 
-// URLParts are the components of a parsed request URL (WHATWG URL
+// URL are the components of a parsed request URL (WHATWG URL
 // Standard), each without its delimiter. Nil means absent.
-type URLParts struct {
+type URL struct {
 	Href, Scheme, Username, Password, Host, Port, Path, Query, Fragment []byte
 }
 
-// RequestParts is the plain input of EnvelopeBuilder.Build: views of a parsed
+// Parts is the plain input of Builder.Build: views of a parsed
 // request (from parse/http and parse/url, or anything else). Nothing is
 // retained after Build returns.
-type RequestParts struct {
+type Parts struct {
 	Method  []byte
 	Target  []byte
 	Version uint8 // major*10 + minor
-	Headers []HeaderField
+	Headers []Header
 	Body    []byte
-	URL     *URLParts // nil: no URL table
+	URL     *URL // nil: no URL table
 }
 
-// EnvelopeBuilder writes request envelopes into one reused buffer. After the
+// Builder writes request envelopes into one reused buffer. After the
 // buffer has grown to the largest envelope, Build allocates nothing. Not
 // safe for concurrent use.
-type EnvelopeBuilder struct {
+type Builder struct {
 	b    *flatbuffers.Builder
 	hdrs []flatbuffers.UOffsetT // header table offsets, reused
 }
 
-// envelopeInitialSize fits a typical browser request (the 703-byte test
-// request makes a 1,000-byte envelope) without growing.
-const envelopeInitialSize = 2048
+// defaultSize fits a typical browser request (the 703-byte test
+// request makes an envelope of about 1,000 bytes) without growing.
+const defaultSize = 2048
 
-// envelopeAlign is the largest alignment in the schema (uoffsets, uint32).
-const envelopeAlign = 8
+// bufAlign is the largest alignment in the schema (uoffsets, uint32).
+const bufAlign = 8
 
-// NewEnvelopeBuilder returns a builder with a buffer of initialSize bytes
+// NewBuilder returns a builder with a buffer of initialSize bytes
 // (0: a size that fits typical requests).
-func NewEnvelopeBuilder(initialSize int) *EnvelopeBuilder {
+func NewBuilder(initialSize int) *Builder {
 	if initialSize <= 0 {
-		initialSize = envelopeInitialSize
+		initialSize = defaultSize
 	}
 	// The builder aligns relative to the end of its buffer and grows it by
 	// doubling; a multiple of the largest alignment keeps the finished
 	// envelope aligned from its first byte, which the verifier checks.
-	initialSize = (initialSize + envelopeAlign - 1) &^ (envelopeAlign - 1)
-	return &EnvelopeBuilder{b: flatbuffers.NewBuilder(initialSize)}
+	initialSize = (initialSize + bufAlign - 1) &^ (bufAlign - 1)
+	return &Builder{b: flatbuffers.NewBuilder(initialSize)}
 }
 
 // Build writes the envelope of r and returns its bytes, a view into the
 // builder's buffer valid until the next Build or Reset.
-func (eb *EnvelopeBuilder) Build(r *RequestParts) []byte {
+func (eb *Builder) Build(r *Parts) []byte {
 	eb.Reset()
 	for i := range r.Headers {
 		eb.AddHeader(r.Headers[i].Name, r.Headers[i].Value)
@@ -75,8 +75,8 @@ func (eb *EnvelopeBuilder) Build(r *RequestParts) []byte {
 
 // Reset starts a new envelope (for the incremental form: Reset, AddHeader
 // per field, Finish), which lets a server feed parse/http's header views
-// without building a []HeaderField.
-func (eb *EnvelopeBuilder) Reset() {
+// without building a []Header.
+func (eb *Builder) Reset() {
 	eb.b.Reset()
 	eb.hdrs = eb.hdrs[:0]
 }
@@ -84,7 +84,7 @@ func (eb *EnvelopeBuilder) Reset() {
 // AddHeader appends one header field to the envelope being built.
 // FlatBuffers are built leaves first, so each header table is written now
 // and only its offset is kept.
-func (eb *EnvelopeBuilder) AddHeader(name, value []byte) {
+func (eb *Builder) AddHeader(name, value []byte) {
 	b := eb.b
 	n := b.CreateByteVector(name)
 	v := b.CreateByteVector(value)
@@ -97,7 +97,7 @@ func (eb *EnvelopeBuilder) AddHeader(name, value []byte) {
 // Finish writes the rest of the envelope from r (whose Headers field is
 // ignored: the headers are those added since Reset) and returns its bytes,
 // valid until the next Build or Reset.
-func (eb *EnvelopeBuilder) Finish(r *RequestParts) []byte {
+func (eb *Builder) Finish(r *Parts) []byte {
 	b := eb.b
 	var headers flatbuffers.UOffsetT
 	if len(eb.hdrs) > 0 {
@@ -121,11 +121,11 @@ func (eb *EnvelopeBuilder) Finish(r *RequestParts) []byte {
 	addOpt(b, envelopefb.RequestAddHeaders, headers)
 	addOpt(b, envelopefb.RequestAddBody, body)
 	addOpt(b, envelopefb.RequestAddUrl, url)
-	b.FinishWithFileIdentifier(envelopefb.RequestEnd(b), envelopeID)
+	b.FinishWithFileIdentifier(envelopefb.RequestEnd(b), identifierBytes)
 	return b.FinishedBytes()
 }
 
-func (eb *EnvelopeBuilder) buildURL(u *URLParts) flatbuffers.UOffsetT {
+func (eb *Builder) buildURL(u *URL) flatbuffers.UOffsetT {
 	b := eb.b
 	href := optVector(b, u.Href)
 	scheme := optVector(b, u.Scheme)
