@@ -9,7 +9,7 @@ import (
 // seedInputs returns every input and base from the conformance data.
 func seedInputs(t testing.TB) []string {
 	var seeds []string
-	for _, file := range []string{"wpt/urltestdata.json", "local_urltestdata.json"} {
+	for _, file := range []string{"wpt/urltestdata.json", "local_urltestdata.json", "ada_extra_urltestdata.json"} {
 		for _, tc := range loadJSONObjects[urlTest](t, file) {
 			seeds = append(seeds, tc.Input)
 			if tc.Base != nil {

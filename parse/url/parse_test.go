@@ -110,6 +110,21 @@ func TestParseIntoZeroAllocs(t *testing.T) {
 	}
 }
 
+// Failures on the error paths are allocation-free too (the *Error lives in
+// the URL). Non-ASCII hosts go through IDNA, which may allocate.
+func TestParseIntoFailureZeroAllocs(t *testing.T) {
+	var u URL
+	for _, in := range []string{"\"http://quoted", "http://[::1", "http://a b/", "http://h:99999/", "http://1.2.3.999/"} {
+		if ParseInto(&u, in, nil) == nil {
+			t.Fatalf("ParseInto(%q) succeeded, want failure", in)
+		}
+		allocs := testing.AllocsPerRun(100, func() { _ = ParseInto(&u, in, nil) })
+		if allocs != 0 {
+			t.Errorf("ParseInto(%q): %v allocations per run, want 0", in, allocs)
+		}
+	}
+}
+
 func TestGettersDoNotAllocate(t *testing.T) {
 	u, _ := Parse("https://example.com:8443/p?q#f", nil)
 	allocs := testing.AllocsPerRun(100, func() {

@@ -63,6 +63,9 @@ type URL struct {
 	// rec is the full parser's scratch record, kept so that ParseInto
 	// reuses its buffers instead of allocating.
 	rec *record
+	// err is the error ParseInto returns, kept here so that a failed
+	// ParseInto allocates nothing either.
+	err Error
 }
 
 // view returns href[i:j] as a string without copying (see the ownership
@@ -234,6 +237,7 @@ func (u *URL) Clone() *URL {
 	c := *u
 	c.href = append([]byte(nil), u.href...)
 	c.rec = nil
+	c.err = Error{}
 	return &c
 }
 

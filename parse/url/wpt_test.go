@@ -128,6 +128,13 @@ func TestLocalURLTestData(t *testing.T) {
 	t.Logf("local_urltestdata.json: %d/%d pass", pass, total)
 }
 
+// TestAdaExtraURLTestData runs the extra cases of the Ada project
+// (testdata/ada_extra_urltestdata.json, MIT or Apache-2.0).
+func TestAdaExtraURLTestData(t *testing.T) {
+	pass, total := runURLTests(t, "ada_extra_urltestdata.json")
+	t.Logf("ada_extra_urltestdata.json: %d/%d pass", pass, total)
+}
+
 func TestWPTToASCII(t *testing.T) {
 	type tc struct {
 		Input  string  `json:"input"`

@@ -1,0 +1,127 @@
+package micro
+
+import (
+	"bytes"
+	neturl "net/url"
+	"testing"
+
+	"github.com/simdedge/simdedge/asm"
+	"github.com/simdedge/simdedge/parse/url"
+)
+
+// urlCorpora are the URL benchmark corpora (one URL per line) under the
+// shared data directory; see its README for their origin and licences.
+var urlCorpora = []struct{ name, file string }{
+	{"kasztp", "urls/kasztp.txt"},
+	{"userbait", "urls/userbait.txt"},
+}
+
+// urlLines splits a corpus into its non-empty lines, dropping a leading
+// UTF-8 byte order mark (kasztp.txt starts with one).
+func urlLines(data []byte) (lines []string, total int64) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		l = bytes.TrimSuffix(l, []byte("\r"))
+		if len(l) == 0 {
+			continue
+		}
+		lines = append(lines, string(l))
+		total += int64(len(l))
+	}
+	return lines, total
+}
+
+// urlImpl is one URL parser under benchmark: parse is called once per
+// input with the input's index (so stateful implementations can reuse
+// storage) and reports success.
+type urlImpl struct {
+	name  string
+	setup func() (parse func(s string) bool, teardown func())
+}
+
+// urlImpls lists the implementations BenchmarkURLParse compares.
+// nlnwa/whatwg-url is added by url_nlnwa_test.go when the bench module's
+// go.sum has its dependencies (see the parse/url report).
+var urlImpls = []urlImpl{
+	{"simdedge", func() (func(string) bool, func()) {
+		var u url.URL
+		return func(s string) bool { return url.ParseInto(&u, s, nil) == nil }, func() {}
+	}},
+	{"simdedge_purego", func() (func(string) bool, func()) {
+		prev := asm.SetLevel(asm.Generic)
+		var u url.URL
+		return func(s string) bool { return url.ParseInto(&u, s, nil) == nil }, func() { asm.SetLevel(prev) }
+	}},
+	{"net_url", func() (func(string) bool, func()) {
+		return func(s string) bool { _, err := neturl.Parse(s); return err == nil }, func() {}
+	}},
+}
+
+// BenchmarkURLParse parses every URL of a corpus per op. b.SetBytes is the
+// corpus size, so MB/s is input throughput; ns/URL is reported beside it.
+// Each implementation parses the same inputs; failures are counted, not
+// skipped, so every implementation does the same work.
+func BenchmarkURLParse(b *testing.B) {
+	for _, c := range urlCorpora {
+		b.Run(c.name, func(b *testing.B) {
+			lines, total := urlLines(sharedData(b, c.file))
+			for _, impl := range urlImpls {
+				b.Run(impl.name, func(b *testing.B) {
+					parse, teardown := impl.setup()
+					defer teardown()
+					b.SetBytes(total)
+					b.ReportAllocs()
+					for b.Loop() {
+						for _, s := range lines {
+							parse(s)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(lines)), "ns/URL")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkURLParseAlloc is simdedge's Parse (a new URL per input), for
+// callers that keep every URL.
+func BenchmarkURLParseAlloc(b *testing.B) {
+	for _, c := range urlCorpora {
+		b.Run(c.name, func(b *testing.B) {
+			lines, total := urlLines(sharedData(b, c.file))
+			b.SetBytes(total)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range lines {
+					_, _ = url.Parse(s, nil)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(lines)), "ns/URL")
+		})
+	}
+}
+
+// TestURLCorpusParses checks that the benchmark measures real work: the
+// corpora are valid URLs, so simdedge must parse (nearly) all of them, and
+// agree with net/url on the host of plain http(s) URLs.
+func TestURLCorpusParses(t *testing.T) {
+	for _, c := range urlCorpora {
+		lines, _ := urlLines(sharedData(t, c.file))
+		failed, hostDiff := 0, 0
+		for _, s := range lines {
+			u, err := url.Parse(s, nil)
+			if err != nil {
+				failed++
+				continue
+			}
+			if v, err := neturl.Parse(s); err == nil && (v.Scheme == "http" || v.Scheme == "https") &&
+				v.Hostname() != u.Hostname() && "["+v.Hostname()+"]" != u.Hostname() {
+				hostDiff++
+			}
+		}
+		t.Logf("%s: %d URLs, %d fail to parse, %d hostnames differ from net/url (case, IDNA, IPv4 forms)", c.name, len(lines), failed, hostDiff)
+		if failed*100 > len(lines) {
+			t.Errorf("%s: %d of %d URLs fail to parse", c.name, failed, len(lines))
+		}
+	}
+}
