@@ -1,0 +1,242 @@
+package micro
+
+import (
+	stdjson "encoding/json"
+	"testing"
+
+	simdjson "github.com/minio/simdjson-go"
+	"github.com/valyala/fastjson"
+
+	sjson "github.com/simdedge/simdedge/parse/json"
+)
+
+// jsonCorpora are the documents of the issue's task (a); the extract task
+// (b) runs on twitter.json.
+var jsonCorpora = []string{"twitter", "citm_catalog", "canada"}
+
+// jsonNoCopy is simdjson-go's fastest mode and the one the simdedge SIMD
+// engine uses, so the peer measures the same work.
+var jsonNoCopy = []simdjson.ParserOption{simdjson.WithCopyStrings(false)}
+
+// BenchmarkJSON is task (a): parse (or, for the pure validators, validate)
+// the whole document.
+func BenchmarkJSON(b *testing.B) {
+	for _, name := range jsonCorpora {
+		data := sharedData(b, "json/"+name+".json")
+		b.Run(name+"/simdedge", func(b *testing.B) {
+			jsonParseLoop(b, data, sjson.NewParser(sjson.Options{}))
+		})
+		b.Run(name+"/simdedge_purego", func(b *testing.B) {
+			jsonParseLoop(b, data, sjson.NewParser(sjson.Options{Engine: sjson.EnginePureGo}))
+		})
+		b.Run(name+"/encoding_json", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var v any
+				if err := stdjson.Unmarshal(data, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/encoding_json_valid", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if !stdjson.Valid(data) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+		b.Run(name+"/fastjson", func(b *testing.B) {
+			var p fastjson.Parser
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.ParseBytes(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/simdjson_go", func(b *testing.B) {
+			if !simdjson.SupportedCPU() {
+				b.Skip("simdjson-go needs AVX2 and CLMUL")
+			}
+			var pj *simdjson.ParsedJson
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if pj, err = simdjson.Parse(data, pj, jsonNoCopy...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func jsonParseLoop(b *testing.B, data []byte, p *sjson.Parser) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// jsonTwitterTyped is the encoding/json peer of task (b): a struct with just
+// the extracted fields.
+type jsonTwitterTyped struct {
+	Statuses []struct {
+		ID   uint64 `json:"id"`
+		User struct {
+			ScreenName string `json:"screen_name"`
+		} `json:"user"`
+	} `json:"statuses"`
+}
+
+// jsonExtractResult accumulates what every implementation extracts, so the
+// work cannot be optimised away and the results can be compared.
+type jsonExtractResult struct {
+	idSum   uint64
+	nameLen int
+	count   int
+}
+
+// BenchmarkJSONExtract is task (b): statuses[*].id and
+// statuses[*].user.screen_name from twitter.json, parse included.
+func BenchmarkJSONExtract(b *testing.B) {
+	data := sharedData(b, "json/twitter.json")
+	want := jsonExtractStd(b, data)
+	run := func(name string, f func() jsonExtractResult) {
+		b.Run("twitter/"+name, func(b *testing.B) {
+			if got := f(); got != want {
+				b.Fatalf("extracted %+v, want %+v", got, want)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				f()
+			}
+		})
+	}
+	p := sjson.NewParser(sjson.Options{})
+	run("simdedge", func() jsonExtractResult { return jsonExtractSimdedge(b, p, data) })
+	pg := sjson.NewParser(sjson.Options{Engine: sjson.EnginePureGo})
+	run("simdedge_purego", func() jsonExtractResult { return jsonExtractSimdedge(b, pg, data) })
+	run("encoding_json", func() jsonExtractResult { return jsonExtractStd(b, data) })
+	var fp fastjson.Parser
+	run("fastjson", func() jsonExtractResult {
+		v, err := fp.ParseBytes(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var r jsonExtractResult
+		for _, s := range v.GetArray("statuses") {
+			r.idSum += s.GetUint64("id")
+			r.nameLen += len(s.GetStringBytes("user", "screen_name"))
+			r.count++
+		}
+		return r
+	})
+	if simdjson.SupportedCPU() {
+		var pj *simdjson.ParsedJson
+		var (
+			root, arrIt, tmp simdjson.Iter
+			obj              simdjson.Object
+			arr              simdjson.Array
+			el, user, sn     simdjson.Element
+		)
+		run("simdjson_go", func() jsonExtractResult {
+			var err error
+			if pj, err = simdjson.Parse(data, pj, jsonNoCopy...); err != nil {
+				b.Fatal(err)
+			}
+			var r jsonExtractResult
+			root = pj.Iter()
+			root.Advance()
+			if _, err := root.FindElement(&el, "statuses"); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := el.Iter.Array(&arr); err != nil {
+				b.Fatal(err)
+			}
+			arrIt = arr.Iter()
+			for arrIt.Advance() == simdjson.TypeObject {
+				if _, err := arrIt.Object(&obj); err != nil {
+					b.Fatal(err)
+				}
+				if obj.FindKey("id", &el) == nil {
+					b.Fatal("no id")
+				}
+				id, _ := el.Iter.Uint()
+				if obj.FindKey("user", &user) == nil {
+					b.Fatal("no user")
+				}
+				tmp = user.Iter
+				if _, err := tmp.FindElement(&sn, "screen_name"); err != nil {
+					b.Fatal(err)
+				}
+				name, _ := sn.Iter.StringBytes()
+				r.idSum += id
+				r.nameLen += len(name)
+				r.count++
+			}
+			return r
+		})
+	}
+}
+
+func jsonExtractStd(b *testing.B, data []byte) jsonExtractResult {
+	var v jsonTwitterTyped
+	if err := stdjson.Unmarshal(data, &v); err != nil {
+		b.Fatal(err)
+	}
+	var r jsonExtractResult
+	for _, s := range v.Statuses {
+		r.idSum += s.ID
+		r.nameLen += len(s.User.ScreenName)
+		r.count++
+	}
+	return r
+}
+
+func jsonExtractSimdedge(b *testing.B, p *sjson.Parser, data []byte) jsonExtractResult {
+	doc, err := p.Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	statuses, err := doc.Root().Key("statuses")
+	if err != nil {
+		b.Fatal(err)
+	}
+	it, err := statuses.Array()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r jsonExtractResult
+	for it.Next() {
+		s := it.Value()
+		idv, err := s.Key("id")
+		if err != nil {
+			b.Fatal(err)
+		}
+		id, err := idv.Uint()
+		if err != nil {
+			b.Fatal(err)
+		}
+		name, err := s.Get("user", "screen_name")
+		if err != nil {
+			b.Fatal(err)
+		}
+		view, ok := name.View()
+		if !ok {
+			b.Fatal("escaped screen_name")
+		}
+		r.idSum += id
+		r.nameLen += len(view)
+		r.count++
+	}
+	return r
+}
