@@ -1,0 +1,102 @@
+# simdedge build, test and benchmark entry points. `make test` is the
+# README's test command and what .ci/run executes on a fresh machine: it
+# installs what the tests need, then runs every check.
+
+SHELL := /bin/bash
+GO ?= go
+export PATH := $(PATH):/usr/local/go/bin
+
+# Debian packages the tests need: curl (end-to-end server tests), iproute2 and
+# ethtool (network namespaces and veth for the xdp tests), libfabric-dev (the
+# rdma transport, built with -tags rdma).
+TEST_DEBS := curl iproute2 ethtool libfabric-dev
+# Debian packages the load benchmarks need.
+BENCH_DEBS := wrk nginx-light
+# Packages whose code has concurrency, run under the race detector.
+RACE_PKGS := ./asm/... ./parse/... ./server/... ./cmd/...
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
+BENCHSTAT := golang.org/x/perf/cmd/benchstat
+FUZZTIME ?= 60s
+FUZZ_SMOKE ?= 3s
+COUNT ?= 10
+
+.PHONY: all deps test test-go test-tags test-race build-checks fmt-check vet generate generate-check \
+	fuzz fuzz-smoke bench bench-asm lint run
+
+all: test
+
+run:
+	$(GO) run ./cmd/simdedge
+
+# deps installs missing Debian packages (apt-get update only when something is
+# missing) and downloads every module the three modules need.
+deps:
+	@missing=""; for p in $(TEST_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	$(GO) mod download
+	cd bench && $(GO) mod download
+	cd asm/_gen && $(GO) mod download
+
+test: deps fmt-check vet test-go test-tags test-race build-checks generate-check fuzz-smoke
+	@echo "make test: all checks passed"
+
+fmt-check:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+	GOARCH=arm64 $(GO) vet ./...
+	cd bench && $(GO) vet ./...
+	cd asm/_gen && $(GO) vet ./...
+
+test-go:
+	$(GO) test -count=1 ./...
+	cd bench && $(GO) test -count=1 -run . -bench '^$$' ./...
+
+# The pure-Go twins: purego and noasm must build, pass and run no assembly.
+test-tags:
+	$(GO) test -count=1 -tags purego ./...
+	$(GO) test -count=1 -tags noasm ./...
+
+test-race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+build-checks:
+	CGO_ENABLED=0 $(GO) build ./...
+	GOARCH=arm64 $(GO) build ./...
+	$(GO) build -o /dev/null ./cmd/simdedge
+
+generate:
+	$(GO) generate ./...
+
+# generate-check regenerates every generated file in place and fails if the
+# result differs from what is committed.
+generate-check:
+	$(GO) generate ./asm
+	@git diff --exit-code --stat -- asm || { echo "generated files are stale: run make generate and commit"; exit 1; }
+
+# fuzz runs every fuzz target for FUZZTIME (make fuzz FUZZTIME=60s);
+# fuzz-smoke runs each for a few seconds as part of make test.
+fuzz:
+	./fuzz/run.sh $(FUZZTIME)
+
+fuzz-smoke:
+	./fuzz/run.sh $(FUZZ_SMOKE)
+
+lint: fmt-check vet
+	$(GO) run $(STATICCHECK) ./...
+
+# bench runs the micro benchmarks COUNT times and summarises them with
+# benchstat (the full suite with load benchmarks is bench/cmd/benchrun).
+bench: bench-asm
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./micro/ | tee results/micro-latest.txt
+	cd bench && $(GO) run $(BENCHSTAT) results/micro-latest.txt
+
+bench-asm:
+	@mkdir -p bench/results
+	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./asm | tee bench/results/asm-latest.txt
+	cd bench && $(GO) run $(BENCHSTAT) -col /level results/asm-latest.txt
