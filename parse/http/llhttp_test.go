@@ -76,7 +76,9 @@ func llhttpUnquote(s string) string {
 	return strings.NewReplacer(`\r`, "\r", `\n`, "\n", `\t`, "\t").Replace(s)
 }
 
-func loadLLHTTP(t *testing.T) []llhttpCase {
+func loadLLHTTP(t *testing.T) []llhttpCase { return loadLLHTTPCorpus(t) }
+
+func loadLLHTTPCorpus(t testing.TB) []llhttpCase {
 	files, err := filepath.Glob(filepath.Join("testdata", "llhttp", "*", "*.md"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no llhttp corpus in testdata/llhttp: %v", err)
