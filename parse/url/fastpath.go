@@ -18,7 +18,38 @@ func isFastHostByte(b byte) bool {
 	return isASCIIAlpha(b) || isASCIIDigit(b) || b == '-' || b == '.' || b == '_'
 }
 
-var fastHost = newByteSet(isFastHostByte)
+// Per-byte classes of the fast path's scans, one table lookup per byte.
+const (
+	fastHostOK    = 1 << iota // a byte the fast path accepts in a host
+	fastHostUpper             // an ASCII uppercase letter (host needs lowercasing)
+	fastPathEnc               // the path percent-encode set
+	fastPathStop              // ends the plain path run: / ? # \ and tab/newline
+)
+
+func fastClassOf(b byte) uint8 {
+	var c uint8
+	if isFastHostByte(b) {
+		c |= fastHostOK
+	}
+	if b >= 'A' && b <= 'Z' {
+		c |= fastHostUpper
+	}
+	if isPathSet(b) {
+		c |= fastPathEnc
+	}
+	switch b {
+	case '/', '?', '#', '\\', '\t', '\n', '\r':
+		c |= fastPathStop
+	}
+	return c
+}
+
+var fastClass = func() (t [256]uint8) {
+	for b := range 256 {
+		t[b] = fastClassOf(byte(b))
+	}
+	return t
+}()
 
 const (
 	httpPrefix  = "http://"
@@ -38,14 +69,21 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	default:
 		return false
 	}
-	if isC0OrSpace(input[len(input)-1]) || asm.IndexTabNewlineString(input) >= 0 {
+	// Tabs and newlines are rejected by the host and path scans below
+	// (they are in no host class and stop the path run) and by one scan
+	// over the query and fragment, so no separate pass over the input.
+	if isC0OrSpace(input[len(input)-1]) {
 		return false
 	}
 	// Host.
 	hs := p
-	upper := false
-	for p < len(input) && fastHost[input[p]] {
-		upper = upper || (input[p] >= 'A' && input[p] <= 'Z')
+	var hostClass uint8 = fastHostOK
+	for p < len(input) {
+		c := fastClass[input[p]]
+		if c&fastHostOK == 0 {
+			break
+		}
+		hostClass |= c
 		p++
 	}
 	host := input[hs:p]
@@ -73,28 +111,33 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	if p < len(input) && input[p] != '/' && input[p] != '?' && input[p] != '#' {
 		return false
 	}
-	// Path: up to '?' or '#'; no backslash, no dot segment.
+	// Path: up to '?' or '#'; no backslash, tab or newline, no dot segment.
 	ps := p
-	for p < len(input) && input[p] != '?' && input[p] != '#' {
-		c := input[p]
-		if c == '\\' {
-			return false
-		}
-		if c == '/' {
-			e := p + 1
-			for e < len(input) && input[e] != '/' && input[e] != '?' && input[e] != '#' && input[e] != '\\' {
-				e++
-			}
-			seg := input[p+1 : e]
-			if len(seg) > 0 && (seg[0] == '.' || seg[0] == '%') && (isSingleDot(seg) || isDoubleDot(seg)) {
-				return false
-			}
-			p = e
+	var pathClass uint8
+	for p < len(input) {
+		c := fastClass[input[p]]
+		pathClass |= c
+		if c&fastPathStop == 0 {
+			p++
 			continue
 		}
+		b := input[p]
+		if b == '?' || b == '#' {
+			break
+		}
+		if b != '/' {
+			return false
+		}
 		p++
+		if p < len(input) && (input[p] == '.' || input[p] == '%') && dotSegmentAt(input[p:]) {
+			return false
+		}
 	}
 	path := input[ps:p]
+	rest := input[p:]
+	if rest != "" && asm.IndexTabNewlineString(rest) >= 0 {
+		return false
+	}
 
 	// Serialize straight into href.
 	b := u.href[:0]
@@ -106,7 +149,7 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	at := uint32(len(b))
 	u.userStart, u.userEnd, u.passStart, u.passEnd, u.hostStart = at, at, at, at, at
 	b = append(b, host...)
-	if upper {
+	if hostClass&fastHostUpper != 0 {
 		asm.ToLowerInPlace(b[at:])
 	}
 	u.hostEnd = uint32(len(b))
@@ -114,9 +157,12 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 		b = appendPort(append(b, ':'), port)
 	}
 	u.pathStart = uint32(len(b))
-	if path == "" {
+	switch {
+	case path == "":
 		b = append(b, '/')
-	} else {
+	case pathClass&fastPathEnc == 0:
+		b = append(b, path...)
+	default:
 		b = appendEncoded(b, path, pathSet)
 	}
 	u.queryStart, u.fragStart = omitted, omitted
@@ -140,4 +186,16 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	u.port = port
 	u.opaquePath = false
 	return true
+}
+
+// dotSegmentAt reports whether the path segment at the start of s (up to
+// the next / ? # \ or the end) is a single- or double-dot segment.
+func dotSegmentAt(s string) bool {
+	const longestDotSegment = len("%2e%2e")
+	e := 0
+	for e < len(s) && e <= longestDotSegment && fastClass[s[e]]&fastPathStop == 0 {
+		e++
+	}
+	seg := s[:e]
+	return isSingleDot(seg) || isDoubleDot(seg)
 }

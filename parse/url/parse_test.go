@@ -71,7 +71,7 @@ func TestEncodeSetTables(t *testing.T) {
 		}
 	}
 	for b := range 256 {
-		if forbiddenHost[b] != isForbiddenHost(byte(b)) || forbiddenDomain[b] != isForbiddenDomain(byte(b)) || fastHost[b] != isFastHostByte(byte(b)) {
+		if forbiddenHost[b] != isForbiddenHost(byte(b)) || forbiddenDomain[b] != isForbiddenDomain(byte(b)) || fastClass[b] != fastClassOf(byte(b)) || (fastClass[b]&fastHostOK != 0) != isFastHostByte(byte(b)) {
 			t.Fatalf("byte set disagrees with predicate at %#x", b)
 		}
 	}

@@ -38,16 +38,22 @@ func appendEncoded(dst []byte, src string, set *encodeSet) []byte {
 	return appendEncodedScalar(dst, src, set)
 }
 
+// appendEncodedScalar copies each run of bytes outside the set in one
+// append and encodes the bytes in between.
 func appendEncodedScalar(dst []byte, src string, set *encodeSet) []byte {
-	for i := 0; i < len(src); i++ {
-		b := src[i]
-		if set.in[b] {
-			dst = append(dst, '%', upperHex[b>>4], upperHex[b&15])
-		} else {
-			dst = append(dst, b)
+	for {
+		i := 0
+		for i < len(src) && !set.in[src[i]] {
+			i++
 		}
+		dst = append(dst, src[:i]...)
+		if i == len(src) {
+			return dst
+		}
+		b := src[i]
+		dst = append(dst, '%', upperHex[b>>4], upperHex[b&15])
+		src = src[i+1:]
 	}
-	return dst
 }
 
 // appendEncodedSIMD is the data-parallel encoder: classify 64 bytes at a
