@@ -84,21 +84,36 @@ func onlyJSONSpaceTrimmed(b []byte, kept int) bool {
 }
 
 func escapesValid(m []byte) bool {
-	for i := 0; ; {
+	for i := 0; i < len(m); {
 		k := bytes.IndexByte(m[i:], '\\')
 		if k < 0 {
 			return true
 		}
 		i += k
-		n, err := checkEscape(m, i)
-		if err != nil {
-			return false
+		// Only \uD800-\uDFFF can be mis-decoded; every other escape is
+		// two bytes as far as pairing backslashes is concerned.
+		if i+2 < len(m) && m[i+1] == 'u' && m[i+2]|asciiCaseBit == 'd' {
+			n, err := checkEscape(m, i)
+			if err != nil {
+				return false
+			}
+			i += n
+			continue
 		}
-		i += n
+		i += 2
 	}
+	return true
 }
 
+// asciiCaseBit is the bit that distinguishes ASCII upper and lower case.
+const asciiCaseBit = 0x20
+
 func tapeDepthOK(t []uint64, maxDepth int) bool {
+	// Each level needs an opening and a closing entry besides the two root
+	// entries, so a short tape cannot be too deep.
+	if len(t) <= 2*maxDepth+2 {
+		return true
+	}
 	depth := 0
 	for i := 0; i < len(t); {
 		switch tagOf(t[i]) {
