@@ -8,8 +8,8 @@ import (
 
 // The fast path handles the common case, an absolute http(s) URL in plain
 // form, without the state machine: "http://" or "https://" in lowercase,
-// an ASCII domain host (letters, digits, '-', '.', '_') whose last label is
-// not numeric, an optional port, and a path without backslashes or dot
+// an ASCII domain host (letters, digits, '-', '.', '_') or IPv4 address,
+// an optional port, and a path without backslashes or dot
 // segments, with no tab, newline or surrounding C0/space. Everything else
 // returns false and goes to the full parser. FuzzFastPath checks that both
 // produce the same URL wherever the fast path accepts.
@@ -87,8 +87,18 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 		p++
 	}
 	host := input[hs:p]
-	if host == "" || endsInNumber(host) {
+	if host == "" {
 		return false
+	}
+	// A host whose last label is numeric must be an IPv4 address (§3.5
+	// step 7); failures go to the full parser to report them.
+	ipv4, isIPv4 := uint32(0), endsInNumber(host)
+	if isIPv4 {
+		a, err := parseIPv4(host)
+		if err != nil {
+			return false
+		}
+		ipv4 = a
 	}
 	// Port.
 	port := omitted
@@ -148,9 +158,14 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	u.schemeEnd = uint32(len(input[:hs]) - len("://"))
 	at := uint32(len(b))
 	u.userStart, u.userEnd, u.passStart, u.passEnd, u.hostStart = at, at, at, at, at
-	b = append(b, host...)
-	if hostClass&fastHostUpper != 0 {
+	switch {
+	case isIPv4:
+		b = appendIPv4(b, ipv4)
+	case hostClass&fastHostUpper != 0:
+		b = append(b, host...)
 		asm.ToLowerInPlace(b[at:])
+	default:
+		b = append(b, host...)
 	}
 	u.hostEnd = uint32(len(b))
 	if port != omitted {
@@ -183,6 +198,9 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	u.href = b
 	u.scheme = st
 	u.host = hostDomain
+	if isIPv4 {
+		u.host = hostIPv4
+	}
 	u.port = port
 	u.opaquePath = false
 	return true
