@@ -1,5 +1,11 @@
 package http
 
+import (
+	"math/bits"
+
+	"github.com/simdedge/simdedge/asm"
+)
+
 // Field lines: RFC 9112 §5 (field-line = field-name ":" OWS field-value OWS)
 // and RFC 9110 §5.5 (field values). This file walks the field lines of a
 // head once its start line has been parsed.
@@ -196,7 +202,16 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		}
 		first = false
 
-		ne := s.nextNonTchar(pos)
+		// s.nextNonTchar(pos) and s.nextCtl(v), with their fast paths
+		// written out: Go's inliner will not take them whole (the slow
+		// call alone exceeds its budget), and these two scans are the
+		// walk's inner loop.
+		var ne int
+		if rel := uint(pos - s.base); rel < uint(s.end-s.base) && s.nonTchar[rel/asm.BlockSize%windowBlocks]>>(rel%asm.BlockSize) != 0 {
+			ne = pos + bits.TrailingZeros64(s.nonTchar[rel/asm.BlockSize%windowBlocks]>>(rel%asm.BlockSize))
+		} else {
+			ne = s.nextNonTcharSlow(pos)
+		}
 		if ne >= len(buf) {
 			return 0, more(capped, ErrHeaderTooLarge)
 		}
@@ -215,7 +230,12 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		for v < len(buf) && isOWS(buf[v]) {
 			v++
 		}
-		c := s.nextCtl(v)
+		var c int
+		if rel := uint(v - s.base); rel < uint(s.end-s.base) && s.ctl[rel/asm.BlockSize%windowBlocks]>>(rel%asm.BlockSize) != 0 {
+			c = v + bits.TrailingZeros64(s.ctl[rel/asm.BlockSize%windowBlocks]>>(rel%asm.BlockSize))
+		} else {
+			c = s.nextCtlSlow(v)
+		}
 		for c < len(buf) && buf[c] == '\t' {
 			c = s.nextCtl(c + 1)
 		}
@@ -238,7 +258,19 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		if len(*hdrs) >= p.maxHeaders {
 			return 0, ErrTooManyHeaders
 		}
-		*hdrs = append(*hdrs, Header{Name: name, Value: value})
+		// Grow by one and fill the element in place: append of a
+		// composite literal builds the 48-byte Header on the stack and
+		// copies it with wide loads that miss store forwarding, which
+		// cost a quarter of the walk (measured, Go 1.26, AVX-512 host).
+		hs := *hdrs
+		if len(hs) < cap(hs) {
+			hs = hs[:len(hs)+1]
+		} else {
+			hs = append(hs, Header{})
+		}
+		h := &hs[len(hs)-1]
+		h.Name, h.Value = name, value
+		*hdrs = hs
 		if k := kindOf(name); k != fieldOther {
 			if err := f.field(k, value); err != nil {
 				return 0, err

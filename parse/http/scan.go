@@ -57,9 +57,14 @@ const windowBytes = windowBlocks * asm.BlockSize
 type scanner struct {
 	buf   []byte // the bytes being walked, already cut to the head limit
 	masks bool
-	base  int // offset in buf of bit 0 of m's first block
+	base  int // offset in buf of bit 0 of the window's first block
 	end   int // offset in buf just past the classified window
-	m     [windowBlocks * numClasses]uint64
+	// The window's masks, one word per 64-byte block: nonTchar has a bit
+	// for each byte that is not a tchar (and none past the end of the
+	// input, see fill), ctl one for each control byte.
+	nonTchar [windowBlocks]uint64
+	ctl      [windowBlocks]uint64
+	raw      [windowBlocks * numClasses]uint64 // Classify's interleaved output
 }
 
 func (s *scanner) init(buf []byte) {
@@ -71,28 +76,31 @@ func (s *scanner) init(buf []byte) {
 // fill classifies the window starting at p.
 func (s *scanner) fill(p int) {
 	e := min(len(s.buf), p+windowBytes)
-	asm.Classify(s.m[:], s.buf[p:e], headTable)
+	asm.Classify(s.raw[:], s.buf[p:e], headTable)
+	for i := range windowBlocks {
+		s.nonTchar[i] = ^s.raw[i*numClasses+classTchar]
+		s.ctl[i] = s.raw[i*numClasses+classCtl]
+	}
+	if tail := (e - p) % asm.BlockSize; tail != 0 {
+		// Past the end of the input nothing is "not a tchar": a search
+		// there falls through to next, which knows where the input ends.
+		s.nonTchar[(e-p)/asm.BlockSize] &= 1<<tail - 1
+	}
 	s.base, s.end = p, e
 }
 
-// next returns the offset of the first byte at or after p whose bit in
-// class's mask (inverted if invert) is set, or len(s.buf) if there is none.
-// The callers inline the common case, a hit in the current window's block,
-// and call next for everything else.
-func (s *scanner) next(p int, class int, invert bool) int {
+// next returns the offset of the first byte at or after p whose bit is set
+// in masks (s.nonTchar or s.ctl), or len(s.buf) if there is none. It is the
+// slow path of nextNonTchar and nextCtl: it moves the window as needed.
+func (s *scanner) next(p int, masks *[windowBlocks]uint64) int {
 	for p < len(s.buf) {
 		if p < s.base || p >= s.end {
 			s.fill(p)
 		}
 		rel := uint(p - s.base)
 		blk := rel / asm.BlockSize
-		w := s.m[blk*numClasses+uint(class)]
-		if invert {
-			w = ^w
-		}
-		if w >>= rel % asm.BlockSize; w != 0 {
-			// Inverted masks have ones past the end of the input; clamp.
-			return min(p+bits.TrailingZeros64(w), len(s.buf))
+		if w := masks[blk%windowBlocks] >> (rel % asm.BlockSize); w != 0 {
+			return p + bits.TrailingZeros64(w)
 		}
 		p = s.base + int(blk+1)*asm.BlockSize
 	}
@@ -101,17 +109,22 @@ func (s *scanner) next(p int, class int, invert bool) int {
 
 // nextNonTchar returns the offset of the first byte at or after p that is
 // not a tchar, or len(s.buf).
+//
+// It is small enough to inline: the common case, a hit in p's block of the
+// current window, costs a load, a shift and a count. (In scalar mode the
+// window is empty, so the test fails and the slow path scans.)
 func (s *scanner) nextNonTchar(p int) int {
-	if s.masks {
-		// Fast path: the answer lies in p's block of the current window.
-		// A partial block only ends the input, so ones past s.end in the
-		// inverted mask mean "end of input" and are clamped.
-		if rel := uint(p - s.base); rel < uint(s.end-s.base) {
-			if w := ^s.m[rel/asm.BlockSize*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
-				return min(p+bits.TrailingZeros64(w), len(s.buf))
-			}
+	if rel := uint(p - s.base); rel < uint(s.end-s.base) {
+		if w := s.nonTchar[rel/asm.BlockSize%windowBlocks] >> (rel % asm.BlockSize); w != 0 {
+			return p + bits.TrailingZeros64(w)
 		}
-		return s.next(p, classTchar, true)
+	}
+	return s.nextNonTcharSlow(p)
+}
+
+func (s *scanner) nextNonTcharSlow(p int) int {
+	if s.masks {
+		return s.next(p, &s.nonTchar)
 	}
 	b := s.buf
 	for p < len(b) && tcharSet[b[p]] {
@@ -121,15 +134,19 @@ func (s *scanner) nextNonTchar(p int) int {
 }
 
 // nextCtl returns the offset of the first control byte (isCtl) at or after
-// p, or len(s.buf).
+// p, or len(s.buf). Like nextNonTchar, its fast path inlines.
 func (s *scanner) nextCtl(p int) int {
-	if s.masks {
-		if rel := uint(p - s.base); rel < uint(s.end-s.base) {
-			if w := s.m[rel/asm.BlockSize*numClasses+classCtl] >> (rel % asm.BlockSize); w != 0 {
-				return p + bits.TrailingZeros64(w)
-			}
+	if rel := uint(p - s.base); rel < uint(s.end-s.base) {
+		if w := s.ctl[rel/asm.BlockSize%windowBlocks] >> (rel % asm.BlockSize); w != 0 {
+			return p + bits.TrailingZeros64(w)
 		}
-		return s.next(p, classCtl, false)
+	}
+	return s.nextCtlSlow(p)
+}
+
+func (s *scanner) nextCtlSlow(p int) int {
+	if s.masks {
+		return s.next(p, &s.ctl)
 	}
 	return scalarNextCtl(s.buf, p)
 }
