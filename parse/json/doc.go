@@ -30,7 +30,8 @@
 // allows limits; Value.Float reports ErrRange when a number does not fit).
 // Errors are *Error values with the byte offset, never the input bytes.
 //
-// NDJSON bodies are parsed with Parser.ParseND and walked with Document.Roots.
+// NDJSON bodies are parsed with Parser.ParseND and walked with Document.Roots,
+// or streamed from an io.Reader line by line with NDReader.
 //
 // # Related packages
 //
