@@ -32,9 +32,18 @@ func TestFastPathAgreesOnSeeds(t *testing.T) {
 }
 
 func TestEncoderSIMDMatchesScalar(t *testing.T) {
+	// Dense marks (pseudo-random bytes) in the first half, sparse ones
+	// (one space in 23) in the second, so both block strategies run.
 	var src []byte
-	for i := range 1000 {
+	for i := range 500 {
 		src = append(src, byte(i*37+i/7))
+	}
+	for i := range 500 {
+		if i%23 == 0 {
+			src = append(src, ' ')
+		} else {
+			src = append(src, 'a'+byte(i%26))
+		}
 	}
 	sets := []*encodeSet{c0ControlSet, fragmentSet, querySet, specialQuerySet, pathSet, userinfoSet, componentSet, formSet}
 	for _, l := range asm.Levels() {
