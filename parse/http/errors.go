@@ -33,6 +33,7 @@ var (
 	ErrLeadingWhitespace  = errors.New("http: whitespace before first header field")
 	ErrMissingHost        = errors.New("http: missing host header")
 	ErrMultipleHost       = errors.New("http: more than one host header")
+	ErrInvalidHost        = errors.New("http: invalid host header")
 
 	// Framing (RFC 9112 §6).
 	ErrInvalidContentLength     = errors.New("http: invalid content-length")

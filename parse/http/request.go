@@ -57,6 +57,12 @@ type Request struct {
 	// lists "upgrade" (RFC 9110 §7.8), else nil.
 	Upgrade []byte
 
+	// raw is the head the views point into (buf[:n]).
+	raw []byte
+
+	// urlBuf is ResolveTarget's scratch buffer for the reconstructed URI.
+	urlBuf []byte
+
 	// scan is the walker's scratch space (mask window). It lives here
 	// rather than on the stack because asm.Classify's destination
 	// escapes, and a reused Request makes it free.
@@ -66,7 +72,7 @@ type Request struct {
 // Reset clears r for reuse, keeping the Headers backing array.
 func (r *Request) Reset() {
 	h := r.Headers[:0]
-	r.Method, r.Target, r.Version, r.Headers, r.Host = nil, nil, 0, h, nil
+	r.Method, r.Target, r.Version, r.Headers, r.Host, r.raw = nil, nil, 0, h, nil, nil
 	r.Body, r.ContentLength, r.Close, r.Expect100, r.Upgrade = BodyNone, -1, false, false, nil
 }
 
@@ -99,7 +105,29 @@ func (p *Parser) ParseRequest(buf []byte, req *Request) (n int, err error) {
 	if err := req.frame(&f, p.noHostCheck); err != nil {
 		return 0, err
 	}
+	req.raw = buf[:n]
 	return n, nil
+}
+
+// Clone returns a copy of r that owns its bytes: one new buffer holds a
+// copy of the head, and every view points into it. Use it to keep a
+// request beyond the life of the buffer it was parsed from. Clone of a
+// Request that did not parse successfully returns an empty Request.
+func (r *Request) Clone() *Request {
+	c := &Request{ContentLength: -1}
+	if r.raw == nil {
+		return c
+	}
+	raw := append([]byte(nil), r.raw...)
+	c.raw = raw
+	c.Method, c.Target, c.Host = rebase(raw, r.raw, r.Method), rebase(raw, r.raw, r.Target), rebase(raw, r.raw, r.Host)
+	c.Upgrade = rebase(raw, r.raw, r.Upgrade)
+	c.Version, c.Body, c.ContentLength, c.Close, c.Expect100 = r.Version, r.Body, r.ContentLength, r.Close, r.Expect100
+	c.Headers = make(Headers, len(r.Headers))
+	for i, h := range r.Headers {
+		c.Headers[i] = Header{Name: rebase(raw, r.raw, h.Name), Value: rebase(raw, r.raw, h.Value)}
+	}
+	return c
 }
 
 // skipEmptyLines steps over CRLFs before a start line: RFC 9112 §2.2 says a
@@ -260,6 +288,11 @@ func (r *Request) frame(f *framing, noHostCheck bool) error {
 	}
 	if f.hosts == 0 && r.Version == HTTP11 && !noHostCheck {
 		return ErrMissingHost
+	}
+	// §3.2 also rejects a Host with an invalid value; empty is valid
+	// (a target URI without authority).
+	if len(f.host) > 0 && !ValidHost(f.host) {
+		return ErrInvalidHost
 	}
 	r.Host = f.host
 	r.ContentLength = -1

@@ -26,6 +26,7 @@ var allSentinels = []error{
 	ErrLeadingWhitespace,
 	ErrMissingHost,
 	ErrMultipleHost,
+	ErrInvalidHost,
 	ErrInvalidContentLength,
 	ErrConflictingContentLength,
 	ErrContentLengthWithTE,

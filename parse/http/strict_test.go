@@ -86,6 +86,9 @@ func TestRequestStrictness(t *testing.T) {
 		// Host (RFC 9112 §3.2).
 		{"missing host", reqLine + "\r\n", nil, ErrMissingHost, 400},
 		{"two hosts", reqLine + hostLine + hostLine + "\r\n", nil, ErrMultipleHost, 400},
+		{"host with path", reqLine + "Host: a.example/x\r\n\r\n", nil, ErrInvalidHost, 400},
+		{"host with userinfo", reqLine + "Host: u@a.example\r\n\r\n", nil, ErrInvalidHost, 400},
+		{"host with space", reqLine + "Host: a b\r\n\r\n", nil, ErrInvalidHost, 400},
 		{"two hosts http/1.0", "GET / HTTP/1.0\r\n" + hostLine + hostLine + "\r\n", nil, ErrMultipleHost, 400},
 
 		// Limits.
@@ -163,6 +166,7 @@ func TestRequestAccepts(t *testing.T) {
 		{"upgrade", "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", reqResult{Method: "GET", Target: "/ws", Version: HTTP11, Host: "a", ContentLength: -1, Upgrade: "websocket"}},
 		{"upgrade without connection", "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n", reqResult{Method: "GET", Target: "/ws", Version: HTTP11, Host: "a", ContentLength: -1}},
 		{"ows trimmed, tab and obs-text kept", reqLine + "Host:\t a \t\r\nX-A: b\tc\xff \r\n\r\n", reqResult{Method: "GET", Target: "/", Version: HTTP11, Host: "a", ContentLength: -1}},
+		{"empty host", reqLine + "Host:\r\n\r\n", reqResult{Method: "GET", Target: "/", Version: HTTP11, ContentLength: -1}},
 		{"empty value", reqLine + hostLine + "X-A:\r\n\r\n", reqResult{Method: "GET", Target: "/", Version: HTTP11, Host: "example.com", ContentLength: -1}},
 		{"absolute form", "GET http://a.example/x?y=1 HTTP/1.1\r\nHost: a.example\r\n\r\n", reqResult{Method: "GET", Target: "http://a.example/x?y=1", Version: HTTP11, Host: "a.example", ContentLength: -1}},
 		{"authority form", "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n", reqResult{Method: "CONNECT", Target: "a.example:443", Version: HTTP11, Host: "a.example:443", ContentLength: -1}},
