@@ -196,3 +196,24 @@ func TestNonJSONWhitespace(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDEngineBugs holds inputs simdjson-go accepts against RFC 8259
+// (found by the fuzzers); the simd engine must detect them and defer to the
+// pure-Go engine's verdict.
+func TestSIMDEngineBugs(t *testing.T) {
+	for _, in := range []string{"[true\x00]", "[null\x00]", "[false\x00,1]", "[-01.5]", "[-00.5]", "[-01e5]",
+		"[-00000000000000000000]", `["\ud800\u0041"]`, "[\"\xff\"]", "\f[]"} {
+		for _, p := range engineParsers(Options{}) {
+			if _, err := p.Parse([]byte(in)); err == nil {
+				t.Errorf("%v: %q accepted", p.Engine(), in)
+			}
+		}
+	}
+	for _, in := range []string{`["2014-08-31", "a, -01"]`, `[-0.5, -0, 0.0]`} {
+		for _, p := range engineParsers(Options{}) {
+			if _, err := p.Parse([]byte(in)); err != nil {
+				t.Errorf("%v: %q rejected: %v", p.Engine(), in, err)
+			}
+		}
+	}
+}

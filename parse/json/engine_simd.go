@@ -70,9 +70,47 @@ func (d *Document) parseSIMD(b []byte, nd bool) bool {
 	if !escapesValid(pj.Message) {
 		return false
 	}
+	// It accepts a NUL byte after true, false and null ("[true\x00]",
+	// found by FuzzParse). A raw NUL is invalid anywhere in an accepted
+	// document (in strings it is a control character), so any NUL rejects.
+	if bytes.IndexByte(pj.Message, 0) >= 0 {
+		return false
+	}
+	// It accepts a negative number with leading zeros when the number is
+	// a float or longer than 20 bytes ("-01.5", found by FuzzParseND).
+	if !negativeZerosOK(pj.Message) {
+		return false
+	}
 	// It has no depth limit.
 	return tapeDepthOK(pj.Tape, d.opts.MaxDepth)
 }
+
+// negativeZerosOK reports that no number in m starts with "-0" followed by
+// a digit. A '-' starts a number only after '[', ',', ':' or whitespace;
+// the same bytes inside a string ("a, -01") only cost a needless re-parse.
+func negativeZerosOK(m []byte) bool {
+	const negZero = "-0"
+	for i := 0; ; {
+		k := bytes.Index(m[i:], []byte(negZero))
+		if k < 0 {
+			return true
+		}
+		i += k
+		if i+len(negZero) < len(m) && m[i+len(negZero)]-'0' <= 9 &&
+			i > 0 && isNumberLead[m[i-1]] {
+			return false
+		}
+		i += len(negZero)
+	}
+}
+
+// isNumberLead holds the bytes that may precede a number in a document.
+var isNumberLead = func() (t [256]bool) {
+	for _, c := range []byte("[,: \t\r\n") {
+		t[c] = true
+	}
+	return t
+}()
 
 func onlyJSONSpaceTrimmed(b []byte, kept int) bool {
 	lead := skipWS(b, 0)
