@@ -1,6 +1,7 @@
 package json
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,6 +31,32 @@ func BenchmarkParse(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					if _, err := p.Parse(data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSmall measures both engines on small bodies, to place
+// simdMinLen: below it the simd engine's fixed cost per call loses.
+func BenchmarkSmall(b *testing.B) {
+	const item = `{"id":505874924095815681,"name":"ayuu0123","tags":["a","b"],"ok":true,"score":1.5},`
+	for _, size := range []int{128, 512, 1024, 2048, 4096, 16384} {
+		doc := []byte("[")
+		for len(doc)+len(item) < size {
+			doc = append(doc, item...)
+		}
+		doc = append(doc[:len(doc)-1], ']')
+		for _, e := range Engines() {
+			b.Run(fmt.Sprintf("%d/%v", size, e), func(b *testing.B) {
+				p := NewParser(Options{Engine: e})
+				p.doc.simdMin = 0
+				b.SetBytes(int64(len(doc)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := p.Parse(doc); err != nil {
 						b.Fatal(err)
 					}
 				}

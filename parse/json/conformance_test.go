@@ -202,7 +202,7 @@ func TestNonJSONWhitespace(t *testing.T) {
 // pure-Go engine's verdict.
 func TestSIMDEngineBugs(t *testing.T) {
 	for _, in := range []string{"[true\x00]", "[null\x00]", "[false\x00,1]", "[-01.5]", "[-00.5]", "[-01e5]",
-		"[-00000000000000000000]", `["\ud800\u0041"]`, "[\"\xff\"]", "\f[]"} {
+		"[-00000000000000000000]", `["\u000 "]`, `["\u 000"]`, `["\ud800\u0041"]`, "[\"\xff\"]", "\f[]"} {
 		for _, p := range engineParsers(Options{}) {
 			if _, err := p.Parse([]byte(in)); err == nil {
 				t.Errorf("%v: %q accepted", p.Engine(), in)

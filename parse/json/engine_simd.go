@@ -64,7 +64,8 @@ func (d *Document) parseSIMD(b []byte, nd bool) bool {
 		return false
 	}
 	// It decodes "\ud800\u0041" into one wrong code point instead of
-	// rejecting the unpaired surrogate, so every escape is re-checked. In an
+	// rejecting the unpaired surrogate, and accepts non-hex digits in \u
+	// escapes, so every \u escape is re-checked. In an
 	// accepted document every backslash is inside a string, so walking them
 	// from the start pairs each with its escape correctly.
 	if !escapesValid(pj.Message) {
@@ -128,9 +129,10 @@ func escapesValid(m []byte) bool {
 			return true
 		}
 		i += k
-		// Only \uD800-\uDFFF can be mis-decoded; every other escape is
-		// two bytes as far as pairing backslashes is concerned.
-		if i+2 < len(m) && m[i+1] == 'u' && m[i+2]|asciiCaseBit == 'd' {
+		// simdjson-go checks the other escapes itself; a \u escape it
+		// decodes without validating the hex digits ("\u000 ", found by
+		// FuzzParse). Every other escape is two bytes for pairing.
+		if i+1 < len(m) && m[i+1] == 'u' {
 			n, err := checkEscape(m, i)
 			if err != nil {
 				return false
@@ -143,8 +145,6 @@ func escapesValid(m []byte) bool {
 	return true
 }
 
-// asciiCaseBit is the bit that distinguishes ASCII upper and lower case.
-const asciiCaseBit = 0x20
 
 func tapeDepthOK(t []uint64, maxDepth int) bool {
 	// Each level needs an opening and a closing entry besides the two root
