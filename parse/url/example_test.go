@@ -76,3 +76,16 @@ func ExampleSearchParams() {
 	// b=2&b=3&c=+x+y&d=%C3%A9%26
 	// b=2 b=3 c= x y d=é&
 }
+
+func ExampleCanParse() {
+	base, _ := url.Parse("https://example.com/", nil)
+	fmt.Println(url.CanParse("/relative", nil), url.CanParse("/relative", base), url.CanParse("http://[::1", nil))
+	// Output: false true false
+}
+
+func ExampleURL_SearchParams() {
+	u, _ := url.Parse("https://example.com/search?q=go+url&page=2", nil)
+	q, _ := u.SearchParams().Get("q")
+	fmt.Println(q)
+	// Output: go url
+}

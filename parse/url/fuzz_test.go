@@ -119,3 +119,33 @@ func FuzzASMvsPurego(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSetters checks that no setter panics or breaks the offset
+// invariants, and that the href after a setter re-parses to itself.
+func FuzzSetters(f *testing.F) {
+	for i, s := range seedInputs(f) {
+		f.Add(s, uint8(i), "value")
+	}
+	f.Add("https://example.com/", uint8(4), "h:1x")
+	setters := []func(*URL, string) error{
+		(*URL).SetHref, (*URL).SetProtocol, (*URL).SetUsername, (*URL).SetPassword, (*URL).SetHost,
+		(*URL).SetHostname, (*URL).SetPort, (*URL).SetPathname, (*URL).SetSearch, (*URL).SetHash,
+	}
+	f.Fuzz(func(t *testing.T, input string, which uint8, value string) {
+		u, err := Parse(input, nil)
+		if err != nil {
+			return
+		}
+		_ = setters[int(which)%len(setters)](u, value)
+		if msg := u.checkInvariants(); msg != "" {
+			t.Fatalf("setter %d(%q) on %q: invariant: %s (href %q)", int(which)%len(setters), value, input, msg, u.Href())
+		}
+		v, err := Parse(u.Href(), nil)
+		if err != nil {
+			t.Fatalf("setter %d(%q) on %q gave %q, which does not parse: %v", int(which)%len(setters), value, input, u.Href(), err)
+		}
+		if v.Href() != u.Href() {
+			t.Fatalf("setter %d(%q) on %q gave %q, which re-parses as %q", int(which)%len(setters), value, input, u.Href(), v.Href())
+		}
+	})
+}

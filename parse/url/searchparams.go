@@ -229,3 +229,13 @@ func utf16Key(r rune) uint32 {
 	}
 	return uint32(r) << 16
 }
+
+// SearchParams parses the URL's query into a new SearchParams (the
+// searchParams attribute; changes to it do not write back: use
+// SetSearch(p.String())).
+func (u *URL) SearchParams() *SearchParams {
+	q, _ := u.Query()
+	p := &SearchParams{}
+	p.parse(q)
+	return p
+}
