@@ -1,0 +1,97 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Names of the variables .ci/run sets where a capability must exist.
+const (
+	RequireRoot  = "REQUIRE_ROOT"
+	RequireNetNS = "REQUIRE_NETNS"
+	RequireXDP   = "REQUIRE_XDP"
+	RequireRDMA  = "REQUIRE_RDMA"
+)
+
+// Required reports whether env (one of the Require names) is set to a
+// non-empty value other than "0".
+func Required(env string) bool {
+	v := os.Getenv(env)
+	return v != "" && v != "0"
+}
+
+// Need skips tb with reason when ok is false, or fails it when env is
+// Required.
+func Need(tb testing.TB, env string, ok bool, reason string) {
+	tb.Helper()
+	if ok {
+		return
+	}
+	if Required(env) {
+		tb.Fatalf("%s is set but the capability is missing: %s", env, reason)
+	}
+	tb.Skip("skipped: " + reason)
+}
+
+// NeedRoot skips (or fails under REQUIRE_ROOT) unless running as root.
+func NeedRoot(tb testing.TB) {
+	tb.Helper()
+	Need(tb, RequireRoot, os.Geteuid() == 0, "needs root")
+}
+
+// Command returns the path of an external command the test runs (curl,
+// installed by `make deps`). It skips when the command is missing, and
+// fails on the CI machine (REQUIRE_ROOT set), where `make deps` has
+// installed it.
+func Command(tb testing.TB, name string) string {
+	tb.Helper()
+	p, err := exec.LookPath(name)
+	Need(tb, RequireRoot, err == nil, name+" not found in PATH (make deps installs it)")
+	return p
+}
+
+// leakWait bounds how long CheckGoroutines waits for goroutines of the
+// test to end (connection goroutines end a moment after their sockets
+// close).
+const leakWait = 5 * time.Second
+
+// CheckGoroutines records the number of goroutines now and, at cleanup,
+// fails the test if more remain after a grace period, listing the stacks of
+// the extra ones. Register it before anything that starts goroutines, so
+// that it runs after their cleanups (cleanups run last-in first-out).
+func CheckGoroutines(tb testing.TB) {
+	tb.Helper()
+	before := runtime.NumGoroutine()
+	tb.Cleanup(func() {
+		deadline := time.Now().Add(leakWait)
+		for {
+			n := runtime.NumGoroutine()
+			if n <= before {
+				return
+			}
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				buf = buf[:runtime.Stack(buf, true)]
+				tb.Errorf("goroutine leak: %d before, %d after\n%s", before, n, filterStacks(string(buf)))
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// filterStacks drops the testing framework's own goroutines.
+func filterStacks(all string) string {
+	var keep []string
+	for _, g := range strings.Split(all, "\n\n") {
+		if strings.Contains(g, "testing.(*T).Run") || strings.Contains(g, "testing.tRunner") && strings.Contains(g, "CheckGoroutines") {
+			continue
+		}
+		keep = append(keep, g)
+	}
+	return strings.Join(keep, "\n\n")
+}

@@ -1,0 +1,374 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
+
+// Buffer sizes of a stream connection.
+const (
+	// initialReadBuf fits the heads of nearly all requests (browsers send
+	// 0.5-2 KiB) and a few pipelined ones; the buffer grows up to the head
+	// limit only for a connection that needs it.
+	initialReadBuf = 4 << 10
+	// flushThreshold is the amount of pending response bytes at which the
+	// loop writes them out even though more pipelined requests wait: big
+	// enough to batch many small responses into one write, small enough
+	// to bound a connection's memory.
+	flushThreshold = 64 << 10
+	// maxDrainBody is how many unread request-body bytes the server reads
+	// and discards to keep a connection alive after the handler returns;
+	// a larger remainder closes the connection instead.
+	maxDrainBody = 256 << 10
+	// maxPooledBuf: buffers that grew beyond this are left to the GC
+	// instead of being pooled, so one huge request does not pin memory.
+	maxPooledBuf = 128 << 10
+)
+
+// Connection states seen by Shutdown.
+const (
+	stateActive int32 = iota
+	stateIdle         // waiting for the first byte of a next request
+	stateWoken        // Shutdown interrupted the idle read
+)
+
+var errShutdown = errors.New("server: shutting down")
+
+// conn is one stream connection and everything it reuses from request to
+// request: read buffer, output buffer, Request and ResponseWriter. Only its
+// own goroutine touches it, except state and st.SetReadDeadline (Shutdown).
+type conn struct {
+	srv *Server
+	st  Stream
+
+	// rbuf[r:w] holds received bytes not yet consumed: the rest of the
+	// current request's body, then pipelined requests.
+	rbuf []byte
+	r, w int
+	// out holds finished responses not yet written: the responses to a
+	// batch of pipelined requests go out in one Write.
+	out []byte
+
+	req  Request
+	resp ResponseWriter
+
+	state atomic.Int32
+	// readDL is the read deadline last set; setReadDeadline skips
+	// updates that would move it by less than a quarter of the timeout.
+	readDL time.Time
+	// sent100 records that "100 Continue" went out for this request.
+	sent100 bool
+	// broken: the stream failed or the body framing is unrecoverable;
+	// the connection closes after the current response.
+	broken bool
+}
+
+var connPool = sync.Pool{New: func() any {
+	c := &conn{rbuf: make([]byte, initialReadBuf)}
+	c.req.c = c
+	c.req.body.c = c
+	c.resp.sink = c
+	c.resp.out = &c.out
+	return c
+}}
+
+func newConn(s *Server, st Stream) *conn {
+	c := connPool.Get().(*conn)
+	c.srv, c.st = s, st
+	c.r, c.w = 0, 0
+	c.readDL = time.Time{}
+	c.broken = false
+	c.state.Store(stateActive)
+	c.req.srv = s
+	c.req.remote = st.RemoteAddr()
+	c.req.remoteIP = c.req.remoteIP[:0]
+	return c
+}
+
+func (c *conn) release() {
+	poison(c.rbuf[:c.w])
+	c.srv, c.st = nil, nil
+	c.req.remote = nil
+	c.req.srv = nil
+	if cap(c.rbuf) > maxPooledBuf {
+		c.rbuf = make([]byte, initialReadBuf)
+	}
+	if cap(c.out) > maxPooledBuf {
+		c.out = nil
+	}
+	c.req.release()
+	c.resp.release()
+	connPool.Put(c)
+}
+
+// setReadDeadline sets the read deadline to now+d, lazily: a timer update
+// costs about as much as parsing a small request head, and a keep-alive
+// connection would pay it on every request. The deadline is moved only when
+// it would otherwise expire early (later than wanted) or more than d/4 early.
+func (c *conn) setReadDeadline(now time.Time, d time.Duration) {
+	if d <= 0 {
+		if !c.readDL.IsZero() {
+			c.readDL = time.Time{}
+			c.st.SetReadDeadline(time.Time{})
+		}
+		return
+	}
+	want := now.Add(d)
+	if !c.readDL.IsZero() && !c.readDL.After(want) && want.Sub(c.readDL) < d/4 {
+		return
+	}
+	c.readDL = want
+	c.st.SetReadDeadline(want)
+}
+
+// setExactReadDeadline sets the deadline t as is (the read-header bound
+// must not be stretched).
+func (c *conn) setExactReadDeadline(t time.Time) {
+	if t.Equal(c.readDL) {
+		return
+	}
+	c.readDL = t
+	c.st.SetReadDeadline(t)
+}
+
+// flush writes the pending responses.
+func (c *conn) flush() error {
+	if len(c.out) == 0 {
+		return nil
+	}
+	if d := c.srv.opts.Timeouts.Write; d > 0 {
+		c.st.SetWriteDeadline(time.Now().Add(d))
+	}
+	_, err := c.st.Write(c.out)
+	c.out = c.out[:0]
+	if err != nil {
+		c.broken = true
+	}
+	return err
+}
+
+// flushOut implements sink for ResponseWriter.
+func (c *conn) flushOut(final bool) error {
+	if final && len(c.out) < flushThreshold {
+		return nil // the loop batches it with the next responses
+	}
+	return c.flush()
+}
+
+// serve runs the connection loop until the client closes, an error, a
+// timeout or Shutdown.
+func (c *conn) serve() {
+	defer func() {
+		if p := recover(); p != nil {
+			c.srv.opts.Logger.Error("handler panic; connection closed", "panic", p, "remote", c.req.remote)
+		}
+		c.st.Close()
+	}()
+	for first := true; ; first = false {
+		n, err := c.readHead(first)
+		if err != nil {
+			if status := phttp.StatusFor(err); status != 0 && !isStreamError(err) {
+				c.writeError(status)
+			}
+			c.flush()
+			return
+		}
+		if !c.serveOne(n) {
+			c.flush()
+			return
+		}
+		if len(c.out) >= flushThreshold {
+			if c.flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// streamError marks errors of the stream itself (read failures, timeouts,
+// EOF) as opposed to parse errors, which get an answer.
+type streamError struct{ err error }
+
+func (e streamError) Error() string { return e.err.Error() }
+func (e streamError) Unwrap() error { return e.err }
+
+func isStreamError(err error) bool {
+	var se streamError
+	return errors.As(err, &se) || err == errShutdown
+}
+
+// readHead waits until rbuf[r:] starts with a complete request head and
+// parses it into c.req.head, returning the head's length.
+func (c *conn) readHead(first bool) (int, error) {
+	var headStart time.Time
+	for {
+		if c.w > c.r {
+			n, err := c.srv.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
+			if err != phttp.ErrNeedMore {
+				return n, err
+			}
+		}
+		// Need more bytes: everything answered so far goes out first,
+		// which ends a batch of pipelined responses.
+		if err := c.flush(); err != nil {
+			return 0, streamError{err}
+		}
+		if c.r > 0 {
+			// The previous request is finished: its bytes may move.
+			poison(c.rbuf[:c.r])
+			c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
+			c.r = 0
+		}
+		if c.w == len(c.rbuf) {
+			// The parser reports ErrHeaderTooLarge once it sees
+			// MaxHeaderBytes, so the buffer never grows beyond that.
+			c.grow(min(2*len(c.rbuf), c.srv.opts.Limits.MaxHeaderBytes))
+		}
+		now := time.Now()
+		idle := c.w == 0
+		if idle {
+			if first {
+				c.setExactReadDeadline(deadline(now, c.srv.opts.Timeouts.ReadHeader))
+			} else {
+				c.setReadDeadline(now, c.srv.opts.Timeouts.Idle)
+			}
+			// Order matters: mark idle, then look at closing. Shutdown
+			// sets closing, then wakes the connections it sees idle.
+			c.state.Store(stateIdle)
+			if c.srv.closing.Load() {
+				return 0, errShutdown
+			}
+		} else {
+			if headStart.IsZero() {
+				headStart = now
+			}
+			c.setExactReadDeadline(deadline(headStart, c.srv.opts.Timeouts.ReadHeader))
+		}
+		nr, err := c.st.Read(c.rbuf[c.w:])
+		if idle && c.state.Swap(stateActive) == stateWoken {
+			// Shutdown interrupted the wait. A request that raced
+			// with it is dropped unanswered, as a keep-alive client
+			// expects from a server closing an idle connection.
+			return 0, errShutdown
+		}
+		c.w += nr
+		if err != nil {
+			return 0, streamError{err}
+		}
+	}
+}
+
+func deadline(from time.Time, d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	return from.Add(d)
+}
+
+// grow replaces rbuf by one of size n holding the same bytes. Views into
+// the old buffer stay valid: it is left unchanged for the GC.
+func (c *conn) grow(n int) {
+	if n <= len(c.rbuf) {
+		n = 2 * len(c.rbuf)
+	}
+	nb := make([]byte, n)
+	copy(nb, c.rbuf[:c.w])
+	c.rbuf = nb
+}
+
+// serveOne runs the handler for the head of length n at rbuf[r:] and
+// reports whether the connection stays open.
+func (c *conn) serveOne(n int) bool {
+	s := c.srv
+	head := &c.req.head
+	reqStart := c.r
+	c.r += n
+	c.sent100 = false
+	if head.Body == phttp.BodyLength && s.opts.Limits.MaxBodyBytes > 0 && head.ContentLength > s.opts.Limits.MaxBodyBytes {
+		c.writeError(413)
+		return false
+	}
+	c.req.begin(c.rbuf[reqStart:c.r], c.r)
+	c.resp.begin(head, head.Close || s.closing.Load())
+	s.opts.Handler.ServeEdge(&c.resp, &c.req)
+	if !c.req.body.done {
+		c.finishBody()
+	}
+	if s.closing.Load() {
+		c.resp.closeConn = true
+	}
+	c.resp.finish()
+	c.req.end()
+	poison(c.rbuf[reqStart:c.r])
+	return !c.resp.closeConn && !c.broken
+}
+
+// finishBody deals with a body the handler did not read to the end: it
+// reads and discards a small remainder so the connection can serve the next
+// request, and otherwise marks the connection for closing.
+func (c *conn) finishBody() {
+	b := &c.req.body
+	if c.req.head.Expect100 && !c.sent100 && c.r == c.w {
+		// The client waits for "100 Continue" before it sends the body;
+		// answering without it and closing is what RFC 9110 §10.1.1
+		// expects of a server that does not want the body.
+		c.resp.closeConn = true
+		return
+	}
+	if b.kind == phttp.BodyLength && b.length.Remaining() > maxDrainBody {
+		c.resp.closeConn = true
+		return
+	}
+	if err := b.discard(maxDrainBody); err != nil {
+		c.resp.closeConn = true
+	}
+}
+
+// expectContinue sends "100 Continue" before the first read of a body the
+// client has not started sending (RFC 9110 §10.1.1).
+func (c *conn) expectContinue() error {
+	if !c.req.head.Expect100 || c.sent100 || c.resp.committed {
+		return nil
+	}
+	c.sent100 = true
+	c.out = append(c.out, continueLine...)
+	return c.flush()
+}
+
+const continueLine = "HTTP/1.1 100 Continue\r\n\r\n"
+
+// writeError queues a minimal error response that closes the connection,
+// for input rejected before any handler ran.
+func (c *conn) writeError(status int) {
+	c.out = appendErrorResponse(c.out, status)
+}
+
+// readBody reads more raw body bytes into rbuf[w:], growing the buffer if
+// it is full, under the body (Idle) timeout.
+func (c *conn) readMore() error {
+	if c.broken {
+		return io.ErrUnexpectedEOF
+	}
+	if err := c.expectContinue(); err != nil {
+		return err
+	}
+	if c.w == len(c.rbuf) {
+		c.grow(2 * len(c.rbuf))
+	}
+	c.setReadDeadline(time.Now(), c.srv.opts.Timeouts.Idle)
+	n, err := c.st.Read(c.rbuf[c.w:])
+	c.w += n
+	if err != nil {
+		c.broken = true
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/internal/testenv"
+)
+
+// testTimeout bounds every network wait in these tests.
+const testTimeout = 10 * time.Second
+
+// startTCP serves h on 127.0.0.1:0 and shuts the server down at cleanup.
+func startTCP(t *testing.T, h Handler, o Options) (*Server, string) {
+	t.Helper()
+	testenv.CheckGoroutines(t)
+	o.Handler = h
+	s := New(o)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStream(TCPListener(l)) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+		if err := <-done; err != ErrServerClosed {
+			t.Errorf("ServeStream returned %v, want ErrServerClosed", err)
+		}
+	})
+	return s, l.Addr().String()
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(testTimeout))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// readResponse reads one response from br with net/http's reader, the
+// independent reference, and returns it with its body read.
+func readResponse(t *testing.T, br *bufio.Reader, method string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("reading response: %v", err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading body: %v", err)
+	}
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+// expectClosed asserts that the server closes c (EOF or reset) without
+// sending anything more.
+func expectClosed(t *testing.T, br *bufio.Reader) {
+	t.Helper()
+	b, err := br.ReadByte()
+	if err == nil {
+		rest, _ := br.Peek(br.Buffered())
+		t.Fatalf("connection still open; got %q", append([]byte{b}, rest...))
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("connection not closed: %v", err)
+	}
+}
+
+func okHandler(body string) Handler {
+	return HandlerFunc(func(w *ResponseWriter, r *Request) {
+		w.AddHeader("Content-Type", "text/plain")
+		w.WriteString(body)
+	})
+}
+
+func newClient() *http.Client {
+	return &http.Client{Timeout: testTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+}
+
+func closeIdle(t *testing.T, c *http.Client) {
+	t.Cleanup(func() { c.CloseIdleConnections() })
+}
+
+func crlf(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+
+func dial2(addr string) (interface{ Close() error }, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	// Accepted by the kernel backlog but never served: a read sees EOF.
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	var b [1]byte
+	if _, err := c.Read(b[:]); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func countingDialer(n *atomic.Int32) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		n.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
+func runCmd(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	return string(out), err
+}

@@ -1,0 +1,178 @@
+package server
+
+import (
+	"errors"
+	"sync"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
+
+// errReplyTooLarge is returned by the in-memory message transport when the
+// server sends a reply larger than its MaxReply.
+var errReplyTooLarge = errors.New("server: reply larger than the transport's maximum")
+
+// exchange is the state of one message request: the counterpart of conn
+// for message transports, pooled so a warm server allocates nothing.
+type exchange struct {
+	srv  *Server
+	m    Message
+	out  []byte
+	req  Request
+	resp ResponseWriter
+	dec  phttp.ChunkedDecoder
+	sent bool // some reply went out
+	done bool // the last reply went out
+}
+
+var exchangePool = sync.Pool{New: func() any {
+	x := &exchange{}
+	x.resp.sink = x
+	x.resp.out = &x.out
+	return x
+}}
+
+// ServeMessages receives request messages from l and serves each on its
+// own goroutine, at most Limits.MaxConns at once, until l fails or the
+// server shuts down. The body must be whole in the message (framed by
+// Content-Length or chunked inside it); bodies continued in later messages
+// or fetched by RDMA READ are not implemented yet and get 413.
+func (s *Server) ServeMessages(l MessageListener) error {
+	if !s.track(l, l.Close) {
+		l.Close()
+		return ErrServerClosed
+	}
+	defer s.untrack(l)
+	defer l.Close()
+	var slots chan struct{}
+	if n := s.opts.Limits.MaxConns; n > 0 {
+		slots = make(chan struct{}, n)
+	}
+	for {
+		if slots != nil {
+			slots <- struct{}{}
+		}
+		m, err := l.Receive()
+		if err != nil {
+			if slots != nil {
+				<-slots
+			}
+			if s.closing.Load() {
+				return ErrServerClosed
+			}
+			return err
+		}
+		s.active.Add(1)
+		go func() {
+			s.serveMessage(m)
+			if slots != nil {
+				<-slots
+			}
+			s.active.Done()
+		}()
+	}
+}
+
+func (s *Server) serveMessage(m Message) {
+	x := exchangePool.Get().(*exchange)
+	x.srv, x.m, x.sent, x.done = s, m, false, false
+	x.out = x.out[:0]
+	defer func() {
+		if p := recover(); p != nil {
+			s.opts.Logger.Error("handler panic", "panic", p, "remote", m.RemoteAddr())
+			if !x.sent {
+				x.out = appendErrorResponse(x.out[:0], 500)
+				x.flushOut(true)
+			}
+		}
+		poison(m.Data())
+		m.Release()
+		x.m, x.srv, x.req.srv, x.req.remote = nil, nil, nil, nil
+		x.req.release()
+		x.resp.release()
+		exchangePool.Put(x)
+	}()
+	data := m.Data()
+	if status := x.serve(data); status != 0 {
+		x.out = appendErrorResponse(x.out[:0], status)
+		x.flushOut(true)
+	} else if !x.done {
+		x.flushOut(true) // an aborted response ends here
+	}
+}
+
+// serve parses and handles one message; it returns a status to answer with
+// when the message was rejected before the handler ran.
+func (x *exchange) serve(data []byte) int {
+	s := x.srv
+	head := &x.req.head
+	n, err := s.parser.ParseRequest(data, head)
+	if err == phttp.ErrNeedMore {
+		return 400 // the message ended inside the head
+	}
+	if err != nil {
+		return phttp.StatusFor(err)
+	}
+	body := data[n:]
+	max := s.opts.Limits.MaxBodyBytes
+	switch head.Body {
+	case phttp.BodyLength:
+		if max > 0 && head.ContentLength > max || head.ContentLength > int64(len(body)) {
+			return 413
+		}
+		body = body[:head.ContentLength]
+	case phttp.BodyChunked:
+		x.dec.Reset()
+		x.dec.MaxBody = max
+		dn, _, err := x.dec.Decode(body)
+		if err == phttp.ErrNeedMore {
+			return 400
+		}
+		if err != nil {
+			return phttp.StatusFor(err)
+		}
+		body = body[:dn]
+	default:
+		body = nil
+	}
+	x.req.srv = s
+	x.req.remote = x.m.RemoteAddr()
+	x.req.remoteIP = x.req.remoteIP[:0]
+	x.req.begin(data[:n], 0)
+	x.req.body.kind, x.req.body.msg, x.req.body.done = phttp.BodyLength, body, len(body) == 0
+	x.resp.begin(head, false)
+	s.opts.Handler.ServeEdge(&x.resp, &x.req)
+	x.resp.finish()
+	x.req.end()
+	return 0
+}
+
+// flushOut implements sink: it sends out as reply messages of at most
+// MaxReply bytes. An intermediate flush keeps a partial message's worth for
+// later; the final one marks its last message as such.
+func (x *exchange) flushOut(final bool) error {
+	max := x.m.MaxReply()
+	out := x.out
+	for len(out) > 0 {
+		k := len(out)
+		if max > 0 && k > max {
+			k = max
+		}
+		if !final && max > 0 && k < max {
+			break
+		}
+		last := final && k == len(out)
+		if err := x.m.Reply(out[:k], !last); err != nil {
+			x.out = x.out[:0]
+			x.done = true
+			return err
+		}
+		x.sent, x.done = true, last
+		out = out[k:]
+	}
+	x.out = append(x.out[:0], out...)
+	if final && !x.done {
+		x.sent, x.done = true, true
+		return x.m.Reply(nil, false)
+	}
+	return nil
+}

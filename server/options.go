@@ -1,0 +1,113 @@
+package server
+
+import (
+	"log/slog"
+	"time"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
+
+// Default limits and timeouts. Unlike net/http and fasthttp, every timeout
+// has a finite default: a client that sends its head slowly is dropped after
+// DefaultReadHeaderTimeout (the slow-header attack, see FACTS.md).
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultDrainTimeout      = 15 * time.Second
+
+	DefaultMaxBodyBytes = 10 << 20
+	DefaultMaxConns     = 10000
+)
+
+// Limits bounds what one client may make the server hold.
+type Limits struct {
+	// MaxRequestLine, MaxHeaderBytes and MaxHeaders are the parser's
+	// limits (parse/http.Options); zero means its defaults. Beyond them
+	// the answer is 414 or 431 and the connection closes.
+	MaxRequestLine int
+	MaxHeaderBytes int
+	MaxHeaders     int
+	// MaxBodyBytes bounds a request body (413 beyond it); zero means
+	// DefaultMaxBodyBytes, a negative value no limit.
+	MaxBodyBytes int64
+	// MaxConns bounds the connections served at once per Serve call; the
+	// accept loop waits for a free slot (the kernel backlog holds the
+	// rest). Zero means DefaultMaxConns, negative no limit.
+	MaxConns int
+}
+
+// Timeouts of a connection. Zero means the default; a negative value
+// disables the timeout.
+type Timeouts struct {
+	// ReadHeader bounds the time from the first byte of a request head
+	// to its end, and the wait for the first request on a new connection.
+	ReadHeader time.Duration
+	// Idle bounds the wait for the next request on a keep-alive
+	// connection, and each read of a request body (a body that stalls
+	// longer is abandoned). The deadline is refreshed lazily: a
+	// connection is closed after between 3/4 Idle and Idle of silence,
+	// which saves a timer update per request (see conn.setReadDeadline).
+	Idle time.Duration
+	// Write bounds each write of response bytes to the client.
+	Write time.Duration
+	// Drain bounds Shutdown when its context has no deadline.
+	Drain time.Duration
+}
+
+// Options configures a Server.
+type Options struct {
+	// Handler serves every request. It must not be nil.
+	Handler  Handler
+	Limits   Limits
+	Timeouts Timeouts
+	// Logger receives connection-level events (handler panics, accept
+	// errors). Nil means slog.Default().
+	Logger *slog.Logger
+	// AllowBareLF relaxes the parser (see parse/http.Options). Off by
+	// default: parsers that disagree on line ends are a smuggling vector.
+	AllowBareLF bool
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+func (o *Options) normalize() {
+	t := &o.Timeouts
+	t.ReadHeader = orDefault(t.ReadHeader, DefaultReadHeaderTimeout)
+	t.Idle = orDefault(t.Idle, DefaultIdleTimeout)
+	t.Write = orDefault(t.Write, DefaultWriteTimeout)
+	t.Drain = orDefault(t.Drain, DefaultDrainTimeout)
+	l := &o.Limits
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = phttp.DefaultMaxHeaderBytes
+	}
+	if l.MaxRequestLine <= 0 {
+		l.MaxRequestLine = phttp.DefaultMaxRequestLine
+	}
+	if l.MaxHeaders <= 0 {
+		l.MaxHeaders = phttp.DefaultMaxHeaders
+	}
+	switch {
+	case l.MaxBodyBytes == 0:
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	case l.MaxBodyBytes < 0:
+		l.MaxBodyBytes = 0 // the decoders' "no limit"
+	}
+	switch {
+	case l.MaxConns == 0:
+		l.MaxConns = DefaultMaxConns
+	case l.MaxConns < 0:
+		l.MaxConns = 0
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}

@@ -1,0 +1,254 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
+
+// Handler serves one request. The Request's views (method, target, headers,
+// body bytes, URL, JSON document) are valid only until ServeEdge returns;
+// see Request. The ResponseWriter must not be used after ServeEdge returns.
+type Handler interface {
+	ServeEdge(w *ResponseWriter, r *Request)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(w *ResponseWriter, r *Request)
+
+// ServeEdge calls f(w, r).
+func (f HandlerFunc) ServeEdge(w *ResponseWriter, r *Request) { f(w, r) }
+
+// Server runs connection loops over stream and message transports and
+// hands every request to one Handler. A Server may serve several listeners
+// of either kind at once; Shutdown drains them all.
+type Server struct {
+	opts   Options
+	parser *phttp.Parser
+
+	mu        sync.Mutex
+	listeners map[any]func() error
+	conns     map[*conn]struct{}
+	active    sync.WaitGroup // connection and message goroutines
+	closing   atomic.Bool
+}
+
+// New returns a Server for o. It panics if o.Handler is nil, a programming
+// error.
+func New(o Options) *Server {
+	if o.Handler == nil {
+		panic("server: nil Handler")
+	}
+	o.normalize()
+	return &Server{
+		opts: o,
+		parser: phttp.NewParser(phttp.Options{
+			MaxRequestLine: o.Limits.MaxRequestLine,
+			MaxHeaderBytes: o.Limits.MaxHeaderBytes,
+			MaxHeaders:     o.Limits.MaxHeaders,
+			AllowBareLF:    o.AllowBareLF,
+		}),
+		listeners: make(map[any]func() error),
+		conns:     make(map[*conn]struct{}),
+	}
+}
+
+// Options returns the effective options (defaults filled in).
+func (s *Server) Options() Options { return s.opts }
+
+// ListenAndServe serves kernel TCP on addr ("127.0.0.1:8080").
+func (s *Server) ListenAndServe(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.ServeStream(TCPListener(l))
+}
+
+func (s *Server) track(key any, closeFn func() error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.listeners[key] = closeFn
+	return true
+}
+
+func (s *Server) untrack(key any) {
+	s.mu.Lock()
+	delete(s.listeners, key)
+	s.mu.Unlock()
+}
+
+// acceptBackoff is the longest pause after a temporary accept error
+// (EMFILE and friends), so that the loop does not spin while descriptors
+// are exhausted.
+const acceptBackoff = time.Second
+
+// ServeStream accepts connections from l and serves each on its own
+// goroutine (Go's netpoller makes that the natural model for kernel TCP)
+// until l fails or the server shuts down, then returns ErrServerClosed or
+// the accept error. It closes l.
+func (s *Server) ServeStream(l StreamListener) error {
+	if !s.track(l, l.Close) {
+		l.Close()
+		return ErrServerClosed
+	}
+	defer s.untrack(l)
+	defer l.Close()
+	var slots chan struct{}
+	if n := s.opts.Limits.MaxConns; n > 0 {
+		slots = make(chan struct{}, n)
+	}
+	var delay time.Duration
+	for {
+		if slots != nil {
+			slots <- struct{}{}
+		}
+		st, err := l.Accept()
+		if err != nil {
+			if slots != nil {
+				<-slots
+			}
+			if s.closing.Load() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				delay = min(max(2*delay, 5*time.Millisecond), acceptBackoff)
+				s.opts.Logger.Warn("accept failed; retrying", "err", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		c := newConn(s, st)
+		if !s.addConn(c) {
+			st.Close()
+			c.release()
+			if slots != nil {
+				<-slots
+			}
+			return ErrServerClosed
+		}
+		go func() {
+			c.serve()
+			s.removeConn(c)
+			if slots != nil {
+				<-slots
+			}
+		}()
+	}
+}
+
+func isTemporary(err error) bool {
+	t, ok := err.(interface{ Temporary() bool })
+	return ok && t.Temporary()
+}
+
+func (s *Server) addConn(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.active.Add(1)
+	return true
+}
+
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	c.release()
+	s.active.Done()
+}
+
+// shutdownPoll is how often Shutdown looks for connections that have
+// become idle since its last pass.
+const shutdownPoll = 20 * time.Millisecond
+
+// Shutdown stops accepting, lets in-flight requests finish (their
+// responses carry "Connection: close"), closes idle connections, and waits
+// for all connections to end. If ctx has no deadline, Options.Timeouts.Drain
+// bounds the wait. When the bound expires it closes every remaining
+// connection and returns the context's error at once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok && s.opts.Timeouts.Drain > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.Timeouts.Drain)
+		defer cancel()
+	}
+	s.closeListeners()
+	done := make(chan struct{})
+	go func() { s.active.Wait(); close(done) }()
+	t := time.NewTicker(shutdownPoll)
+	defer t.Stop()
+	for {
+		s.wakeIdle()
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			// Handlers still running see their streams fail; Shutdown
+			// does not wait for them, so a stuck handler cannot hold up
+			// the process's exit.
+			s.closeConns()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Close stops accepting and closes every connection at once.
+func (s *Server) Close() error {
+	s.closeListeners()
+	s.closeConns()
+	s.active.Wait()
+	return nil
+}
+
+func (s *Server) closeListeners() {
+	s.mu.Lock()
+	s.closing.Store(true)
+	fns := make([]func() error, 0, len(s.listeners))
+	for _, fn := range s.listeners {
+		fns = append(fns, fn)
+	}
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// wakeIdle interrupts the read of every connection waiting for a next
+// request; the loop then sees the server closing and ends (see
+// conn.waitIdle for the ordering that makes this race-free).
+func (s *Server) wakeIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.state.Load() == stateIdle {
+			c.st.SetReadDeadline(aLongTimeAgo)
+		}
+	}
+}
+
+func (s *Server) closeConns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.st.Close()
+	}
+}
+
+// aLongTimeAgo is a deadline in the past: it makes a pending Read return.
+var aLongTimeAgo = time.Unix(1, 0)

@@ -1,0 +1,182 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/simdedge/simdedge/internal/testenv"
+)
+
+func serveMem(t *testing.T, h Handler, o Options) (*MemStreamListener, *MemMessageListener) {
+	t.Helper()
+	testenv.CheckGoroutines(t)
+	o.Handler = h
+	s := New(o)
+	sl := NewMemStreamListener()
+	ml := NewMemMessageListener(64)
+	done := make(chan error, 2)
+	go func() { done <- s.ServeStream(sl) }()
+	go func() { done <- s.ServeMessages(ml) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+		for range 2 {
+			if err := <-done; err != ErrServerClosed {
+				t.Errorf("Serve returned %v", err)
+			}
+		}
+	})
+	return sl, ml
+}
+
+// TestOneHandlerBothTransports runs the same handler over the in-memory
+// stream and message transports and checks they answer alike.
+func TestOneHandlerBothTransports(t *testing.T) {
+	sl, ml := serveMem(t, echoBody, Options{})
+	reqs := []string{
+		"GET /a HTTP/1.1\r\nHost: x\r\n\r\n",
+		"POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nxyz",
+		"POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n1\r\nc\r\n0\r\n\r\n",
+	}
+	want := []string{"GET /a 0:", "POST /b 3:xyz", "POST /c 3:abc"}
+
+	c, err := sl.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go io.WriteString(c, strings.Join(reqs, "")) // net.Pipe is synchronous
+	br := bufio.NewReader(c)
+	for i := range reqs {
+		_, body := readResponse(t, br, "GET")
+		if body != want[i] {
+			t.Errorf("stream %d: %q, want %q", i, body, want[i])
+		}
+	}
+
+	for i, r := range reqs {
+		replies, err := ml.Exchange([]byte(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(replies) < 2 {
+			t.Errorf("message %d: %d replies, want a split reply (MaxReply 64)", i, len(replies))
+		}
+		for _, m := range replies {
+			if len(m) > 64 {
+				t.Errorf("reply of %d bytes exceeds MaxReply", len(m))
+			}
+		}
+		resp, body := readResponse(t, bufio.NewReader(bytes.NewReader(bytes.Join(replies, nil))), "GET")
+		if body != want[i] || resp.StatusCode != 200 {
+			t.Errorf("message %d: %d %q, want %q", i, resp.StatusCode, body, want[i])
+		}
+	}
+	// Rejections over messages.
+	for _, tc := range []struct {
+		req    string
+		status int
+	}{
+		{"GET / HTTP/1.1\r\nHost: x\r\n", 400},                             // truncated head
+		{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\nab", 413}, // body not whole
+		{"GET / HTTP/3.0\r\nHost: x\r\n\r\n", 505},
+	} {
+		replies, _ := ml.Exchange([]byte(tc.req))
+		resp, _ := readResponse(t, bufio.NewReader(bytes.NewReader(bytes.Join(replies, nil))), "GET")
+		if resp.StatusCode != tc.status {
+			t.Errorf("%q: status %d, want %d", tc.req, resp.StatusCode, tc.status)
+		}
+	}
+}
+
+func TestStdHandlerAdapter(t *testing.T) {
+	std := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Path", r.URL.Path)
+		w.Header().Set("X-Query", r.URL.Query().Get("q"))
+		w.Header().Set("X-Agent", r.Header.Get("User-Agent"))
+		w.WriteHeader(201)
+		w.Write([]byte(r.Method + " " + r.Host + " " + string(b)))
+	})
+	_, addr := startTCP(t, FromHTTP(std), Options{})
+	c := newClient()
+	closeIdle(t, c)
+	req, _ := http.NewRequest("PUT", "http://"+addr+"/p/a?q=1", strings.NewReader("body"))
+	req.Header.Set("User-Agent", "ua")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || string(b) != "PUT "+addr+" body" ||
+		resp.Header.Get("X-Path") != "/p/a" || resp.Header.Get("X-Query") != "1" || resp.Header.Get("X-Agent") != "ua" {
+		t.Errorf("got %d %q %v", resp.StatusCode, b, resp.Header)
+	}
+}
+
+func TestRequestURLAndJSON(t *testing.T) {
+	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+		u, err := r.URL()
+		if err != nil {
+			w.WriteHeader(400)
+			return
+		}
+		doc, err := r.JSON()
+		if err != nil {
+			w.WriteHeader(422)
+			return
+		}
+		v, err := doc.Root().Get("n")
+		if err != nil {
+			w.WriteHeader(422)
+			return
+		}
+		n, _ := v.Int()
+		w.WriteString(u.Hostname() + "|" + u.Pathname() + "|" + u.Search() + "|")
+		w.Write([]byte{byte('0' + n)})
+	})
+	_, addr := startTCP(t, h, Options{})
+	c := newClient()
+	closeIdle(t, c)
+	resp, err := c.Post("http://"+addr+"/a/./b/../c?x=1", "application/json", strings.NewReader(`{"n": 7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "127.0.0.1|/a/c|?x=1|7" {
+		t.Errorf("got %d %q", resp.StatusCode, b)
+	}
+	resp, err = c.Post("http://"+addr+"/", "application/json", strings.NewReader(`{"n": `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 422 {
+		t.Errorf("bad JSON: status %d", resp.StatusCode)
+	}
+}
+
+func TestCurl(t *testing.T) {
+	curl := testenv.Command(t, "curl")
+	_, addr := startTCP(t, echoBody, Options{})
+	out, err := runCmd(curl, "-sS", "--max-time", "10", "-H", "Expect:", "--data-binary", "hello curl", "http://"+addr+"/c", "http://"+addr+"/d")
+	if err != nil {
+		t.Fatalf("curl: %v\n%s", err, out)
+	}
+	if want := "POST /c 10:hello curlPOST /d 10:hello curl"; out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+	// Chunked upload with Expect: 100-continue, as curl sends it.
+	out, err = runCmd(curl, "-sS", "--max-time", "10", "-H", "Transfer-Encoding: chunked", "--data-binary", "xyz", "http://"+addr+"/e")
+	if err != nil || out != "POST /e 3:xyz" {
+		t.Errorf("curl chunked: %q %v", out, err)
+	}
+}
