@@ -29,6 +29,16 @@ func BenchmarkJSON(b *testing.B) {
 		b.Run(name+"/simdedge_purego", func(b *testing.B) {
 			jsonParseLoop(b, data, sjson.NewParser(sjson.Options{Engine: sjson.EnginePureGo}))
 		})
+		b.Run(name+"/simdedge_validate", func(b *testing.B) {
+			p := sjson.NewParser(sjson.Options{})
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.Validate(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(name+"/encoding_json", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()

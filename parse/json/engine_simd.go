@@ -145,7 +145,6 @@ func escapesValid(m []byte) bool {
 	return true
 }
 
-
 func tapeDepthOK(t []uint64, maxDepth int) bool {
 	// Each level needs an opening and a closing entry besides the two root
 	// entries, so a short tape cannot be too deep.

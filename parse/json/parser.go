@@ -19,6 +19,7 @@ type Document struct {
 	msg   []byte   // the input the offsets refer to
 	own   []uint64 // pure-Go engine tape storage, reused
 	stack []int    // pure-Go engine container stack, reused
+	kinds []bool   // Validate's container stack (true: object), reused
 	opts  Options
 	simd  simdState
 	// simdMin is simdMinLen; tests lower it to run the simd engine on
@@ -53,11 +54,27 @@ func (p *Parser) Parse(b []byte) (*Document, error) { return p.parse(b, false, o
 func (p *Parser) ParseND(b []byte) (*Document, error) { return p.parse(b, true, opParseND) }
 
 // Validate reports whether b is one valid JSON text, with the error offset.
-// It runs the same single pass as Parse into the parser's scratch tape and
-// exposes no document.
+// It runs the pure-Go engine's state machine without writing a tape, on
+// every machine: it accepts exactly what Parse accepts, and measured faster
+// than a simdjson-go parse on the benchmark corpora.
 func (p *Parser) Validate(b []byte) error {
-	_, err := p.parse(b, false, opValidate)
-	return err
+	d := &p.doc
+	if d.opts.MaxDepth == 0 {
+		d.opts = d.opts.withDefaults()
+		d.simdMin = simdMinLen
+	}
+	if len(b) > d.opts.MaxSize {
+		return &Error{Op: opValidate, Offset: d.opts.MaxSize, Err: ErrTooLarge}
+	}
+	var (
+		at  int
+		err error
+	)
+	d.kinds, at, err = validate(d.kinds[:0], b, d.opts.MaxDepth, !d.opts.AllowInvalidUTF8)
+	if err != nil {
+		return &Error{Op: opValidate, Offset: at, Err: err}
+	}
+	return nil
 }
 
 func (p *Parser) parse(b []byte, nd bool, op string) (*Document, error) {
