@@ -1,0 +1,296 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/simdedge/simdedge/bench/internal/sysinfo"
+)
+
+// Report is everything one benchrun writes.
+type Report struct {
+	Info sysinfo.Info
+	// SIMD is the asm dispatch level of this machine.
+	SIMD       string
+	Start, End time.Time
+	// LoadStart and LoadEnd are /proc/loadavg at start and end.
+	LoadStart, LoadEnd string
+	Quick              bool
+	Command            string
+	// Settings describes counts, bench times and wrk flags.
+	Settings []string
+	Micro    []Micro
+	Load     []Load
+	// Notes are degradations (a peer that could not run, an area that
+	// failed) and other remarks, shown near the top.
+	Notes []string
+	// Benchstat is the file name of the benchstat-format results.
+	Benchstat string
+}
+
+// Plot is one SVG written beside the report.
+type Plot struct{ Title, File string }
+
+// WriteFiles writes <dir>/<base>.md and its plots <dir>/<base>-<name>.svg,
+// and returns the Markdown path.
+func (r *Report) WriteFiles(dir, base string) (string, error) {
+	plots, err := r.writePlots(dir, base)
+	if err != nil {
+		return "", err
+	}
+	md := filepath.Join(dir, base+".md")
+	f, err := os.Create(md)
+	if err != nil {
+		return "", err
+	}
+	if err := r.WriteMarkdown(f, plots); err != nil {
+		f.Close()
+		return "", err
+	}
+	return md, f.Close()
+}
+
+// WriteMarkdown writes the report, embedding plots by relative path.
+func (r *Report) WriteMarkdown(w io.Writer, plots []Plot) error {
+	var b strings.Builder
+	mode := "full"
+	if r.Quick {
+		mode = "quick (few rounds: read the ratios, not the spreads)"
+	}
+	fmt.Fprintf(&b, "# simdedge benchmarks, %s on %s\n\n", r.Start.UTC().Format("2006-01-02 15:04 UTC"), r.Info.Host)
+	fmt.Fprintf(&b, "> **Shared, noisy machine.** Other jobs ran during this run: load average %s at start, %s at end (1/5/15 min, %d CPUs). "+
+		"Absolute numbers can be off by ±30 %%; the ratios compare implementations measured side by side in the same run and are the figures to quote.\n\n",
+		orNA(r.LoadStart), orNA(r.LoadEnd), r.Info.CPUs)
+	commit := r.Info.Commit
+	if r.Info.Dirty {
+		commit += " (with uncommitted changes)"
+	}
+	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| mode | %s |\n", mode)
+	fmt.Fprintf(&b, "| command | `%s` |\n", r.Command)
+	fmt.Fprintf(&b, "| duration | %s |\n", r.End.Sub(r.Start).Round(time.Second))
+	fmt.Fprintf(&b, "| CPU | %s, %d CPUs |\n", orNA(r.Info.CPUModel), r.Info.CPUs)
+	fmt.Fprintf(&b, "| CPU flags | %s |\n", orNA(strings.Join(r.Info.Flags, " ")))
+	fmt.Fprintf(&b, "| simdedge SIMD level | %s |\n", orNA(r.SIMD))
+	fmt.Fprintf(&b, "| kernel | %s |\n", orNA(r.Info.Kernel))
+	fmt.Fprintf(&b, "| Go | %s |\n", r.Info.Go)
+	fmt.Fprintf(&b, "| commit | %s |\n", orNA(commit))
+	for _, s := range r.Settings {
+		k, v, _ := strings.Cut(s, ": ")
+		fmt.Fprintf(&b, "| %s | %s |\n", k, v)
+	}
+	if r.Benchstat != "" {
+		fmt.Fprintf(&b, "| raw results | [`%s`](%s) (benchstat format: `go tool benchstat old.txt new.txt` inside bench/) |\n", r.Benchstat, r.Benchstat)
+	}
+	b.WriteString("\n")
+	if len(r.Notes) > 0 {
+		b.WriteString("## Notes\n\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Summary\n\n")
+	b.WriteString(r.SummaryTable())
+	b.WriteString("\nRatios are medians over the rounds: peer time / our time for parsers and kernels, our requests/s / peer requests/s for servers; above 1 means faster than the peer. The range in brackets pairs the min–max of both sides.\n\n")
+	for _, p := range plots {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", p.Title, p.File)
+	}
+	for _, m := range r.Micro {
+		writeMicro(&b, m)
+	}
+	for _, l := range r.Load {
+		writeLoad(&b, l)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// SummaryTable is the compact table for the README: simdedge's rows with
+// their ratio to the area's peer, and the load ratios.
+func (r *Report) SummaryTable() string {
+	var b strings.Builder
+	b.WriteString("| area | case | ours | median | × vs peer | peer |\n|---|---|---|---:|---:|---|\n")
+	rows := 0
+	for _, m := range r.Micro {
+		if m.Spec.Compact {
+			for _, impl := range m.Spec.Ours {
+				var cases, meds, rats []string
+				for _, row := range m.Rows {
+					if row.Impl == impl {
+						cases = append(cases, row.Case)
+						meds = append(meds, fmtNs(row.NsOp.Median))
+						rats = append(rats, fmtRatio(row.Speedup))
+					}
+				}
+				if len(cases) > 0 {
+					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Area, strings.Join(cases, " / "), impl,
+						strings.Join(meds, " / "), strings.Join(rats, " / "), m.Spec.Peer.Impl)
+					rows++
+				}
+			}
+			continue
+		}
+		for _, row := range m.Rows {
+			if !slices.Contains(m.Spec.Ours, row.Impl) {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Area, row.Case, row.Impl, fmtNs(row.NsOp.Median),
+				fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi), peerName(m))
+			rows++
+		}
+	}
+	for _, l := range r.Load {
+		sums := l.Summaries()
+		for i, row := range l.Rows {
+			if row.Server == l.Peer {
+				continue
+			}
+			s := sums[i]
+			if len(row.Rounds) == 0 {
+				fmt.Fprintf(&b, "| load %s | req/s | %s | n/a | n/a | %s (did not run: %s) |\n", l.Kind, row.Server, l.Peer, row.Note)
+				rows++
+				continue
+			}
+			fmt.Fprintf(&b, "| load %s | req/s | %s | %.0f/s | %s | %s |\n", l.Kind, row.Server, s.RPS.Median,
+				fmtRatioRange(s.RPSRatio, s.RPSRatioLo, s.RPSRatioHi), l.Peer)
+			rows++
+		}
+	}
+	if rows == 0 {
+		b.WriteString("| (nothing ran) | | | | | |\n")
+	}
+	return b.String()
+}
+
+func peerName(m Micro) string {
+	if m.Spec.Peer.Area != m.Area {
+		return m.Spec.Peer.Area + "/" + m.Spec.Peer.Impl
+	}
+	return m.Spec.Peer.Impl
+}
+
+func writeMicro(b *strings.Builder, m Micro) {
+	fmt.Fprintf(b, "## %s\n\nPeer: `%s`. ns/op and MB/s are medians; ± is half the min–max range over the median.\n\n", m.Area, peerName(m))
+	var extra []string
+	for _, row := range m.Rows {
+		for u := range row.Extra {
+			if !slices.Contains(extra, u) {
+				extra = append(extra, u)
+			}
+		}
+	}
+	slices.Sort(extra)
+	b.WriteString("| case | impl | ns/op | ± | MB/s | B/op | allocs/op |")
+	for _, u := range extra {
+		fmt.Fprintf(b, " %s |", u)
+	}
+	b.WriteString(" × vs peer (min–max) |\n|---|---|---:|---:|---:|---:|---:|")
+	for range extra {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|\n")
+	for _, row := range m.Rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |", row.Case, row.Impl, fmtNs(row.NsOp.Median),
+			fmtPct(row.NsOp.Spread()), fmtFloat(row.MBs.Median), fmtFloat(row.BytesOp), fmtFloat(row.AllocsOp))
+		for _, u := range extra {
+			v, ok := row.Extra[u]
+			if !ok {
+				v = math.NaN()
+			}
+			fmt.Fprintf(b, " %s |", fmtFloat(v))
+		}
+		fmt.Fprintf(b, " %s |\n", fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi))
+	}
+	b.WriteString("\n")
+}
+
+func writeLoad(b *strings.Builder, l Load) {
+	fmt.Fprintf(b, "## Load: %s\n\n%s Peer for ratios: `%s`. Latency and CPU time are medians over the rounds; CPU is the server's user+system time per completed request (from /proc/PID/stat, process and children).\n\n", l.Kind, l.Setup, l.Peer)
+	b.WriteString("| server | req/s | ± | p50 | p75 | p90 | p99 | CPU µs/req | req/s × vs peer (min–max) | CPU × vs peer | rounds | errors |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for i, s := range l.Summaries() {
+		row := l.Rows[i]
+		if len(row.Rounds) == 0 {
+			fmt.Fprintf(b, "| %s | n/a | | | | | | | | | 0 | did not run: %s |\n", row.Server, row.Note)
+			continue
+		}
+		errs := "0"
+		if s.Errors > 0 || s.Non2xx > 0 {
+			errs = fmt.Sprintf("%d socket, %d non-2xx", s.Errors, s.Non2xx)
+		}
+		fmt.Fprintf(b, "| %s | %.0f | %s |", row.Server, s.RPS.Median, fmtPct(s.RPS.Spread()))
+		for _, p := range Percentiles {
+			fmt.Fprintf(b, " %s |", fmtUs(s.Latency[p].Median))
+		}
+		fmt.Fprintf(b, " %s | %s | %s | %d | %s |\n", fmtFloat(s.CPUus.Median),
+			fmtRatioRange(s.RPSRatio, s.RPSRatioLo, s.RPSRatioHi), fmtRatio(s.CPURatio), len(row.Rounds), errs)
+	}
+	b.WriteString("\n")
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}
+
+func fmtRatio(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f×", v)
+}
+
+func fmtRatioRange(v, lo, hi float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return fmtRatio(v)
+	}
+	return fmt.Sprintf("%.2f× (%.2f–%.2f)", v, lo, hi)
+}
+
+func fmtPct(f float64) string {
+	if math.IsNaN(f) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", f*100)
+}
+
+// fmtNs prints a time in nanoseconds with a readable unit.
+func fmtNs(ns float64) string {
+	switch {
+	case math.IsNaN(ns):
+		return "n/a"
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	default:
+		return fmt.Sprintf("%.3g ns", ns)
+	}
+}
+
+func fmtUs(us float64) string { return fmtNs(us * 1e3) }
+
+func fmtFloat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "–"
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.3g", v)
+	}
+}

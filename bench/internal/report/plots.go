@@ -1,0 +1,91 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/simdedge/simdedge/bench/internal/svgplot"
+)
+
+// Charts returns the report's plots by file suffix: one ratio chart per
+// micro section, and per load scenario a requests/s ratio chart and a
+// latency-percentile chart.
+func (r *Report) Charts() ([]string, map[string]svgplot.Chart) {
+	var order []string
+	charts := map[string]svgplot.Chart{}
+	add := func(name string, c svgplot.Chart) {
+		if _, ok := charts[name]; !ok {
+			order = append(order, name)
+		}
+		charts[name] = c
+	}
+	for _, m := range r.Micro {
+		name := m.Spec.Section
+		if name == "" {
+			name = m.Area
+		}
+		c, ok := charts[name]
+		if !ok {
+			c = svgplot.Chart{Title: "speed-up vs peer: " + name, Axis: "× faster than the peer (peer ns/op ÷ ns/op; log scale; whiskers: min–max)", Log: true, Ref: 1}
+		}
+		for _, row := range m.Rows {
+			if row.Impl == m.Spec.Peer.Impl && m.Spec.Peer.Area == m.Area {
+				continue
+			}
+			label := m.Area + "/" + row.Case + "/" + row.Impl + " vs " + peerName(m)
+			c.Rows = append(c.Rows, svgplot.Row{Label: label, Values: []float64{row.Speedup},
+				Lo: []float64{row.SpeedupLo}, Hi: []float64{row.SpeedupHi}})
+		}
+		add(name, c)
+	}
+	for _, l := range r.Load {
+		sums := l.Summaries()
+		rps := svgplot.Chart{Title: fmt.Sprintf("load %s: requests/s vs %s", l.Kind, l.Peer), Axis: "× the peer's requests/s (whiskers: min–max)", Ref: 1}
+		lat := svgplot.Chart{Title: fmt.Sprintf("load %s: latency percentiles (median of rounds)", l.Kind), Axis: "latency, ms (log scale)", Log: true}
+		for _, p := range Percentiles {
+			lat.Series = append(lat.Series, fmt.Sprintf("p%.0f", p))
+		}
+		for i, row := range l.Rows {
+			s := sums[i]
+			rps.Rows = append(rps.Rows, svgplot.Row{Label: row.Server, Values: []float64{s.RPSRatio},
+				Lo: []float64{s.RPSRatioLo}, Hi: []float64{s.RPSRatioHi}})
+			lr := svgplot.Row{Label: row.Server}
+			for _, p := range Percentiles {
+				v := math.NaN()
+				if len(row.Rounds) > 0 {
+					v = s.Latency[p].Median * float64(time.Microsecond) / float64(time.Millisecond)
+				}
+				lr.Values = append(lr.Values, v)
+			}
+			lat.Rows = append(lat.Rows, lr)
+		}
+		add("load-"+l.Kind+"-rps", rps)
+		add("load-"+l.Kind+"-latency", lat)
+	}
+	return order, charts
+}
+
+func (r *Report) writePlots(dir, base string) ([]Plot, error) {
+	order, charts := r.Charts()
+	var plots []Plot
+	for _, name := range order {
+		c := charts[name]
+		file := base + "-" + name + ".svg"
+		f, err := os.Create(filepath.Join(dir, file))
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Write(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+		plots = append(plots, Plot{Title: c.Title, File: file})
+	}
+	return plots, nil
+}
