@@ -27,8 +27,6 @@ var (
 	ErrNotFound       = errors.New("json: path not found")
 	ErrRange          = errors.New("json: number out of range")
 	ErrBadPath        = errors.New("json: path element must be a string or an int")
-	ErrInvalidValue   = errors.New("json: invalid value")
-	ErrEngineRejected = errors.New("json: simd engine rejected input that the pure-Go engine accepted")
 )
 
 // Error reports a syntax error at a byte offset of the input. The input bytes

@@ -102,8 +102,8 @@ func (p *Parser) parse(b []byte, nd bool, op string) (*Document, error) {
 	return d, nil
 }
 
-// Valid reports whether b is one valid JSON text, using a Parser from a
-// pool-free fresh allocation; hot paths should keep a Parser and call
+// Valid reports whether b is one valid JSON text. It uses a fresh Parser
+// (its stack allocates for nested input); hot paths keep a Parser and call
 // Validate.
 func Valid(b []byte) bool {
 	var p Parser

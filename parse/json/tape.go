@@ -32,7 +32,6 @@ const (
 	tagTrue   = 't'
 	tagFalse  = 'f'
 	tagNull   = 'n'
-	tagNop    = 'N'
 
 	// strBufBit equals simdjson-go's STRINGBUFBIT (checked in a test).
 	strBufBit = 1 << 55
