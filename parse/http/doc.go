@@ -41,7 +41,7 @@
 // The head walker needs two searches per field line: the end of the name
 // (the first byte that is not a tchar) and the end of the line (the first
 // control byte). With a SIMD level active, asm.Classify computes both as
-// bit masks for 256 bytes at a time and the walker finds each end with a
+// bit masks for up to 1 KiB at a time and the walker finds each end with a
 // shift and a trailing-zero count; without one, a scalar walk tests eight
 // value bytes per step instead. Both walks share all other code and are
 // tested and fuzzed for identical results.

@@ -207,8 +207,8 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		// call alone exceeds its budget), and these two scans are the
 		// walk's inner loop.
 		var ne int
-		if rel := uint(pos - s.base); rel < uint(s.end-s.base) && s.nonTchar[rel/asm.BlockSize%windowBlocks]>>(rel%asm.BlockSize) != 0 {
-			ne = pos + bits.TrailingZeros64(s.nonTchar[rel/asm.BlockSize%windowBlocks]>>(rel%asm.BlockSize))
+		if rel := uint(pos - s.base); rel < uint(s.end-s.base) && s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar]>>(rel%asm.BlockSize) != 0 {
+			ne = pos + bits.TrailingZeros64(s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar]>>(rel%asm.BlockSize))
 		} else {
 			ne = s.nextNonTcharSlow(pos)
 		}
@@ -231,8 +231,8 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 			v++
 		}
 		var c int
-		if rel := uint(v - s.base); rel < uint(s.end-s.base) && s.ctl[rel/asm.BlockSize%windowBlocks]>>(rel%asm.BlockSize) != 0 {
-			c = v + bits.TrailingZeros64(s.ctl[rel/asm.BlockSize%windowBlocks]>>(rel%asm.BlockSize))
+		if rel := uint(v - s.base); rel < uint(s.end-s.base) && s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl]>>(rel%asm.BlockSize) != 0 {
+			c = v + bits.TrailingZeros64(s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl]>>(rel%asm.BlockSize))
 		} else {
 			c = s.nextCtlSlow(v)
 		}

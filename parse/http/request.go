@@ -206,7 +206,7 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 
 	m := s.nextNonTchar(start)
 	if m >= len(buf) {
-		if tooLong(m) {
+		if tooLong(len(buf)) {
 			return 0, ErrRequestLineTooLong
 		}
 		return 0, more(capped, ErrHeaderTooLarge)
