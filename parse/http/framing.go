@@ -178,18 +178,36 @@ func listItems(v []byte, fn func(item []byte) error) error {
 
 // connection records the options of RFC 9110 §7.6.1 that matter here.
 // Unknown options are connection-specific field names and are ignored.
+// Options are tokens, so the list splits at every comma (no quoted
+// strings); the loop is written out rather than using listItems because
+// nearly every request carries this field.
 func (f *framing) connection(v []byte) error {
-	return listItems(v, func(opt []byte) error {
-		switch {
-		case equalFold(opt, "close"):
-			f.close = true
-		case equalFold(opt, "keep-alive"):
-			f.keepAlive = true
-		case equalFold(opt, "upgrade"):
-			f.connUpg = true
+	for len(v) > 0 {
+		i := 0
+		for i < len(v) && v[i] != ',' {
+			i++
 		}
-		return nil
-	})
+		opt := v[:i]
+		for len(opt) > 0 && isOWS(opt[0]) {
+			opt = opt[1:]
+		}
+		for len(opt) > 0 && isOWS(opt[len(opt)-1]) {
+			opt = opt[:len(opt)-1]
+		}
+		switch len(opt) {
+		case len("close"):
+			f.close = f.close || equalFold(opt, "close")
+		case len("keep-alive"):
+			f.keepAlive = f.keepAlive || equalFold(opt, "keep-alive")
+		case len("upgrade"):
+			f.connUpg = f.connUpg || equalFold(opt, "upgrade")
+		}
+		if i == len(v) {
+			break
+		}
+		v = v[i+1:]
+	}
+	return nil
 }
 
 // knownCodings are the transfer codings of the IANA registry that a
