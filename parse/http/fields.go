@@ -230,11 +230,20 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		for v < len(buf) && isOWS(buf[v]) {
 			v++
 		}
-		var c int
-		if rel := uint(v - s.base); rel < uint(s.end-s.base) && s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl]>>(rel%asm.BlockSize) != 0 {
-			c = v + bits.TrailingZeros64(s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl]>>(rel%asm.BlockSize))
-		} else {
-			c = s.nextCtlSlow(v)
+		// The value scan crosses blocks in place (values are often longer
+		// than what is left of a block); only leaving the window calls out.
+		c := v
+		for {
+			rel := uint(c - s.base)
+			if rel >= uint(s.end-s.base) {
+				c = s.nextCtlSlow(c)
+				break
+			}
+			if w := s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl] >> (rel % asm.BlockSize); w != 0 {
+				c += bits.TrailingZeros64(w)
+				break
+			}
+			c += asm.BlockSize - int(rel%asm.BlockSize)
 		}
 		for c < len(buf) && buf[c] == '\t' {
 			c = s.nextCtl(c + 1)
