@@ -207,8 +207,8 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		// call alone exceeds its budget), and these two scans are the
 		// walk's inner loop.
 		var ne int
-		if rel := uint(pos - s.base); rel < uint(s.end-s.base) && s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar]>>(rel%asm.BlockSize) != 0 {
-			ne = pos + bits.TrailingZeros64(s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar]>>(rel%asm.BlockSize))
+		if rel := uint(pos - s.base); rel < uint(s.end-s.base) && ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar]>>(rel%asm.BlockSize) != 0 {
+			ne = pos + bits.TrailingZeros64(^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar]>>(rel%asm.BlockSize))
 		} else {
 			ne = s.nextNonTcharSlow(pos)
 		}

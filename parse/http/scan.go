@@ -69,10 +69,11 @@ type scanner struct {
 	end   int // offset in buf just past the classified window
 	fills int // Classify calls so far in this parse
 	// m is Classify's output for the window: for block i, m[2i] has a
-	// bit for each byte that is NOT a tchar (fill inverts Classify's
-	// tchar mask in place; bits past the end of the input are then set,
-	// and callers treat offsets >= len(buf) as "end of input"), m[2i+1]
-	// one for each control byte.
+	// bit for each tchar byte and m[2i+1] one for each control byte. The
+	// walker inverts the tchar words as it reads them (inverting them
+	// all after each Classify cost more); bits past the end of the input
+	// are then set, and callers treat offsets >= len(buf) as "end of
+	// input".
 	m [windowBlocks * numClasses]uint64
 }
 
@@ -91,10 +92,7 @@ func (s *scanner) fill(p int) {
 	}
 	s.fills++
 	e := min(len(s.buf), p+size)
-	n := asm.Classify(s.m[:], s.buf[p:e], headTable)
-	for i := classTchar; i < n; i += numClasses {
-		s.m[i] = ^s.m[i]
-	}
+	asm.Classify(s.m[:], s.buf[p:e], headTable)
 	s.base, s.end = p, e
 }
 
@@ -108,7 +106,11 @@ func (s *scanner) next(p int, class uint) int {
 		}
 		rel := uint(p - s.base)
 		blk := rel / asm.BlockSize
-		if w := s.m[blk%windowBlocks*numClasses+class] >> (rel % asm.BlockSize); w != 0 {
+		w := s.m[blk%windowBlocks*numClasses+class]
+		if class == classTchar {
+			w = ^w
+		}
+		if w >>= rel % asm.BlockSize; w != 0 {
 			return p + bits.TrailingZeros64(w)
 		}
 		p = s.base + int(blk+1)*asm.BlockSize
@@ -125,7 +127,7 @@ func (s *scanner) next(p int, class uint) int {
 // window is empty, so the test fails and the slow path scans.)
 func (s *scanner) nextNonTchar(p int) int {
 	if rel := uint(p - s.base); rel < uint(s.end-s.base) {
-		if w := s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
+		if w := ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
 			return p + bits.TrailingZeros64(w)
 		}
 	}
