@@ -82,6 +82,11 @@ func (s *scanner) init(buf []byte) {
 	s.masks = useMasks()
 	s.base, s.end = 0, 0
 	s.fills = 0
+	if s.masks && len(buf) > 0 {
+		// Every parse needs the first window; classifying it now lets
+		// the first searches take their inline fast paths.
+		s.fill(0)
+	}
 }
 
 // fill classifies the window starting at p.
