@@ -92,13 +92,20 @@ fuzz-smoke:
 lint: fmt-check vet
 	$(GO) run $(STATICCHECK) ./...
 
-# bench runs the micro benchmarks COUNT times and summarises them with
-# benchstat (the full suite with load benchmarks is bench/cmd/benchrun).
-bench: bench-asm
-	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./micro/ | tee results/micro-latest.txt
-	cd bench && $(GO) run $(BENCHSTAT) results/micro-latest.txt
+# bench runs the benchmark suite (bench/cmd/benchrun): the micro benchmarks
+# beside their peers, and load benchmarks (wrk against simdedge, net/http,
+# fasthttp, nginx, httputil.ReverseProxy), installing wrk and nginx-light when
+# missing. It writes bench/results/<date>-<host>.md, its SVG plots and a
+# benchstat file. QUICK=1 for a smoke run of a few minutes;
+# AREAS=url,http,json,asm,origin,proxy (or micro, load) to select; COUNT=n on
+# the command line overrides the number of micro rounds.
+bench:
+	cd bench && $(GO) run ./cmd/benchrun $(if $(QUICK),-quick) $(if $(AREAS),-areas $(AREAS)) \
+		$(if $(filter command line,$(origin COUNT)),-count $(COUNT))
 
+bench-quick:
+	$(MAKE) bench QUICK=1
+
+# bench-asm runs only the asm kernels (each SIMD level against the pure-Go twin).
 bench-asm:
-	@mkdir -p bench/results
-	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./asm | tee bench/results/asm-latest.txt
-	cd bench && $(GO) run $(BENCHSTAT) -col /level results/asm-latest.txt
+	$(MAKE) bench AREAS=asm

@@ -212,7 +212,7 @@ func writeMicro(b *strings.Builder, m Micro) {
 }
 
 func writeLoad(b *strings.Builder, l Load) {
-	fmt.Fprintf(b, "## Load: %s\n\n%s Peer for ratios: `%s`. Latency and CPU time are medians over the rounds; CPU is the server's user+system time per completed request (from /proc/PID/stat, process and children).\n\n", l.Kind, l.Setup, l.Peer)
+	fmt.Fprintf(b, "## Load: %s\n\n%s Peer for ratios: `%s`. Latency and CPU time are medians over the rounds; CPU is the server's user+system time per completed request (from /proc/PID/stat, process and children). On a shared machine requests/s depends on how much CPU the scheduler gave the server during its round; CPU time per request depends much less on that and is the steadier comparison.\n\n", l.Kind, l.Setup, l.Peer)
 	b.WriteString("| server | req/s | ± | p50 | p75 | p90 | p99 | CPU µs/req | req/s × vs peer (min–max) | CPU × vs peer | rounds | errors |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for i, s := range l.Summaries() {

@@ -43,15 +43,17 @@ func (r *Report) Charts() ([]string, map[string]svgplot.Chart) {
 	}
 	for _, l := range r.Load {
 		sums := l.Summaries()
-		rps := svgplot.Chart{Title: fmt.Sprintf("load %s: requests/s vs %s", l.Kind, l.Peer), Axis: "× the peer's requests/s (whiskers: min–max)", Ref: 1}
+		rps := svgplot.Chart{Title: fmt.Sprintf("load %s: ratios vs %s", l.Kind, l.Peer),
+			Axis: "× the peer (req/s: ours ÷ peer's; CPU: peer's CPU per request ÷ ours; whiskers: min–max)", Ref: 1,
+			Series: []string{"requests/s", "CPU per request"}}
 		lat := svgplot.Chart{Title: fmt.Sprintf("load %s: latency percentiles (median of rounds)", l.Kind), Axis: "latency, ms (log scale)", Log: true}
 		for _, p := range Percentiles {
 			lat.Series = append(lat.Series, fmt.Sprintf("p%.0f", p))
 		}
 		for i, row := range l.Rows {
 			s := sums[i]
-			rps.Rows = append(rps.Rows, svgplot.Row{Label: row.Server, Values: []float64{s.RPSRatio},
-				Lo: []float64{s.RPSRatioLo}, Hi: []float64{s.RPSRatioHi}})
+			rps.Rows = append(rps.Rows, svgplot.Row{Label: row.Server, Values: []float64{s.RPSRatio, s.CPURatio},
+				Lo: []float64{s.RPSRatioLo, math.NaN()}, Hi: []float64{s.RPSRatioHi, math.NaN()}})
 			lr := svgplot.Row{Label: row.Server}
 			for _, p := range Percentiles {
 				v := math.NaN()

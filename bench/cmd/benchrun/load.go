@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/simdedge/simdedge/bench/internal/procstat"
+	"github.com/simdedge/simdedge/bench/internal/progress"
+	"github.com/simdedge/simdedge/bench/internal/report"
+	"github.com/simdedge/simdedge/bench/internal/wrkout"
+)
+
+// loadOpts are the wrk settings shared by every scenario.
+type loadOpts struct {
+	rounds   int
+	duration time.Duration
+	warmup   time.Duration
+	conns    int
+}
+
+// wrkSlack is added to a wrk run's timeout beyond its duration.
+const wrkSlack = 30 * time.Second
+
+// perRunOverhead estimates the time around one wrk run (process start,
+// /proc reads) for the progress plan.
+const perRunOverhead = 0.5
+
+// startupEstimate is the planned seconds to start and check one server.
+const startupEstimate = 2.0
+
+// scenario is one load table: servers measured side by side.
+type scenario struct {
+	kind    string // "origin" or "proxy"
+	peer    string
+	servers []serverSpec
+	// backend is the origin behind the proxies (nil for origins).
+	backend *serverSpec
+}
+
+func (s scenario) plan(o loadOpts) float64 {
+	perServer := startupEstimate + o.warmup.Seconds() + float64(o.rounds)*(o.duration.Seconds()+perRunOverhead)
+	return float64(len(s.servers)) * perServer
+}
+
+// live is a started server under measurement.
+type live struct {
+	row  *report.LoadRow
+	p    *proc
+	port int
+}
+
+// run measures the scenario: every server is started once, then the
+// rounds go A, B, C, A, B, C... so that a disturbance from the shared
+// machine hits every server rather than one.
+func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts) report.Load {
+	l := report.Load{Kind: s.kind, Peer: s.peer, Rows: make([]report.LoadRow, len(s.servers))}
+	pin := "unpinned (taskset unavailable or fewer than 2 CPUs)"
+	if e.taskset != "" && e.serverCPU != "" {
+		pin = fmt.Sprintf("server on CPU %s, wrk on CPU %s", e.serverCPU, e.clientCPU)
+	}
+	l.Setup = fmt.Sprintf("wrk -t1 -c%d -d%s --latency, %s, %d interleaved rounds after a %s warm-up per server.",
+		o.conns, o.duration, pin, o.rounds, o.warmup)
+	for i, sp := range s.servers {
+		l.Rows[i].Server = sp.name
+	}
+	area := "load " + s.kind
+	upstream := ""
+	if s.backend != nil {
+		bar.Set(area, "starting backend "+s.backend.name)
+		port, err := freePort()
+		var bp *proc
+		if err == nil {
+			bp, err = s.backend.start(e, port, "", e.clientCPU)
+		}
+		if err == nil {
+			defer bp.stop()
+			err = waitReady(ctx, bp, port)
+		}
+		if err != nil {
+			for i := range l.Rows {
+				l.Rows[i].Note = fmt.Sprintf("backend %s failed: %v", s.backend.name, err)
+			}
+			bar.Done(s.plan(o))
+			return l
+		}
+		upstream = "127.0.0.1:" + strconv.Itoa(port)
+		l.Setup += fmt.Sprintf(" Backend: %s on %s, sharing wrk's CPU so that the proxy under test has its CPU to itself.", s.backend.name, upstream)
+	}
+	perServer := s.plan(o) / float64(len(s.servers))
+	var ls []live
+	for i, sp := range s.servers {
+		bar.Set(area, "starting "+sp.name)
+		port, err := freePort()
+		var p *proc
+		if err == nil {
+			p, err = sp.start(e, port, upstream, e.serverCPU)
+		}
+		if err == nil {
+			defer p.stop()
+			err = waitReady(ctx, p, port)
+		}
+		bar.Done(startupEstimate)
+		if err != nil {
+			l.Rows[i].Note = err.Error()
+			bar.Logf("note: %s %s did not run: %v", area, sp.name, err)
+			bar.Done(perServer - startupEstimate)
+			continue
+		}
+		ls = append(ls, live{row: &l.Rows[i], p: p, port: port})
+	}
+	for _, sv := range ls {
+		bar.Set(area, "warm-up "+sv.row.Server)
+		_, _ = runWrk(ctx, e, sv.port, o.warmup, o.conns)
+		bar.Done(o.warmup.Seconds())
+	}
+	for r := 0; r < o.rounds; r++ {
+		for _, sv := range ls {
+			if ctx.Err() != nil {
+				return l
+			}
+			bar.Set(area, fmt.Sprintf("%s round %d/%d", sv.row.Server, r+1, o.rounds))
+			rd, err := measure(ctx, e, sv, o)
+			bar.Done(o.duration.Seconds() + perRunOverhead)
+			if err != nil {
+				if sv.row.Note == "" {
+					sv.row.Note = err.Error()
+				}
+				bar.Logf("note: %s %s round %d: %v", area, sv.row.Server, r+1, err)
+				continue
+			}
+			sv.row.Rounds = append(sv.row.Rounds, rd)
+		}
+	}
+	return l
+}
+
+// measure runs wrk once against a live server and reads the server's CPU
+// time around it.
+func measure(ctx context.Context, e *env, sv live, o loadOpts) (report.Round, error) {
+	if !sv.p.alive() {
+		return report.Round{}, fmt.Errorf("server exited: %s", sv.p.out.Last())
+	}
+	before, err := procstat.TreeCPUTime(sv.p.pid())
+	if err != nil {
+		return report.Round{}, err
+	}
+	w, err := runWrk(ctx, e, sv.port, o.duration, o.conns)
+	if err != nil {
+		return report.Round{}, err
+	}
+	after, err := procstat.TreeCPUTime(sv.p.pid())
+	if err != nil {
+		return report.Round{}, fmt.Errorf("server exited during the run: %v", err)
+	}
+	if w.Requests == 0 {
+		// No sample: a zero would drag the median down and make the CPU
+		// per request undefined.
+		return report.Round{}, fmt.Errorf("no request completed in %s (%d socket errors)", o.duration, w.SocketErrors)
+	}
+	return report.Round{Wrk: w, CPU: after - before}, nil
+}
+
+func runWrk(ctx context.Context, e *env, port int, d time.Duration, conns int) (wrkout.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, d+wrkSlack)
+	defer cancel()
+	secs := max(1, int(d.Round(time.Second).Seconds()))
+	argv := e.pinned(e.clientCPU, e.wrk, "-t1", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(secs)+"s",
+		"--latency", "http://127.0.0.1:"+strconv.Itoa(port)+"/")
+	out, err := runCmd(ctx, e.tmp, argv...)
+	if err != nil {
+		return wrkout.Result{}, fmt.Errorf("wrk: %v: %s", err, lastLine(out))
+	}
+	return wrkout.Parse(string(out))
+}

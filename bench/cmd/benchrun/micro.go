@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/simdedge/simdedge/bench/internal/gobench"
+	"github.com/simdedge/simdedge/bench/internal/progress"
+	"github.com/simdedge/simdedge/bench/internal/report"
+)
+
+// microArea is one `go test -bench` invocation.
+type microArea struct {
+	name string
+	// module is "bench" (bench/micro) or "root" (the asm package).
+	module string
+	pkg    string
+	bench  string
+}
+
+// microAreas lists the micro areas in run order.
+var microAreas = []microArea{
+	{"url", "bench", "./micro/", "^BenchmarkURLParse"},
+	{"http", "bench", "./micro/", "^BenchmarkHTTPRequest$"},
+	{"json", "bench", "./micro/", "^BenchmarkJSON"},
+	{"asm", "root", "./asm", "."},
+}
+
+// simd and generic are the implementations counted as "ours" in the
+// summary for the parser areas.
+var oursParsers = []string{"simdedge", "simdedge_purego"}
+
+// areaSpecs says, per top-level benchmark, which peer its ratios are taken
+// against. The asm kernels are compared with their pure-Go twin.
+func areaSpecs(asmLevels []string) map[string]report.AreaSpec {
+	specs := map[string]report.AreaSpec{
+		"URLParse":      {Section: "url", Peer: report.PeerRef{Impl: "net_url"}, Ours: oursParsers},
+		"URLParseAlloc": {Section: "url", Peer: report.PeerRef{Area: "URLParse", Impl: "net_url"}, Ours: []string{""}},
+		"HTTPRequest":   {Section: "http", Peer: report.PeerRef{Impl: "net_http"}, Ours: oursParsers},
+		"JSON":          {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
+		"JSONExtract":   {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
+	}
+	var ours []string
+	for _, l := range asmLevels {
+		if l != "generic" {
+			ours = append(ours, "level="+l)
+		}
+	}
+	for _, k := range []string{"Classify", "IndexTabNewline", "IndexControlOrNonASCII", "ToLower",
+		"PrefixSum8", "PrefixSum16", "PrefixSum32", "ExclusivePrefixSum32"} {
+		specs[k] = report.AreaSpec{Section: "asm", Peer: report.PeerRef{Impl: "level=generic"}, Ours: ours, Compact: true}
+	}
+	return specs
+}
+
+// microOpts are the go test settings.
+type microOpts struct {
+	count     int
+	benchtime string
+	// perRun estimates one benchmark run in seconds, for the plan.
+	perRun float64
+}
+
+// microResult is what one area produced.
+type microResult struct {
+	results []gobench.Result
+	// raw is the benchstat-format text (config and result lines).
+	raw   string
+	notes []string
+}
+
+// goTestCmd builds a `go test` command for an area in its own process
+// group, so that cancellation also stops the test binary that go runs.
+func goTestCmd(ctx context.Context, e *env, a microArea, args ...string) *exec.Cmd {
+	dir := e.bench
+	if a.module == "root" {
+		dir = e.repo
+	}
+	argv := append([]string{"test", "-run", "^$", "-bench", a.bench, "-benchmem"}, args...)
+	argv = append(argv, a.pkg)
+	cmd := exec.CommandContext(ctx, "go", argv...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = ownProcAttr()
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	return cmd
+}
+
+// enumerate runs every benchmark of the area once (-benchtime 1x), which
+// builds the test binary, checks that the area works and tells how many
+// benchmarks the real run has, for the progress estimate.
+func enumerate(ctx context.Context, e *env, a microArea) (int, []string, error) {
+	cmd := goTestCmd(ctx, e, a, "-benchtime", "1x", "-count", "1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	res, _, _ := gobench.Parse(bytes.NewReader(out.Bytes()))
+	notes := skipNotes(out.String())
+	if err != nil {
+		return len(res), notes, fmt.Errorf("go test %s: %v: %s", a.pkg, err, lastLine(out.Bytes()))
+	}
+	return len(res), notes, nil
+}
+
+// skipNotes collects the reasons of skipped benchmarks (absent corpora).
+func skipNotes(out string) []string {
+	var notes []string
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "--- SKIP:") {
+			reason := ""
+			if i+1 < len(lines) {
+				reason = strings.TrimSpace(lines[i+1])
+			}
+			notes = append(notes, strings.TrimPrefix(t, "--- SKIP: ")+" skipped: "+reason)
+		}
+	}
+	return notes
+}
+
+// runMicro runs the area for real: -count separate `go test -count 1`
+// invocations rather than one `go test -count N`, because go test runs a
+// leaf benchmark's N samples back to back; separate rounds spread each
+// implementation's samples over the whole run (A, B, C, A, B, C...), so a
+// burst of load from another process on the shared machine disturbs every
+// implementation a little instead of one a lot.
+func runMicro(ctx context.Context, e *env, bar *progress.Bar, a microArea, o microOpts, planned float64) microResult {
+	var mr microResult
+	var raw strings.Builder
+	area := "micro " + a.name
+	done := 0.0
+	start := time.Now()
+	for round := 1; round <= o.count && ctx.Err() == nil; round++ {
+		bar.Set(area, fmt.Sprintf("round %d/%d", round, o.count))
+		cmd := goTestCmd(ctx, e, a, "-benchtime", o.benchtime, "-count", "1")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			mr.notes = append(mr.notes, fmt.Sprintf("%s: %v", area, err))
+			break
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			mr.notes = append(mr.notes, fmt.Sprintf("%s: %v", area, err))
+			break
+		}
+		var all strings.Builder
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+		for sc.Scan() {
+			line := sc.Text()
+			all.WriteString(line + "\n")
+			if r, err := gobench.ParseLine(line); err == nil {
+				mr.results = append(mr.results, r)
+				raw.WriteString(line + "\n")
+				if done+o.perRun <= planned {
+					bar.Done(o.perRun)
+					done += o.perRun
+				}
+				bar.Set(area, fmt.Sprintf("round %d/%d %s", round, o.count, strings.TrimPrefix(r.Name, "Benchmark")))
+				continue
+			}
+			// Configuration lines once: benchstat reads them as headers.
+			if round == 1 && isConfigLine(line) {
+				raw.WriteString(line + "\n")
+			}
+		}
+		if err := cmd.Wait(); err != nil && ctx.Err() == nil {
+			mr.notes = append(mr.notes, fmt.Sprintf("%s: go test failed in round %d after %s (%v): %s", area, round,
+				time.Since(start).Round(time.Second), err, lastLine([]byte(all.String()+stderr.String()))))
+			break
+		}
+	}
+	bar.Done(planned - done)
+	mr.raw = raw.String()
+	return mr
+}
+
+// isConfigLine keeps the goos/goarch/pkg/cpu header lines for benchstat.
+func isConfigLine(line string) bool {
+	for _, k := range []string{"goos:", "goarch:", "pkg:", "cpu:"} {
+		if strings.HasPrefix(line, k) {
+			return true
+		}
+	}
+	return false
+}
