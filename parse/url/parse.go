@@ -13,7 +13,7 @@ func Parse(input string, base *URL) (*URL, error) {
 // ParseInto parses like Parse into dst, reusing dst's buffers: once they
 // have grown to fit, it allocates nothing, not even on failure. Strings
 // previously obtained from dst's getters change (see URL). base may be dst
-// itself. On error dst is left unspecified but reusable, and the returned
+// itself. On error dst is unchanged, and the returned
 // *Error lives in dst: it is valid until the next ParseInto on dst (copy it
 // to keep it longer).
 func ParseInto(dst *URL, input string, base *URL) error {

@@ -197,3 +197,19 @@ func TestBaseIsDst(t *testing.T) {
 		t.Fatalf("got %q", u.Href())
 	}
 }
+
+func TestZeroURLAndFailedParseInto(t *testing.T) {
+	var z URL
+	if z.Href() != "" || z.Protocol() != "" || z.Host() != "" || z.Pathname() != "" || z.Origin() != "null" {
+		t.Errorf("zero URL getters: %q %q %q %q %q", z.Href(), z.Protocol(), z.Host(), z.Pathname(), z.Origin())
+	}
+	u, _ := Parse("https://example.com/keep?me#please", nil)
+	for _, bad := range []string{"http://[::1", "\"x", "https://h:99999/", "https://ex ample/"} {
+		if ParseInto(u, bad, nil) == nil {
+			t.Fatalf("ParseInto(%q) succeeded", bad)
+		}
+		if u.Href() != "https://example.com/keep?me#please" || u.checkInvariants() != "" {
+			t.Fatalf("failed ParseInto(%q) changed dst to %q", bad, u.Href())
+		}
+	}
+}

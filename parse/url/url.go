@@ -37,7 +37,8 @@ const (
 // before a setter call stay valid. A URL is not safe for concurrent
 // mutation; concurrent reads are fine.
 //
-// The zero URL is not a valid URL; obtain one from Parse or ParseInto.
+// The zero URL is not a valid URL (its getters return ""); obtain one
+// from Parse or ParseInto. A failed ParseInto leaves dst unchanged.
 type URL struct {
 	href []byte
 
@@ -72,7 +73,9 @@ type URL struct {
 // view returns href[i:j] as a string without copying (see the ownership
 // note on URL).
 func (u *URL) view(i, j uint32) string {
-	if i >= j {
+	if i >= j || int(j) > len(u.href) {
+		// Empty component, or the zero URL (no href): getters of a zero
+		// URL return "" instead of panicking.
 		return ""
 	}
 	return unsafe.String(&u.href[i], int(j-i))
