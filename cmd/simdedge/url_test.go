@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,63 @@ func TestRunURL(t *testing.T) {
 	for _, k := range []string{"input", "base", "href", "origin", "protocol", "username", "password", "host", "hostname", "port", "pathname", "search", "hash"} {
 		if _, ok := got[0][k]; !ok {
 			t.Errorf("line 1 lacks %q", k)
+		}
+	}
+}
+
+// TestRunURLWPT feeds every urltestdata.json case through the command and
+// compares each output line with the expected components.
+func TestRunURLWPT(t *testing.T) {
+	data, err := os.ReadFile("../../parse/url/testdata/wpt/urltestdata.json")
+	if err != nil {
+		t.Skipf("WPT data not available: %v", err)
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var in bytes.Buffer
+	var want []map[string]any
+	for _, m := range raw {
+		if m[0] != '{' {
+			continue
+		}
+		var tc map[string]any
+		if err := json.Unmarshal(m, &tc); err != nil {
+			t.Fatal(err)
+		}
+		line, _ := json.Marshal(map[string]any{"input": tc["input"], "base": tc["base"]})
+		in.Write(append(line, '\n'))
+		want = append(want, tc)
+	}
+	var out, errOut bytes.Buffer
+	if code := runURL(&in, &out, &errOut); code != 0 {
+		t.Fatalf("exit status %d: %s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d output lines for %d inputs", len(lines), len(want))
+	}
+	for i, l := range lines {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		w := want[i]
+		if w["failure"] == true {
+			if got["failure"] != true {
+				t.Errorf("line %d (%v): want failure, got %v", i+1, w["input"], got)
+			}
+			continue
+		}
+		for _, k := range []string{"input", "base", "href", "protocol", "username", "password", "host", "hostname", "port", "pathname", "search", "hash", "origin"} {
+			wv, ok := w[k]
+			if !ok {
+				continue
+			}
+			if got[k] != wv {
+				t.Errorf("line %d (%v): %s = %v, want %v", i+1, w["input"], k, got[k], wv)
+			}
 		}
 	}
 }
