@@ -27,6 +27,10 @@ type View struct {
 	req envelopefb.Request
 	url envelopefb.URL
 	has bool // URL present
+	// The headers vector as verified, so that Header needs no vtable
+	// lookups on the root table.
+	buf                []byte
+	hdrStart, hdrCount int
 }
 
 // Read verifies buf (untrusted: from the network or a body sent as
@@ -34,12 +38,12 @@ type View struct {
 // error; no accessor runs before the whole buffer is verified, so none can
 // read out of bounds or panic.
 func Read(buf []byte) (View, error) {
-	root, err := verify(buf)
+	ver, err := verify(buf)
 	if err != nil {
 		return View{}, &Error{Op: "read", Err: err}
 	}
-	var e View
-	e.req.Init(buf, flatbuffers.UOffsetT(root.pos))
+	e := View{buf: buf, hdrStart: ver.hdrStart, hdrCount: ver.hdrCount}
+	e.req.Init(buf, flatbuffers.UOffsetT(ver.root.pos))
 	e.has = e.req.Url(&e.url) != nil
 	return e, nil
 }
@@ -57,15 +61,17 @@ func (e *View) Version() uint8 { return e.req.Version() }
 func (e *View) Body() []byte { return e.req.BodyBytes() }
 
 // NumHeaders returns the number of header fields.
-func (e *View) NumHeaders() int { return e.req.HeadersLength() }
+func (e *View) NumHeaders() int { return e.hdrCount }
 
 // Header returns header i (0 <= i < NumHeaders; otherwise nil, nil).
 func (e *View) Header(i int) (name, value []byte) {
 	if i < 0 || i >= e.NumHeaders() {
 		return nil, nil
 	}
+	// Verified: the element and the table it points to are in bounds.
+	at := e.hdrStart + i*flatbuffers.SizeUOffsetT
 	var h envelopefb.Header
-	e.req.Headers(&h, i)
+	h.Init(e.buf, flatbuffers.UOffsetT(at)+flatbuffers.GetUOffsetT(e.buf[at:]))
 	return h.NameBytes(), h.ValueBytes()
 }
 

@@ -173,63 +173,70 @@ func (v *verifier) child(t fbTable, id int) (fbTable, bool, error) {
 	return c, err == nil, err
 }
 
+// verified is what verify learned that the reader reuses: the root table
+// and the headers vector (first element position and length).
+type verified struct {
+	root               fbTable
+	hdrStart, hdrCount int
+}
+
 // verify checks buf against schema/request.fbs completely.
-func verify(buf []byte) (fbTable, error) {
+func verify(buf []byte) (verified, error) {
 	if len(buf) > maxEnvelopeSize {
-		return fbTable{}, ErrTooLarge
+		return verified{}, ErrTooLarge
 	}
 	if len(buf) < rootHeader {
-		return fbTable{}, ErrShort
+		return verified{}, ErrShort
 	}
 	if string(buf[uoffsetSize:rootHeader]) != Identifier {
-		return fbTable{}, ErrIdentifier
+		return verified{}, ErrIdentifier
 	}
 	v := verifier{buf: buf}
 	rootPos, err := v.indirect(0)
 	if err != nil {
-		return fbTable{}, err
+		return verified{}, err
 	}
 	root, err := v.table(rootPos)
 	if err != nil {
-		return fbTable{}, err
+		return verified{}, err
 	}
 	for _, id := range [...]int{fReqMethod, fReqTarget, fReqBody} {
 		if _, _, err := v.vector(root, id, 1); err != nil {
-			return fbTable{}, err
+			return verified{}, err
 		}
 	}
 	if _, err := v.field(root, fReqVersion, 1); err != nil {
-		return fbTable{}, err
+		return verified{}, err
 	}
 	start, n, err := v.vector(root, fReqHeaders, uoffsetSize)
 	if err != nil {
-		return fbTable{}, err
+		return verified{}, err
 	}
 	for i := range n {
 		pos, err := v.indirect(start + i*uoffsetSize)
 		if err != nil {
-			return fbTable{}, err
+			return verified{}, err
 		}
 		h, err := v.table(pos)
 		if err != nil {
-			return fbTable{}, err
+			return verified{}, err
 		}
 		for _, id := range [...]int{fHdrName, fHdrValue} {
 			if _, _, err := v.vector(h, id, 1); err != nil {
-				return fbTable{}, err
+				return verified{}, err
 			}
 		}
 	}
 	u, ok, err := v.child(root, fReqURL)
 	if err != nil {
-		return fbTable{}, err
+		return verified{}, err
 	}
 	if ok {
 		for id := range numURLFields {
 			if _, _, err := v.vector(u, id, 1); err != nil {
-				return fbTable{}, err
+				return verified{}, err
 			}
 		}
 	}
-	return root, nil
+	return verified{root: root, hdrStart: start, hdrCount: n}, nil
 }
