@@ -149,3 +149,27 @@ func FuzzSetters(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSearchParams checks that serializing parsed search parameters and
+// parsing the result again gives the same list (the form-urlencoded
+// serializer's output is in the parser's image), and that Sort is stable.
+func FuzzSearchParams(f *testing.F) {
+	f.Add("a=1&b=%20+x&&=&c")
+	f.Add("\uFFFD=1&\U0001F600=2&a=%zz")
+	f.Fuzz(func(t *testing.T, s string) {
+		p := ParseSearchParams(s)
+		q := ParseSearchParams(p.String())
+		if p.Len() != q.Len() || p.String() != q.String() {
+			t.Fatalf("%q: serialized %q re-parses to %q", s, p.String(), q.String())
+		}
+		for k, v := range p.All() {
+			if !q.HasValue(k, v) {
+				t.Fatalf("%q: pair %q=%q lost", s, k, v)
+			}
+		}
+		q.Sort()
+		if q.Len() != p.Len() {
+			t.Fatalf("Sort changed the length")
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // SearchParams is a list of name-value pairs in the
@@ -47,14 +48,72 @@ func (p *SearchParams) parse(s string) {
 	}
 }
 
-// formDecode replaces '+' by space and percent-decodes; invalid UTF-8 in
-// the result becomes U+FFFD ("UTF-8 decode without BOM").
+// formDecode replaces '+' by space, percent-decodes, and decodes the bytes
+// as UTF-8 with replacement (§5.1 steps 3.4-3.5).
 func formDecode(s string) string {
-	if strings.IndexByte(s, '+') < 0 && strings.IndexByte(s, '%') < 0 {
+	if strings.IndexByte(s, '+') < 0 && strings.IndexByte(s, '%') < 0 && utf8.ValidString(s) {
 		return s
 	}
 	b := appendDecoded(nil, strings.ReplaceAll(s, "+", " "))
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return string(appendUTF8Replacing(nil, bytesString(b)))
+}
+
+// appendUTF8Replacing appends s with each maximal invalid UTF-8 subpart
+// replaced by U+FFFD, as the Encoding Standard's UTF-8 decoder does (Go's
+// strings.ToValidUTF8 replaces whole runs instead).
+func appendUTF8Replacing(dst []byte, s string) []byte {
+	const replacement = "\uFFFD"
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		need := 0
+		lo, hi := byte(0x80), byte(0xBF) // continuation byte range
+		switch {
+		case c >= 0xC2 && c <= 0xDF:
+			need = 1
+		case c >= 0xE0 && c <= 0xEF:
+			need = 2
+			if c == 0xE0 {
+				lo = 0xA0 // no overlong 3-byte forms
+			} else if c == 0xED {
+				hi = 0x9F // no surrogates
+			}
+		case c >= 0xF0 && c <= 0xF4:
+			need = 3
+			if c == 0xF0 {
+				lo = 0x90 // no overlong 4-byte forms
+			} else if c == 0xF4 {
+				hi = 0x8F // nothing above U+10FFFF
+			}
+		default:
+			dst = append(dst, replacement...)
+			i++
+			continue
+		}
+		j := i + 1
+		ok := true
+		for range need {
+			if j >= len(s) || s[j] < lo || s[j] > hi {
+				ok = false
+				break
+			}
+			lo, hi = 0x80, 0xBF
+			j++
+		}
+		if ok {
+			dst = append(dst, s[i:j]...)
+		} else {
+			// The bytes read so far become one U+FFFD; the offending
+			// byte is read again as the start of the next sequence.
+			dst = append(dst, replacement...)
+		}
+		i = j
+	}
+	return dst
 }
 
 // Len returns the number of pairs.
