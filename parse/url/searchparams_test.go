@@ -74,12 +74,12 @@ func TestSearchParamsRoundTripThroughURL(t *testing.T) {
 func TestUTF8Replacing(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"abc", "abc"},
-		{"\xff\xff", "\uFFFD\uFFFD"},          // each invalid byte
+		{"\xff\xff", "\uFFFD\uFFFD"},           // each invalid byte
 		{"\xe2\x82", "\uFFFD"},                 // one maximal subpart
 		{"\xe2\x82A", "\uFFFDA"},               // the offending byte is kept
 		{"\xed\xa0\x80", "\uFFFD\uFFFD\uFFFD"}, // a surrogate is three errors
-		{"\xf0\x9f\x98\x80", "\U0001F600"},      // valid 4-byte sequence
-		{"\xc0\xaf", "\uFFFD\uFFFD"},          // overlong
+		{"\xf0\x9f\x98\x80", "\U0001F600"},     // valid 4-byte sequence
+		{"\xc0\xaf", "\uFFFD\uFFFD"},           // overlong
 	}
 	for _, c := range cases {
 		if got := string(appendUTF8Replacing(nil, c.in)); got != c.want {
