@@ -13,4 +13,16 @@
 // generated accessors may touch it: the FlatBuffers Go runtime checks
 // nothing and would panic or read out of bounds on a malformed buffer. A
 // View's accessors return views into the verified buffer.
+//
+// Feeding it from parse/http views needs no conversion slice; a server does
+//
+//	b.Reset()
+//	for _, h := range req.Headers { // parse/http's Request
+//		b.AddHeader(h.Name, h.Value)
+//	}
+//	buf := b.Finish(&envelope.Parts{Method: req.Method, Target: req.Target,
+//		Version: uint8(req.Version), Body: body, URL: &urlParts})
+//
+// (parse/http's Version is already major*10+minor). The package does not
+// import parse/http, keeping the parse/* dependency order one-way.
 package envelope
