@@ -136,3 +136,20 @@ func FuzzChunked(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNetHTTP compares every request head we accept with net/http's
+// ReadRequest (see diffNetHTTP for the intended divergences).
+func FuzzNetHTTP(f *testing.F) {
+	fuzzSeeds(f, "request")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var req Request
+		n, err := ParseRequest(data, &req)
+		if err != nil {
+			return
+		}
+		head := bytes.TrimLeft(data[:n], "\r\n")
+		if d := diffNetHTTP(head, &req, n); d != "" {
+			t.Fatalf("%q: %s", head, d)
+		}
+	})
+}

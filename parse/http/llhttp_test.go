@@ -313,10 +313,9 @@ var llhttpDivergences = map[string]struct {
 	"response/sample.md: ICE response":              {ErrInvalidVersion, "ICE is not HTTP"},
 	"response/sample.md: HTTP version 0.9":          {ErrUnsupportedVersion, "HTTP/0.9 is answered with 505"},
 	"request/sample.md: No HTTP version":            {ErrInvalidRequestLine, "an HTTP/0.9 simple request has no version"},
-	// "PRI * HTTP/1.1" is not the HTTP/2 preface (that says HTTP/2.0,
-	// which gets 505); as HTTP/1.1 it is an ordinary request, which the
-	// default Host rule rejects.
-	"request/method.md: PRI request HTTP2": {ErrInvalidMethod, "PRI with HTTP/1.1 is an ordinary request; the SM line after it is not one"},
+	// RFC 9112 §3.2.4: asterisk-form is only for a server-wide OPTIONS.
+	// M-SEARCH * is SSDP, HTTP-like datagrams over UDP, not HTTP/1.1.
+	"request/method.md: M-SEARCH request": {ErrInvalidTarget, "asterisk-form only with OPTIONS"},
 }
 
 func TestLLHTTPCorpus(t *testing.T) {

@@ -255,7 +255,7 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 		return 0, err
 	}
 	target := buf[t : v-1]
-	if !validTarget(target) {
+	if !validTarget(target) || !validTargetForm(buf[start:m], target) {
 		return 0, ErrInvalidTarget
 	}
 	req.Method = buf[start:m]
@@ -278,6 +278,37 @@ func validTarget(t []byte) bool {
 		}
 	}
 	return true
+}
+
+// validTargetForm checks that a (non-empty, printable) target has one of
+// the four forms of RFC 9112 §3.2, and the form its method allows:
+// authority-form exactly for CONNECT (§3.2.3), asterisk-form only for
+// OPTIONS (§3.2.4), otherwise origin-form ("/...") or absolute-form (a
+// URI with a scheme, RFC 3986 §3.1). A server must answer anything else
+// with 400.
+func validTargetForm(method, target []byte) bool {
+	switch {
+	case string(method) == "CONNECT":
+		return ValidHost(target)
+	case target[0] == '/':
+		return true
+	case len(target) == 1 && target[0] == '*':
+		return string(method) == "OPTIONS"
+	}
+	// scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
+	if c := target[0] | 0x20; c < 'a' || c > 'z' {
+		return false
+	}
+	for i := 1; i < len(target); i++ {
+		switch c := target[i]; {
+		case c == ':':
+			return true
+		case c|0x20 >= 'a' && c|0x20 <= 'z', c >= '0' && c <= '9', c == '+', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // frame applies RFC 9112 §6.3 and §9.3 to a request.
