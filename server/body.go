@@ -213,3 +213,14 @@ func (b *bodyReader) discard(limit int64) error {
 }
 
 var errDrainLimit = errors.New("server: unread request body too large to drain")
+
+// StatusFor returns the status to answer a request whose body failed with
+// err: 413 for a body over the limit, 400 for malformed framing, 408 when
+// the client stalled (timeout), 400 otherwise.
+func StatusFor(err error) int {
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) && ne.Timeout() {
+		return 408
+	}
+	return phttp.StatusFor(err)
+}

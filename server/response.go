@@ -29,7 +29,7 @@ const streamThreshold = 32 << 10
 // (200 if never called), the body written with Write. A body that fits in
 // 32 KiB is sent with Content-Length; a longer one, or one sent with Flush,
 // goes out chunked (HTTP/1.1) or with the length set by SetContentLength.
-// The server adds Date and the Connection field; handlers must not set
+// The server adds Date (unless the handler set one) and the Connection field; handlers must not set
 // Transfer-Encoding or Connection themselves (they are ignored, except
 // "Connection: close", which closes the connection after the response).
 //
@@ -50,6 +50,7 @@ type ResponseWriter struct {
 	http10    bool
 	keepAlive bool // HTTP/1.0 client asked for keep-alive
 	closeConn bool
+	hasDate   bool // the handler set Date (a proxy forwarding the origin's)
 	aborted   bool
 	err       error
 }
@@ -64,7 +65,7 @@ var (
 func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.status, w.hdr, w.body = 0, w.hdr[:0], w.body[:0]
 	w.clen, w.written = -1, 0
-	w.committed, w.chunked, w.aborted, w.err = false, false, false, nil
+	w.committed, w.chunked, w.aborted, w.hasDate, w.err = false, false, false, false, nil
 	w.headReq = string(req.Method) == "HEAD"
 	w.http10 = req.Version == phttp.HTTP10
 	w.keepAlive = w.http10 && !req.Close
@@ -108,6 +109,8 @@ func (w *ResponseWriter) addHeader(name, value string) {
 		return
 	case equalFold(name, "Transfer-Encoding"):
 		return
+	case equalFold(name, "Date"):
+		w.hasDate = true
 	case equalFold(name, "Connection"):
 		if containsToken(value, "close") {
 			w.closeConn = true
@@ -160,6 +163,17 @@ func (w *ResponseWriter) Committed() bool { return w.committed }
 
 // SetClose makes the connection close after this response.
 func (w *ResponseWriter) SetClose() { w.closeConn = true }
+
+// Reset discards the status, headers and body written so far, if the head
+// has not been sent, and reports whether it could: a proxy whose upstream
+// failed before anything reached the client answers 502 instead.
+func (w *ResponseWriter) Reset() bool {
+	if w.committed || w.aborted {
+		return false
+	}
+	w.status, w.hdr, w.body, w.clen, w.written, w.hasDate = 0, w.hdr[:0], w.body[:0], -1, 0, false
+	return true
+}
 
 // Abort ends the response without completing its framing and closes the
 // connection, so the client sees a truncated message (an upstream that
@@ -261,7 +275,9 @@ func (w *ResponseWriter) Flush() error {
 func (w *ResponseWriter) commit(final bool) {
 	w.committed = true
 	out := appendStatusLine(*w.out, w.status)
-	out = append(out, dateLine(time.Now())...)
+	if !w.hasDate {
+		out = append(out, dateLine(time.Now())...)
+	}
 	out = append(out, w.hdr...)
 	switch {
 	case w.status == 204 || w.status == 304:

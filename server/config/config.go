@@ -1,0 +1,430 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is a parsed configuration. Zero fields take defaults (Defaults).
+type Config struct {
+	Listen    string     `yaml:"listen"`
+	Limits    Limits     `yaml:"limits"`
+	Timeouts  Timeouts   `yaml:"timeouts"`
+	Upstreams []Upstream `yaml:"upstreams,omitempty"`
+	Routes    []Route    `yaml:"routes"`
+}
+
+// Limits mirrors server.Limits.
+type Limits struct {
+	MaxHeaderBytes int   `yaml:"max_header_bytes"`
+	MaxHeaders     int   `yaml:"max_headers"`
+	MaxBodyBytes   int64 `yaml:"max_body_bytes"`
+	MaxConns       int   `yaml:"max_conns"`
+}
+
+// Timeouts mirrors server.Timeouts.
+type Timeouts struct {
+	ReadHeader Duration `yaml:"read_header"`
+	Idle       Duration `yaml:"idle"`
+	Write      Duration `yaml:"write"`
+	Drain      Duration `yaml:"drain"`
+}
+
+// Upstream is a named pool of targets.
+type Upstream struct {
+	Name     string           `yaml:"name"`
+	Targets  []string         `yaml:"targets,omitempty"`
+	Builtin  string           `yaml:"builtin,omitempty"`
+	Timeouts UpstreamTimeouts `yaml:"timeouts"`
+	line     int
+}
+
+// UpstreamTimeouts bound connecting and waiting for the response head.
+type UpstreamTimeouts struct {
+	Connect        Duration `yaml:"connect"`
+	ResponseHeader Duration `yaml:"response_header"`
+}
+
+// Route is a match and one action.
+type Route struct {
+	Name    string   `yaml:"name,omitempty"`
+	Match   Match    `yaml:"match"`
+	Respond *Respond `yaml:"respond,omitempty"`
+	Echo    *Echo    `yaml:"echo,omitempty"`
+	Handler string   `yaml:"handler,omitempty"`
+	Proxy   *Proxy   `yaml:"proxy,omitempty"`
+	line    int
+	keyLine map[string]int
+}
+
+// Match mirrors router.Match.
+type Match struct {
+	Host       string   `yaml:"host,omitempty"`
+	Path       string   `yaml:"path,omitempty"`
+	PathPrefix string   `yaml:"path_prefix,omitempty"`
+	Methods    []string `yaml:"methods,omitempty,flow"`
+}
+
+// Respond is a fixed response.
+type Respond struct {
+	Status  int               `yaml:"status"`
+	Body    string            `yaml:"body,omitempty"`
+	Headers map[string]string `yaml:"headers,omitempty"`
+}
+
+// Echo answers with JSON describing the request; it has no options yet.
+type Echo struct{}
+
+// Proxy forwards to a named upstream.
+type Proxy struct {
+	Upstream string `yaml:"upstream"`
+}
+
+// Duration is a time.Duration written as "10s", "1m30s".
+type Duration time.Duration
+
+// MarshalYAML writes d as a Go duration string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Error is a configuration error at a line and key.
+type Error struct {
+	Line int    // 1-based; 0 when the error has no position
+	Key  string // dotted path: "routes[2].proxy.upstream"
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("config: line %d: %s: %s", e.Line, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("config: %s: %s", e.Key, e.Msg)
+}
+
+// Load reads and validates the file at path.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b)
+}
+
+// Parse decodes and validates a YAML configuration. It reports every
+// problem it finds (errors.Join of *Error), not only the first.
+func Parse(b []byte) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	d := &decoder{}
+	c := &Config{}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, &Error{Key: "(document)", Msg: "empty configuration"}
+	}
+	d.config(root.Content[0], c)
+	c.validate(d)
+	if len(d.errs) > 0 {
+		return nil, errors.Join(d.errs...)
+	}
+	return c, nil
+}
+
+type decoder struct{ errs []error }
+
+func (d *decoder) fail(n *yaml.Node, key, msg string) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	d.errs = append(d.errs, &Error{Line: line, Key: key, Msg: msg})
+}
+
+// fields walks a mapping node, calling set for each known key and
+// reporting unknown and duplicate keys.
+func (d *decoder) fields(n *yaml.Node, path string, known map[string]func(v *yaml.Node, key string)) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, path, "must be a mapping")
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := join(path, k.Value)
+		set, ok := known[k.Value]
+		switch {
+		case !ok:
+			d.fail(k, key, "unknown key")
+		case seen[k.Value]:
+			d.fail(k, key, "duplicate key")
+		default:
+			seen[k.Value] = true
+			set(v, key)
+		}
+	}
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (d *decoder) str(dst *string) func(*yaml.Node, string) {
+	return func(v *yaml.Node, key string) {
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			d.fail(v, key, "must be a string")
+			return
+		}
+		*dst = v.Value
+	}
+}
+
+func (d *decoder) integer(dst *int64) func(*yaml.Node, string) {
+	return func(v *yaml.Node, key string) {
+		n, err := strconv.ParseInt(v.Value, 10, 64)
+		if v.Kind != yaml.ScalarNode || err != nil {
+			d.fail(v, key, "must be an integer")
+			return
+		}
+		if n < 0 {
+			d.fail(v, key, "must not be negative")
+			return
+		}
+		*dst = n
+	}
+}
+
+func (d *decoder) intField(dst *int) func(*yaml.Node, string) {
+	return func(v *yaml.Node, key string) {
+		var n int64
+		d.integer(&n)(v, key)
+		*dst = int(n)
+	}
+}
+
+func (d *decoder) duration(dst *Duration) func(*yaml.Node, string) {
+	return func(v *yaml.Node, key string) {
+		t, err := time.ParseDuration(v.Value)
+		if v.Kind != yaml.ScalarNode || err != nil {
+			d.fail(v, key, `must be a duration such as "10s" or "1m30s"`)
+			return
+		}
+		if t <= 0 {
+			d.fail(v, key, "must be positive")
+			return
+		}
+		*dst = Duration(t)
+	}
+}
+
+func (d *decoder) strings(dst *[]string) func(*yaml.Node, string) {
+	return func(v *yaml.Node, key string) {
+		if v.Kind != yaml.SequenceNode {
+			d.fail(v, key, "must be a list")
+			return
+		}
+		for i, e := range v.Content {
+			var s string
+			d.str(&s)(e, fmt.Sprintf("%s[%d]", key, i))
+			*dst = append(*dst, s)
+		}
+	}
+}
+
+func (d *decoder) config(n *yaml.Node, c *Config) {
+	d.fields(n, "", map[string]func(*yaml.Node, string){
+		"listen": d.str(&c.Listen),
+		"limits": func(v *yaml.Node, key string) {
+			d.fields(v, key, map[string]func(*yaml.Node, string){
+				"max_header_bytes": d.intField(&c.Limits.MaxHeaderBytes),
+				"max_headers":      d.intField(&c.Limits.MaxHeaders),
+				"max_body_bytes":   d.integer(&c.Limits.MaxBodyBytes),
+				"max_conns":        d.intField(&c.Limits.MaxConns),
+			})
+		},
+		"timeouts": func(v *yaml.Node, key string) {
+			d.fields(v, key, map[string]func(*yaml.Node, string){
+				"read_header": d.duration(&c.Timeouts.ReadHeader),
+				"idle":        d.duration(&c.Timeouts.Idle),
+				"write":       d.duration(&c.Timeouts.Write),
+				"drain":       d.duration(&c.Timeouts.Drain),
+			})
+		},
+		"upstreams": func(v *yaml.Node, key string) {
+			if v.Kind != yaml.SequenceNode {
+				d.fail(v, key, "must be a list")
+				return
+			}
+			for i, e := range v.Content {
+				u := Upstream{line: e.Line}
+				d.upstream(e, fmt.Sprintf("%s[%d]", key, i), &u)
+				c.Upstreams = append(c.Upstreams, u)
+			}
+		},
+		"routes": func(v *yaml.Node, key string) {
+			if v.Kind != yaml.SequenceNode {
+				d.fail(v, key, "must be a list")
+				return
+			}
+			for i, e := range v.Content {
+				r := Route{line: e.Line, keyLine: map[string]int{}}
+				d.route(e, fmt.Sprintf("%s[%d]", key, i), &r)
+				c.Routes = append(c.Routes, r)
+			}
+		},
+	})
+}
+
+func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) {
+	d.fields(n, path, map[string]func(*yaml.Node, string){
+		"name":    d.str(&u.Name),
+		"targets": d.strings(&u.Targets),
+		"builtin": d.str(&u.Builtin),
+		"timeouts": func(v *yaml.Node, key string) {
+			d.fields(v, key, map[string]func(*yaml.Node, string){
+				"connect":         d.duration(&u.Timeouts.Connect),
+				"response_header": d.duration(&u.Timeouts.ResponseHeader),
+			})
+		},
+	})
+}
+
+func (d *decoder) route(n *yaml.Node, path string, r *Route) {
+	mark := func(name string, set func(*yaml.Node, string)) func(*yaml.Node, string) {
+		return func(v *yaml.Node, key string) {
+			r.keyLine[name] = v.Line
+			set(v, key)
+		}
+	}
+	d.fields(n, path, map[string]func(*yaml.Node, string){
+		"name": d.str(&r.Name),
+		"match": mark("match", func(v *yaml.Node, key string) {
+			d.fields(v, key, map[string]func(*yaml.Node, string){
+				"host":        d.str(&r.Match.Host),
+				"path":        d.str(&r.Match.Path),
+				"path_prefix": d.str(&r.Match.PathPrefix),
+				"methods":     d.strings(&r.Match.Methods),
+			})
+		}),
+		"respond": mark("respond", func(v *yaml.Node, key string) {
+			r.Respond = &Respond{}
+			var status int64
+			d.fields(v, key, map[string]func(*yaml.Node, string){
+				"status": func(v *yaml.Node, key string) {
+					r.keyLine["respond.status"] = v.Line
+					d.integer(&status)(v, key)
+				},
+				"body": d.str(&r.Respond.Body),
+				"headers": func(v *yaml.Node, key string) {
+					if v.Kind != yaml.MappingNode {
+						d.fail(v, key, "must be a mapping")
+						return
+					}
+					r.Respond.Headers = map[string]string{}
+					for i := 0; i+1 < len(v.Content); i += 2 {
+						var s string
+						d.str(&s)(v.Content[i+1], join(key, v.Content[i].Value))
+						r.Respond.Headers[v.Content[i].Value] = s
+					}
+				},
+			})
+			r.Respond.Status = int(status)
+		}),
+		"echo": mark("echo", func(v *yaml.Node, key string) {
+			r.Echo = &Echo{}
+			d.fields(v, key, nil)
+		}),
+		"handler": mark("handler", d.str(&r.Handler)),
+		"proxy": mark("proxy", func(v *yaml.Node, key string) {
+			r.Proxy = &Proxy{}
+			d.fields(v, key, map[string]func(*yaml.Node, string){
+				"upstream": func(v *yaml.Node, key string) {
+					r.keyLine["proxy.upstream"] = v.Line
+					d.str(&r.Proxy.Upstream)(v, key)
+				},
+			})
+		}),
+	})
+}
+
+// validate checks what the decoder cannot: references, ranges, exclusive
+// actions.
+func (c *Config) validate(d *decoder) {
+	names := map[string]bool{}
+	for i, u := range c.Upstreams {
+		key := fmt.Sprintf("upstreams[%d]", i)
+		at := &yaml.Node{Line: u.line}
+		switch {
+		case u.Name == "":
+			d.fail(at, key+".name", "missing")
+		case names[u.Name]:
+			d.fail(at, key+".name", "duplicate upstream name")
+		}
+		names[u.Name] = true
+		if (len(u.Targets) == 0) == (u.Builtin == "") {
+			d.fail(at, key, "needs either targets or builtin")
+		}
+		for j, t := range u.Targets {
+			if _, port, err := splitHostPort(t); err != nil || port == "" {
+				d.fail(at, fmt.Sprintf("%s.targets[%d]", key, j), `must be "host:port"`)
+			}
+		}
+	}
+	for i, r := range c.Routes {
+		key := fmt.Sprintf("routes[%d]", i)
+		at := &yaml.Node{Line: r.line}
+		line := func(k string) *yaml.Node {
+			if l, ok := r.keyLine[k]; ok {
+				return &yaml.Node{Line: l}
+			}
+			return at
+		}
+		actions := 0
+		for _, set := range []bool{r.Respond != nil, r.Echo != nil, r.Handler != "", r.Proxy != nil} {
+			if set {
+				actions++
+			}
+		}
+		if actions != 1 {
+			d.fail(at, key, "needs exactly one action: respond, echo, handler or proxy")
+		}
+		m := r.Match
+		if m.Path != "" && m.PathPrefix != "" {
+			d.fail(line("match"), key+".match", "path and path_prefix are exclusive")
+		}
+		if m.Path != "" && m.Path[0] != '/' || m.PathPrefix != "" && m.PathPrefix[0] != '/' {
+			d.fail(line("match"), key+".match", "paths must start with '/'")
+		}
+		if h := m.Host; h != "" && (strings.ContainsAny(h, "/ ") || strings.Contains(h[min(len(h), 1):], "*") || h[0] == '*' && !strings.HasPrefix(h, "*.")) {
+			d.fail(line("match"), key+".match.host", `must be a host name or "*.suffix"`)
+		}
+		if r.Respond != nil && (r.Respond.Status < 200 || r.Respond.Status > 999) {
+			d.fail(line("respond.status"), key+".respond.status", "must be 200-999")
+		}
+		if r.Proxy != nil && !names[r.Proxy.Upstream] {
+			d.fail(line("proxy.upstream"), key+".proxy.upstream", "names no upstream")
+		}
+	}
+	if len(c.Routes) == 0 {
+		d.fail(nil, "routes", "at least one route is needed")
+	}
+}
+
+func splitHostPort(s string) (string, string, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 {
+		return "", "", errors.New("no port")
+	}
+	p, err := strconv.Atoi(s[i+1:])
+	if err != nil || p <= 0 || p > 65535 {
+		return "", "", errors.New("bad port")
+	}
+	return s[:i], s[i+1:], nil
+}

@@ -1,0 +1,20 @@
+// Package proxy is simdedge's reverse proxy: a server.Handler that forwards
+// requests to an Upstream, a pool of targets chosen round-robin, each with a
+// pool of keep-alive connections.
+//
+// Request and response bodies stream both ways without being buffered
+// whole: memory per exchange is bounded by the connection buffers whatever
+// the body size. Hop-by-hop fields (RFC 9110 §7.6.1: Connection, the fields
+// it names, Keep-Alive, Proxy-Connection, TE, Transfer-Encoding, Upgrade)
+// are removed in both directions; X-Forwarded-For gets the client's
+// address appended, X-Forwarded-Proto is set, and Via names the proxy.
+// Upstream responses are parsed with parse/http's strict response parser;
+// one it rejects is answered with 502. Connect and response-header
+// timeouts answer 504, other upstream failures 502. A request the server's
+// strict parser rejected never reaches a handler, so it is never forwarded.
+//
+// Not yet: load-balancing policies other than round-robin, health checks,
+// retry budgets (an idempotent retry happens only on a pooled connection
+// the upstream closed before answering), trailers (dropped), Upgrade and
+// CONNECT (answered 501).
+package proxy

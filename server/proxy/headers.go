@@ -1,0 +1,301 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"strconv"
+	"syscall"
+	"time"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server"
+)
+
+// hopByHop lists the fields RFC 9110 §7.6.1 says a proxy must not forward
+// (plus Proxy-Connection, which old clients send instead of Connection).
+// The fields a Connection field names are removed as well (namedIn).
+var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "TE", "Transfer-Encoding", "Upgrade"}
+
+func isHopByHop(name []byte) bool {
+	for _, h := range hopByHop {
+		if phttp.EqualFold(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// namedIn reports whether a Connection field in hs lists name.
+func namedIn(hs phttp.Headers, name []byte) bool {
+	for i := hs.Index("Connection", 0); i >= 0; i = hs.Index("Connection", i+1) {
+		if listHas(hs[i].Value, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// listHas reports whether the comma-separated list v has item (ASCII
+// case-insensitive).
+func listHas(v, item []byte) bool {
+	for len(v) > 0 {
+		i := 0
+		for i < len(v) && v[i] != ',' {
+			i++
+		}
+		if equalFoldBytes(trimOWS(v[:i]), item) {
+			return true
+		}
+		if i == len(v) {
+			return false
+		}
+		v = v[i+1:]
+	}
+	return false
+}
+
+func equalFoldBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// skipRequestField: fields the proxy drops or rewrites when forwarding a
+// request. Expect is answered by the edge itself (it sends 100 Continue to
+// the client before reading the body), Content-Length is written back from
+// the framing, and the forwarding fields are rebuilt.
+func skipRequestField(hs phttp.Headers, name []byte) bool {
+	return isHopByHop(name) || namedIn(hs, name) ||
+		phttp.EqualFold(name, "Expect") || phttp.EqualFold(name, "Content-Length") ||
+		phttp.EqualFold(name, "X-Forwarded-For") || phttp.EqualFold(name, "X-Forwarded-Proto") ||
+		phttp.EqualFold(name, "Via")
+}
+
+// appendHead writes the request head to forward.
+func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request) []byte {
+	b = append(b, head.Method...)
+	b = append(b, ' ')
+	b = append(b, head.Target...)
+	b = append(b, " HTTP/1.1\r\n"...)
+	hs := head.Headers
+	for _, h := range hs {
+		if skipRequestField(hs, h.Name) {
+			continue
+		}
+		b = appendField(b, h.Name, h.Value)
+	}
+	if head.Host == nil {
+		// HTTP/1.0 clients may omit Host; HTTP/1.1 requires it.
+		b = append(b, "Host: "...)
+		b = append(b, p.up.targets[0].addr...)
+		b = append(b, "\r\n"...)
+	}
+	// X-Forwarded-For: the values received, then the client's address.
+	b = append(b, "X-Forwarded-For: "...)
+	for i := hs.Index("X-Forwarded-For", 0); i >= 0; i = hs.Index("X-Forwarded-For", i+1) {
+		b = append(b, hs[i].Value...)
+		b = append(b, ", "...)
+	}
+	if ip := r.RemoteIP(); ip != nil {
+		b = append(b, ip...)
+	} else {
+		b = append(b, "unknown"...)
+	}
+	b = append(b, "\r\nX-Forwarded-Proto: "...)
+	b = append(b, p.proto...)
+	b = append(b, "\r\n"...)
+	b = p.appendVia(b, hs, head.Version)
+	switch head.Body {
+	case phttp.BodyLength:
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, head.ContentLength, 10)
+		b = append(b, "\r\n"...)
+	case phttp.BodyChunked:
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+	}
+	return append(b, "\r\n"...)
+}
+
+// appendVia appends "Via: <received values>, 1.1 simdedge" (RFC 9110
+// §7.6.3: the protocol version received, then the pseudonym).
+func (p *Proxy) appendVia(b []byte, hs phttp.Headers, v phttp.Version) []byte {
+	b = append(b, "Via: "...)
+	for i := hs.Index("Via", 0); i >= 0; i = hs.Index("Via", i+1) {
+		b = append(b, hs[i].Value...)
+		b = append(b, ", "...)
+	}
+	if v == phttp.HTTP10 {
+		b = append(b, "1.0 "...)
+	} else {
+		b = append(b, "1.1 "...)
+	}
+	b = append(b, p.via...)
+	return append(b, "\r\n"...)
+}
+
+var viaName = []byte("Via")
+
+func appendField(b, name, value []byte) []byte {
+	b = append(b, name...)
+	b = append(b, ": "...)
+	b = append(b, value...)
+	return append(b, "\r\n"...)
+}
+
+// forwardResponse sends uc.resp and its body to w, streaming. It reports
+// whether the upstream connection ended cleanly (reusable as far as the
+// body goes).
+func (p *Proxy) forwardResponse(w *server.ResponseWriter, uc *upConn, isHead bool) bool {
+	resp := &uc.resp
+	w.WriteHeader(resp.Status)
+	hs := resp.Headers
+	for _, h := range hs {
+		if isHopByHop(h.Name) || namedIn(hs, h.Name) || phttp.EqualFold(h.Name, "Content-Length") ||
+			phttp.EqualFold(h.Name, "Via") {
+			continue
+		}
+		w.AddHeaderBytes(h.Name, h.Value)
+	}
+	// Via is rebuilt in uc.out, which is free once the request was sent.
+	via := p.appendVia(uc.out[:0], hs, resp.Version)
+	uc.out = via
+	w.AddHeaderBytes(viaName, via[len("Via: "):len(via)-len("\r\n")])
+	if resp.ContentLength >= 0 && (resp.Body == phttp.BodyLength || isHead) {
+		w.SetContentLength(resp.ContentLength)
+	}
+	if isHead || resp.Body == phttp.BodyNone {
+		return true
+	}
+	timeout := p.up.opts.ResponseHeaderTimeout
+	switch resp.Body {
+	case phttp.BodyLength:
+		var d phttp.LengthDecoder
+		d.Reset(resp.ContentLength)
+		for {
+			n, done := d.Decode(uc.buf[uc.r:uc.w])
+			if n > 0 {
+				if _, err := w.Write(uc.buf[uc.r : uc.r+n]); err != nil {
+					return false
+				}
+				uc.r += n
+			}
+			if done {
+				return true
+			}
+			if err := p.readBody(w, uc, timeout); err != nil {
+				p.bodyFailed(w)
+				return false
+			}
+		}
+	case phttp.BodyChunked:
+		uc.dec.Reset()
+		for {
+			n, consumed, err := uc.dec.Decode(uc.buf[uc.r:uc.w])
+			if n > 0 {
+				if _, werr := w.Write(uc.buf[uc.r : uc.r+n]); werr != nil {
+					return false
+				}
+			}
+			uc.r += consumed
+			if err == nil {
+				return true
+			}
+			if err != phttp.ErrNeedMore {
+				p.bodyFailed(w) // malformed upstream body
+				return false
+			}
+			if n > 0 || consumed > 0 {
+				continue
+			}
+			if err := p.readBody(w, uc, timeout); err != nil {
+				p.bodyFailed(w)
+				return false
+			}
+		}
+	default: // BodyUntilClose
+		for {
+			if uc.w > uc.r {
+				if _, err := w.Write(uc.buf[uc.r:uc.w]); err != nil {
+					return false
+				}
+				uc.r = uc.w
+			}
+			err := p.readBody(w, uc, timeout)
+			if errors.Is(err, io.EOF) {
+				return false // complete, but the connection is spent
+			}
+			if err != nil {
+				p.bodyFailed(w)
+				return false
+			}
+		}
+	}
+}
+
+// bodyFailed handles an upstream that failed mid-body: 502 if nothing has
+// reached the client yet, else a truncated response (Abort), so the client
+// can tell it is incomplete.
+func (p *Proxy) bodyFailed(w *server.ResponseWriter) {
+	if w.Reset() {
+		p.respondError(w, 502, "bad gateway\n")
+		w.SetClose()
+		return
+	}
+	w.Abort()
+}
+
+// readBody makes room in uc.buf and reads more response body. Before
+// waiting on the upstream it flushes what the client has been given, so a
+// slow upstream's bytes reach the client as they come.
+func (p *Proxy) readBody(w *server.ResponseWriter, uc *upConn, timeout time.Duration) error {
+	if w.Written() > 0 {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if uc.r > 0 {
+		uc.w = copy(uc.buf, uc.buf[uc.r:uc.w])
+		uc.r = 0
+	}
+	if uc.w == len(uc.buf) {
+		// A partial chunk line fills the buffer: the decoder bounds
+		// lines at 4 KiB, so this happens at most once.
+		nb := make([]byte, 2*len(uc.buf))
+		copy(nb, uc.buf[:uc.w])
+		uc.buf = nb
+	}
+	uc.nc.SetReadDeadline(time.Now().Add(timeout))
+	n, err := uc.nc.Read(uc.buf[uc.w:])
+	uc.w += n
+	if err == io.EOF && n > 0 {
+		return nil
+	}
+	return err
+}
+
+func isConnReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}

@@ -1,0 +1,305 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server"
+)
+
+// Options configures a Proxy.
+type Options struct {
+	// Via is the pseudonym the proxy adds to Via (RFC 9110 §7.6.3);
+	// empty means "simdedge".
+	Via string
+	// Proto is the X-Forwarded-Proto value; empty means "http".
+	Proto  string
+	Logger *slog.Logger
+}
+
+// Proxy forwards requests to an Upstream. It is a server.Handler.
+type Proxy struct {
+	up    *Upstream
+	via   string
+	proto string
+	log   *slog.Logger
+}
+
+// New returns a Proxy to up.
+func New(up *Upstream, o Options) *Proxy {
+	if o.Via == "" {
+		o.Via = "simdedge"
+	}
+	if o.Proto == "" {
+		o.Proto = "http"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Proxy{up: up, via: o.Via, proto: o.Proto, log: o.Logger}
+}
+
+// Sizes of the exchange.
+const (
+	// maxBufferedBody: a request body up to this size is read whole
+	// before forwarding (one write with the head, and the request can be
+	// retried on a stale pooled connection); a larger one streams.
+	maxBufferedBody = 64 << 10
+	// copyBuf is the chunk size of a streamed request body.
+	copyBuf = 32 << 10
+	// maxAttempts bounds retries on pooled connections the upstream had
+	// closed (each attempt takes another pooled connection or dials).
+	maxAttempts = 4
+)
+
+var (
+	errUpgrade      = errors.New("proxy: upstream switched protocols")
+	errBadResponse  = errors.New("proxy: malformed upstream response")
+	errShortBody    = errors.New("proxy: upstream closed mid-body")
+	errClientBody   = errors.New("proxy: client request body failed")
+	errBodyNotFinal = errors.New("proxy: upstream answered before the request body was sent")
+)
+
+// ServeEdge implements server.Handler.
+func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
+	head := r.Head()
+	if string(head.Method) == "CONNECT" {
+		p.respondError(w, 501, "tunnels are not supported\n")
+		return
+	}
+	var body []byte
+	streamed := false
+	switch head.Body {
+	case phttp.BodyLength:
+		if head.ContentLength <= maxBufferedBody {
+			b, err := r.BodyBytes()
+			if err != nil {
+				p.respondError(w, server.StatusFor(err), "bad request body\n")
+				w.SetClose()
+				return
+			}
+			body = b
+		} else {
+			streamed = true
+		}
+	case phttp.BodyChunked:
+		streamed = true
+	}
+	isHead := string(head.Method) == "HEAD"
+	t := p.up.pick()
+	var uc *upConn
+	var copyErr chan error
+	for attempt := 1; ; attempt++ {
+		var err error
+		uc, err = t.get(time.Now())
+		if err != nil {
+			p.upstreamFailed(w, t, err, true)
+			return
+		}
+		uc.out = p.appendHead(uc.out[:0], r, head)
+		uc.out = append(uc.out, body...)
+		uc.nc.SetWriteDeadline(time.Now().Add(p.up.opts.ResponseHeaderTimeout))
+		_, err = uc.nc.Write(uc.out)
+		if err == nil && streamed {
+			copyErr, err = p.startBody(uc, r, head)
+			if err != nil {
+				uc.nc.Close()
+				p.respondError(w, server.StatusFor(err), "bad request body\n")
+				w.SetClose()
+				return
+			}
+		}
+		if err == nil {
+			err = p.readHead(uc, isHead)
+		}
+		if err == nil {
+			break
+		}
+		uc.nc.Close()
+		if copyErr != nil {
+			if cerr := <-copyErr; cerr != nil && errors.Is(cerr, errClientBody) {
+				p.respondError(w, server.StatusFor(errors.Unwrap(cerr)), "bad request body\n")
+				w.SetClose()
+				return
+			}
+		}
+		if !uc.fresh && !streamed && uc.w == 0 && attempt < maxAttempts && retryable(err) {
+			continue // the upstream closed an idle connection: try another
+		}
+		p.upstreamFailed(w, t, err, false)
+		return
+	}
+	ok := p.forwardResponse(w, uc, isHead)
+	if copyErr != nil {
+		select {
+		case err := <-copyErr:
+			ok = ok && err == nil
+		default:
+			// The upstream answered before taking the whole body: stop
+			// the copy, and the connection cannot be reused.
+			uc.nc.Close()
+			<-copyErr
+			ok = false
+			w.SetClose()
+		}
+	}
+	if ok && !uc.resp.Close && uc.r == uc.w {
+		t.put(uc, time.Now())
+	} else {
+		uc.nc.Close()
+	}
+}
+
+func retryable(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		isConnReset(err)
+}
+
+// respondError answers with status unless the response has started.
+func (p *Proxy) respondError(w *server.ResponseWriter, status int, text string) {
+	if w.Committed() {
+		w.Abort()
+		return
+	}
+	w.WriteHeader(status)
+	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+	w.WriteString(text)
+}
+
+// upstreamFailed answers 504 for timeouts and 502 for everything else.
+func (p *Proxy) upstreamFailed(w *server.ResponseWriter, t *target, err error, dial bool) {
+	status, text := 502, "bad gateway\n"
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		status, text = 504, "gateway timeout\n"
+	}
+	p.log.Warn("upstream failed", "upstream", p.up.opts.Name, "target", t.addr, "dial", dial, "status", status, "err", err)
+	p.respondError(w, status, text)
+}
+
+// startBody sends a streamed request body on its own goroutine, so that an
+// upstream that answers while still reading (or echoes as it reads) cannot
+// deadlock the exchange. The first read happens here, on the handler's
+// goroutine: it sends "100 Continue" if the client waits for it, which
+// touches the client connection's output, so it must not race with the
+// response.
+func (p *Proxy) startBody(uc *upConn, r *server.Request, head *phttp.Request) (chan error, error) {
+	buf := make([]byte, copyBuf)
+	src := r.Body()
+	n, err := src.Read(buf)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	chunked := head.Body == phttp.BodyChunked
+	done := make(chan error, 1)
+	go func() {
+		done <- p.copyBody(uc, src, buf, n, err == io.EOF, chunked)
+	}()
+	return done, nil
+}
+
+func (p *Proxy) copyBody(uc *upConn, src io.Reader, buf []byte, n int, eof, chunked bool) error {
+	timeout := p.up.opts.ResponseHeaderTimeout
+	var frame []byte
+	for {
+		if n > 0 {
+			uc.nc.SetWriteDeadline(time.Now().Add(timeout))
+			var err error
+			if chunked {
+				frame = strconv.AppendInt(frame[:0], int64(n), 16)
+				frame = append(frame, "\r\n"...)
+				if _, err = uc.nc.Write(frame); err == nil {
+					if _, err = uc.nc.Write(buf[:n]); err == nil {
+						_, err = uc.nc.Write(crlf)
+					}
+				}
+			} else {
+				_, err = uc.nc.Write(buf[:n])
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if eof {
+			if chunked {
+				uc.nc.SetWriteDeadline(time.Now().Add(timeout))
+				_, err := uc.nc.Write(lastChunk)
+				return err
+			}
+			return nil
+		}
+		var err error
+		n, err = src.Read(buf)
+		if err == io.EOF {
+			eof = true
+		} else if err != nil {
+			// The client's body is malformed, too large or stalled: the
+			// upstream must not see a complete request. Closing the
+			// connection also wakes the handler's read of the response.
+			uc.nc.Close()
+			return errors.Join(errClientBody, err)
+		}
+	}
+}
+
+var (
+	crlf      = []byte("\r\n")
+	lastChunk = []byte("0\r\n\r\n")
+)
+
+// readHead reads the upstream's response head into uc.resp, skipping
+// interim (1xx) responses.
+func (p *Proxy) readHead(uc *upConn, isHead bool) error {
+	uc.nc.SetReadDeadline(time.Now().Add(p.up.opts.ResponseHeaderTimeout))
+	parser := p.up.parser
+	for {
+		if uc.w > uc.r {
+			var n int
+			var err error
+			if isHead {
+				n, err = parser.ParseHEADResponse(uc.buf[uc.r:uc.w], &uc.resp)
+			} else {
+				n, err = parser.ParseResponse(uc.buf[uc.r:uc.w], &uc.resp)
+			}
+			if err == nil {
+				uc.r += n
+				switch s := uc.resp.Status; {
+				case s == 101:
+					return errUpgrade
+				case s < 200:
+					continue // 100 Continue, 103 Early Hints
+				}
+				return nil
+			}
+			if err != phttp.ErrNeedMore {
+				return errors.Join(errBadResponse, err)
+			}
+		}
+		if uc.r > 0 {
+			uc.w = copy(uc.buf, uc.buf[uc.r:uc.w])
+			uc.r = 0
+		}
+		if uc.w == len(uc.buf) {
+			nb := make([]byte, 2*len(uc.buf))
+			copy(nb, uc.buf[:uc.w])
+			uc.buf = nb
+		}
+		n, err := uc.nc.Read(uc.buf[uc.w:])
+		uc.w += n
+		if err != nil {
+			if n > 0 && err == io.EOF {
+				continue // parse what arrived; the next read reports EOF
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package proxy
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
+
+// Defaults of an Upstream.
+const (
+	DefaultConnectTimeout        = 2 * time.Second
+	DefaultResponseHeaderTimeout = 30 * time.Second
+	// DefaultIdleConnTimeout is below the keep-alive timeouts of common
+	// origins (nginx 75 s, Apache 5 s is the exception), so the proxy
+	// rarely reuses a connection the origin is about to close.
+	DefaultIdleConnTimeout  = 60 * time.Second
+	DefaultMaxIdlePerTarget = 256
+)
+
+// UpstreamOptions configures an Upstream. Zero durations mean the
+// defaults.
+type UpstreamOptions struct {
+	Name    string
+	Targets []string // "host:port"
+	// ConnectTimeout bounds a dial (504 beyond it).
+	ConnectTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the response head after
+	// the request was sent (504 beyond it), and each read of the body.
+	ResponseHeaderTimeout time.Duration
+	// IdleConnTimeout: pooled connections idle longer are closed instead
+	// of reused.
+	IdleConnTimeout  time.Duration
+	MaxIdlePerTarget int
+	// MaxResponseHeaderBytes bounds an upstream response head; zero means
+	// parse/http's default.
+	MaxResponseHeaderBytes int
+}
+
+// Upstream is a named pool of targets. It is safe for concurrent use, and
+// holds idle connections until Close.
+type Upstream struct {
+	opts    UpstreamOptions
+	targets []*target
+	next    atomic.Uint64
+	parser  *phttp.Parser
+	closed  atomic.Bool
+}
+
+// ErrNoTargets is returned by NewUpstream for an empty target list.
+var ErrNoTargets = errors.New("proxy: upstream has no targets")
+
+// NewUpstream returns an Upstream over o.Targets.
+func NewUpstream(o UpstreamOptions) (*Upstream, error) {
+	if len(o.Targets) == 0 {
+		return nil, ErrNoTargets
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.ResponseHeaderTimeout <= 0 {
+		o.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	if o.IdleConnTimeout <= 0 {
+		o.IdleConnTimeout = DefaultIdleConnTimeout
+	}
+	if o.MaxIdlePerTarget <= 0 {
+		o.MaxIdlePerTarget = DefaultMaxIdlePerTarget
+	}
+	u := &Upstream{opts: o, parser: phttp.NewParser(phttp.Options{MaxHeaderBytes: o.MaxResponseHeaderBytes})}
+	for _, a := range o.Targets {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, err
+		}
+		u.targets = append(u.targets, &target{addr: a, up: u})
+	}
+	return u, nil
+}
+
+// Name is the upstream's name.
+func (u *Upstream) Name() string { return u.opts.Name }
+
+// pick chooses the next target round-robin. Later policies (least
+// connections, power of two choices, consistent hash) replace this method
+// behind the same call.
+func (u *Upstream) pick() *target {
+	if len(u.targets) == 1 {
+		return u.targets[0]
+	}
+	return u.targets[(u.next.Add(1)-1)%uint64(len(u.targets))]
+}
+
+// Close closes the idle connections; connections in use close when their
+// exchange ends.
+func (u *Upstream) Close() {
+	u.closed.Store(true)
+	for _, t := range u.targets {
+		t.mu.Lock()
+		idle := t.idle
+		t.idle = nil
+		t.mu.Unlock()
+		for _, c := range idle {
+			c.nc.Close()
+		}
+	}
+}
+
+// target is one upstream address and its idle connections (a LIFO stack:
+// the most recently used connection is the least likely to have been
+// closed by the origin).
+type target struct {
+	addr string
+	up   *Upstream
+	mu   sync.Mutex
+	idle []*upConn
+}
+
+// upConn is a connection to a target with its buffers; it moves between the
+// idle stack and one exchange at a time.
+type upConn struct {
+	t    *target
+	nc   net.Conn
+	buf  []byte // response bytes: buf[r:w] unconsumed
+	r, w int
+	out  []byte // request head (and small body) being sent
+	resp phttp.Response
+	dec  phttp.ChunkedDecoder
+	// lastUsed is when the connection was returned to the pool.
+	lastUsed time.Time
+	// fresh: dialed for this exchange (not taken from the pool).
+	fresh bool
+}
+
+// upstreamReadBuf fits typical response heads and small bodies in one read.
+const upstreamReadBuf = 16 << 10
+
+// get returns an idle connection or dials a new one.
+func (t *target) get(now time.Time) (*upConn, error) {
+	maxIdle := t.up.opts.IdleConnTimeout
+	for {
+		t.mu.Lock()
+		n := len(t.idle)
+		if n == 0 {
+			t.mu.Unlock()
+			break
+		}
+		c := t.idle[n-1]
+		t.idle[n-1] = nil
+		t.idle = t.idle[:n-1]
+		t.mu.Unlock()
+		if now.Sub(c.lastUsed) > maxIdle {
+			c.nc.Close()
+			continue
+		}
+		c.fresh = false
+		return c, nil
+	}
+	nc, err := net.DialTimeout("tcp", t.addr, t.up.opts.ConnectTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &upConn{t: t, nc: nc, buf: make([]byte, upstreamReadBuf), fresh: true}, nil
+}
+
+// put returns c to the idle stack, or closes it if the pool is full or the
+// upstream closed.
+func (t *target) put(c *upConn, now time.Time) {
+	c.lastUsed = now
+	c.r, c.w = 0, 0
+	c.out = c.out[:0]
+	t.mu.Lock()
+	if len(t.idle) < t.up.opts.MaxIdlePerTarget && !t.up.closed.Load() {
+		t.idle = append(t.idle, c)
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	c.nc.Close()
+}

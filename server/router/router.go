@@ -1,0 +1,253 @@
+package router
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server"
+)
+
+// Match selects requests. Empty fields match everything.
+type Match struct {
+	// Host is an exact host name ("api.example.com") or a suffix pattern
+	// ("*.example.com", which matches "a.example.com" and
+	// "a.b.example.com" but not "example.com"). It is compared ASCII
+	// case-insensitively with the Host field (or an absolute-form target's
+	// authority) without its port.
+	Host string
+	// Path matches the path exactly; PathPrefix matches paths that start
+	// with it (byte-wise, as nginx's prefix locations: "/api" also matches
+	// "/apis"; write "/api/" to mean the directory). The path is the
+	// target's up to '?', as sent (not normalized).
+	Path       string
+	PathPrefix string
+	// Methods lists the accepted methods (case-sensitive, RFC 9110 §9.1).
+	Methods []string
+}
+
+// Route is a Match and the handler it leads to.
+type Route struct {
+	Name    string
+	Match   Match
+	Handler server.Handler
+}
+
+// Table routes requests: the first route whose Match accepts the request
+// serves it; requests no route accepts get 404. It is immutable and safe
+// for concurrent use.
+type Table struct {
+	routes []compiled
+}
+
+type compiled struct {
+	Route
+	hostExact  string // lower case
+	hostSuffix string // lower case, with the leading '.'
+}
+
+var (
+	ErrNoHandler   = errors.New("router: route without handler")
+	ErrBadHost     = errors.New("router: invalid host pattern")
+	ErrBadPath     = errors.New("router: path must start with '/'")
+	ErrPathAndPref = errors.New("router: path and path_prefix are exclusive")
+)
+
+// New compiles routes into a Table, in order.
+func New(routes []Route) (*Table, error) {
+	t := &Table{routes: make([]compiled, 0, len(routes))}
+	for _, r := range routes {
+		if r.Handler == nil {
+			return nil, ErrNoHandler
+		}
+		c := compiled{Route: r}
+		h := strings.ToLower(r.Match.Host)
+		switch {
+		case h == "":
+		case strings.HasPrefix(h, "*."):
+			if len(h) == 2 || strings.ContainsAny(h[2:], "*:/ ") {
+				return nil, ErrBadHost
+			}
+			c.hostSuffix = h[1:]
+		default:
+			if strings.ContainsAny(h, "*/ ") {
+				return nil, ErrBadHost
+			}
+			c.hostExact = h
+		}
+		m := r.Match
+		if m.Path != "" && m.PathPrefix != "" {
+			return nil, ErrPathAndPref
+		}
+		if m.Path != "" && m.Path[0] != '/' || m.PathPrefix != "" && m.PathPrefix[0] != '/' {
+			return nil, ErrBadPath
+		}
+		t.routes = append(t.routes, c)
+	}
+	return t, nil
+}
+
+// Routes returns the table's routes in order.
+func (t *Table) Routes() []Route {
+	out := make([]Route, len(t.routes))
+	for i := range t.routes {
+		out[i] = t.routes[i].Route
+	}
+	return out
+}
+
+// Lookup returns the first route that accepts the request, or nil.
+func (t *Table) Lookup(r *server.Request) *Route {
+	host, path := hostOf(r), pathOf(r.Target())
+	method := r.Method()
+	for i := range t.routes {
+		c := &t.routes[i]
+		if c.accepts(host, path, method) {
+			return &c.Route
+		}
+	}
+	return nil
+}
+
+// ServeEdge implements server.Handler.
+func (t *Table) ServeEdge(w *server.ResponseWriter, r *server.Request) {
+	if rt := t.Lookup(r); rt != nil {
+		rt.Handler.ServeEdge(w, r)
+		return
+	}
+	w.WriteHeader(404)
+	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+	w.WriteString("not found\n")
+}
+
+func (c *compiled) accepts(host, path, method []byte) bool {
+	m := &c.Match
+	if c.hostExact != "" && !phttp.EqualFold(host, c.hostExact) {
+		return false
+	}
+	if c.hostSuffix != "" && (len(host) <= len(c.hostSuffix) || !phttp.EqualFold(host[len(host)-len(c.hostSuffix):], c.hostSuffix)) {
+		return false
+	}
+	if m.Path != "" && string(path) != m.Path {
+		return false
+	}
+	if m.PathPrefix != "" && !(len(path) >= len(m.PathPrefix) && string(path[:len(m.PathPrefix)]) == m.PathPrefix) {
+		return false
+	}
+	if len(m.Methods) > 0 {
+		ok := false
+		for _, x := range m.Methods {
+			if string(method) == x {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// hostOf is the request's host without port: the authority of an
+// absolute-form target (RFC 9112 §3.2.2 says it wins over Host), else the
+// Host field.
+func hostOf(r *server.Request) []byte {
+	h := r.Host()
+	t := r.Target()
+	if len(t) > 0 && t[0] != '/' && t[0] != '*' {
+		if i := indexString(t, "://"); i > 0 {
+			a := t[i+3:]
+			end := 0
+			for end < len(a) && a[end] != '/' && a[end] != '?' && a[end] != '#' {
+				end++
+			}
+			h = a[:end]
+			if at := lastIndexByte(h, '@'); at >= 0 {
+				h = h[at+1:]
+			}
+		}
+	}
+	return stripPort(h)
+}
+
+func stripPort(h []byte) []byte {
+	if len(h) > 0 && h[0] == '[' { // IP literal: "[::1]:8080"
+		if i := lastIndexByte(h, ']'); i > 0 {
+			return h[:i+1]
+		}
+		return h
+	}
+	if i := lastIndexByte(h, ':'); i >= 0 {
+		return h[:i]
+	}
+	return h
+}
+
+// pathOf is the path of an origin-form or absolute-form target.
+func pathOf(t []byte) []byte {
+	if len(t) > 0 && t[0] != '/' {
+		i := indexString(t, "://")
+		if i < 0 {
+			return nil // authority form or "*"
+		}
+		t = t[i+3:]
+		j := 0
+		for j < len(t) && t[j] != '/' && t[j] != '?' {
+			j++
+		}
+		t = t[j:]
+		if len(t) == 0 || t[0] == '?' {
+			return []byte("/")
+		}
+	}
+	for i, c := range t {
+		if c == '?' || c == '#' {
+			return t[:i]
+		}
+	}
+	return t
+}
+
+func indexString(b []byte, s string) int {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if string(b[i:i+len(s)]) == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastIndexByte(b []byte, c byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// Switch serves with the Table most recently stored, swapped atomically
+// (SIGHUP reload): a request runs entirely on the table it started with.
+type Switch struct {
+	cur atomic.Pointer[Table]
+}
+
+// NewSwitch returns a Switch serving t.
+func NewSwitch(t *Table) *Switch {
+	s := &Switch{}
+	s.cur.Store(t)
+	return s
+}
+
+// Store replaces the table for requests that start from now on.
+func (s *Switch) Store(t *Table) { s.cur.Store(t) }
+
+// Load returns the current table.
+func (s *Switch) Load() *Table { return s.cur.Load() }
+
+// ServeEdge implements server.Handler.
+func (s *Switch) ServeEdge(w *server.ResponseWriter, r *server.Request) {
+	s.cur.Load().ServeEdge(w, r)
+}
