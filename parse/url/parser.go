@@ -126,9 +126,8 @@ func (r *record) parse(in string, base *URL, override state) error {
 						return nil
 					}
 				}
-				start := len(r.scheme[:0])
 				r.scheme = append(r.scheme[:0], scheme...)
-				asm.ToLowerInPlace(r.scheme[start:])
+				asm.ToLowerInPlace(r.scheme)
 				r.stype = newType
 				special = newType != schemeOther
 				if override != stNone {
