@@ -148,15 +148,20 @@ func escapesValid(m []byte) bool {
 }
 
 func tapeDepthOK(t []uint64, maxDepth int) bool {
-	// Each level needs an opening and a closing entry besides the two root
-	// entries, so a short tape cannot be too deep.
-	if len(t) <= 2*maxDepth+2 {
-		return true
-	}
 	depth := 0
 	for i := 0; i < len(t); {
-		switch tagOf(t[i]) {
+		e := t[i]
+		switch tagOf(e) {
 		case tagObject, tagArray:
+			// A container of n tape entries nests at most n/2 levels (each
+			// level adds an opener and a closer), so one that cannot reach
+			// the limit is skipped whole: typical documents are checked
+			// by visiting a few dozen entries instead of the whole tape.
+			end := int(payloadOf(e))
+			if depth+(end-i)/2 <= maxDepth {
+				i = end
+				continue
+			}
 			depth++
 			if depth > maxDepth {
 				return false
