@@ -61,7 +61,7 @@ func run() int {
 	var (
 		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm (or micro), origin,proxy (or load), all")
 		quick     = flag.Bool("quick", false, "few rounds and short runs (a smoke run of the whole suite in a few minutes)")
-		count     = flag.Int("count", 0, "go test -count for micro benchmarks (default 10, quick 3)")
+		count     = flag.Int("count", 0, "micro rounds, each a go test -count 1 (default 10, quick 5)")
 		benchtime = flag.String("benchtime", "", "go test -benchtime (default 1s, quick 100ms)")
 		rounds    = flag.Int("rounds", 0, "interleaved wrk rounds per server (default 5, quick 2)")
 		duration  = flag.Duration("duration", 0, "wrk duration per round (default 10s, quick 3s)")
@@ -74,7 +74,9 @@ func run() int {
 	cfg.micro = microOpts{count: 10, benchtime: "1s"}
 	cfg.load = loadOpts{rounds: 5, duration: 10 * time.Second, warmup: 2 * time.Second, conns: *conns}
 	if *quick {
-		cfg.micro = microOpts{count: 3, benchtime: "100ms"}
+		// Five rounds: a median of three is one disturbed round away
+		// from a wrong ratio on a busy machine.
+		cfg.micro = microOpts{count: 5, benchtime: "100ms"}
 		cfg.load = loadOpts{rounds: 2, duration: 3 * time.Second, warmup: time.Second, conns: *conns}
 	}
 	if *count > 0 {
@@ -108,7 +110,10 @@ func run() int {
 	defer stop()
 	// Whatever happens below, the servers this run started are stopped.
 	defer stopAll()
-	md, err := suite(ctx, cfg, bench, strings.Join(os.Args, " "))
+	// The command as a user would type it (go run's binary lives in a
+	// temporary directory).
+	command := strings.Join(append([]string{"go run ./cmd/benchrun"}, os.Args[1:]...), " ")
+	md, err := suite(ctx, cfg, bench, command)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun:", err)
 		return 1

@@ -130,7 +130,7 @@ func (r *Report) SummaryTable() string {
 					}
 				}
 				if len(cases) > 0 {
-					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Area, strings.Join(cases, " / "), impl,
+					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Area, strings.Join(cases, " / "), implName(impl),
 						strings.Join(meds, " / "), strings.Join(rats, " / "), m.Spec.Peer.Impl)
 					rows++
 				}
@@ -141,7 +141,7 @@ func (r *Report) SummaryTable() string {
 			if !slices.Contains(m.Spec.Ours, row.Impl) {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Area, row.Case, row.Impl, fmtNs(row.NsOp.Median),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Area, row.Case, implName(row.Impl), fmtNs(row.NsOp.Median),
 				fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi), peerName(m))
 			rows++
 		}
@@ -160,13 +160,25 @@ func (r *Report) SummaryTable() string {
 			}
 			fmt.Fprintf(&b, "| load %s | req/s | %s | %.0f/s | %s | %s |\n", l.Kind, row.Server, s.RPS.Median,
 				fmtRatioRange(s.RPSRatio, s.RPSRatioLo, s.RPSRatioHi), l.Peer)
-			rows++
+			fmt.Fprintf(&b, "| load %s | CPU/req | %s | %s µs | %s | %s |\n", l.Kind, row.Server, fmtFloat(s.CPUus.Median),
+				fmtRatio(s.CPURatio), l.Peer)
+			rows += 2
 		}
 	}
 	if rows == 0 {
 		b.WriteString("| (nothing ran) | | | | | |\n")
 	}
 	return b.String()
+}
+
+// implName names a row's implementation; a benchmark without an
+// implementation level (BenchmarkURLParseAlloc/<corpus>) measures simdedge
+// alone.
+func implName(impl string) string {
+	if impl == "" {
+		return "simdedge"
+	}
+	return impl
 }
 
 func peerName(m Micro) string {
@@ -197,7 +209,7 @@ func writeMicro(b *strings.Builder, m Micro) {
 	}
 	b.WriteString("---:|\n")
 	for _, row := range m.Rows {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |", row.Case, row.Impl, fmtNs(row.NsOp.Median),
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |", row.Case, implName(row.Impl), fmtNs(row.NsOp.Median),
 			fmtPct(row.NsOp.Spread()), fmtFloat(row.MBs.Median), fmtFloat(row.BytesOp), fmtFloat(row.AllocsOp))
 		for _, u := range extra {
 			v, ok := row.Extra[u]

@@ -22,20 +22,37 @@ func (r *Report) Charts() ([]string, map[string]svgplot.Chart) {
 		}
 		charts[name] = c
 	}
+	// Areas per section: the area goes into a bar's label only when a
+	// section has several, and the peer into the title when all share one.
+	areas := map[string][]Micro{}
 	for _, m := range r.Micro {
-		name := m.Spec.Section
+		areas[section(m)] = append(areas[section(m)], m)
+	}
+	for _, m := range r.Micro {
+		name := section(m)
 		if name == "" {
 			name = m.Area
 		}
 		c, ok := charts[name]
 		if !ok {
-			c = svgplot.Chart{Title: "speed-up vs peer: " + name, Axis: "× faster than the peer (peer ns/op ÷ ns/op; log scale; whiskers: min–max)", Log: true, Ref: 1}
+			title := "speed-up vs peer: " + name
+			if p, same := samePeer(areas[name]); same {
+				title += " (peer: " + p + ")"
+			}
+			c = svgplot.Chart{Title: title, Axis: "× faster than the peer (peer ns/op ÷ ns/op; log scale; whiskers: min–max)", Log: true, Ref: 1}
 		}
+		_, same := samePeer(areas[name])
 		for _, row := range m.Rows {
 			if row.Impl == m.Spec.Peer.Impl && m.Spec.Peer.Area == m.Area {
 				continue
 			}
-			label := m.Area + "/" + row.Case + "/" + row.Impl + " vs " + peerName(m)
+			label := row.Case + "/" + implName(row.Impl)
+			if len(areas[name]) > 1 {
+				label = m.Area + "/" + label
+			}
+			if !same {
+				label += " vs " + peerName(m)
+			}
 			c.Rows = append(c.Rows, svgplot.Row{Label: label, Values: []float64{row.Speedup},
 				Lo: []float64{row.SpeedupLo}, Hi: []float64{row.SpeedupHi}})
 		}
@@ -90,4 +107,26 @@ func (r *Report) writePlots(dir, base string) ([]Plot, error) {
 		plots = append(plots, Plot{Title: c.Title, File: file})
 	}
 	return plots, nil
+}
+
+func section(m Micro) string {
+	if m.Spec.Section == "" {
+		return m.Area
+	}
+	return m.Spec.Section
+}
+
+// samePeer reports whether every area of a section has the same peer
+// implementation name, and which.
+func samePeer(ms []Micro) (string, bool) {
+	if len(ms) == 0 {
+		return "", false
+	}
+	p := ms[0].Spec.Peer.Impl
+	for _, m := range ms[1:] {
+		if m.Spec.Peer.Impl != p {
+			return "", false
+		}
+	}
+	return p, true
 }

@@ -191,8 +191,9 @@ func TestWriteFiles(t *testing.T) {
 		"| HTTPRequest | small_get | simdedge |",
 		"- nginx: not installed",
 		"did not run: simdedge serve: unknown command",
-		"![speed-up vs peer: http](2026-11-22-testhost-http.svg)",
+		"![speed-up vs peer: http (peer: net_http)](2026-11-22-testhost-http.svg)",
 		"| 9m0s |",
+		"| load origin | CPU/req | fasthttp |",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q", want)

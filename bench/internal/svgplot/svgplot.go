@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -36,7 +37,8 @@ type Row struct {
 // Layout in SVG user units (pixels).
 const (
 	width       = 860
-	labelWidth  = 300
+	minLabelW   = 80
+	charWidth   = 7 // average advance of a 12 px sans-serif glyph, for label room
 	rightPad    = 70
 	titleHeight = 34
 	axisHeight  = 44
@@ -63,6 +65,13 @@ func (c Chart) Write(w io.Writer) error {
 	}
 	plotTop := titleHeight + legendH
 	height := plotTop + len(c.Rows)*rowH + axisHeight
+	labelWidth := minLabelW
+	for _, r := range c.Rows {
+		labelWidth = max(labelWidth, charWidth*len([]rune(r.Label))+16)
+	}
+	// Labels never take more than half the width; longer ones overflow to
+	// the left edge, which is clipped, rather than squeezing the bars away.
+	labelWidth = min(labelWidth, width/2)
 	x0, x1 := float64(labelWidth), float64(width-rightPad)
 	lo, hi := c.extent()
 	scale := func(v float64) float64 {
@@ -90,7 +99,7 @@ func (c Chart) Write(w io.Writer) error {
 	for _, t := range ticks(lo, hi, c.Log) {
 		x := scale(t)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`+"\n", x, plotTop, x, axisY)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x, axisY+14, fmtNum(t))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x, axisY+14, strconv.FormatFloat(t, 'g', -1, 64))
 	}
 	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", (x0+x1)/2, axisY+34, esc(c.Axis))
 	// Bars.
@@ -152,7 +161,10 @@ func (c Chart) extent() (lo, hi float64) {
 		return 0, 1
 	}
 	if c.Log {
-		return math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)+1e-9))
+		// logPad keeps the smallest bar visible: without it a minimum just
+		// above a power of ten would be drawn with almost no length.
+		const logPad = 0.3
+		return math.Pow(10, math.Floor(math.Log10(lo)-logPad)), math.Pow(10, math.Ceil(math.Log10(hi)+1e-9))
 	}
 	lo = math.Min(lo, 0)
 	if hi == lo {
