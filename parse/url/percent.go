@@ -25,9 +25,9 @@ const (
 // 2x sparse, 1.4x dense). URL components are mostly shorter.
 const simdEncodeMin = 64
 
-// encodeChunk is how many bytes the SIMD encoder handles per round: the
-// per-byte positions fit uint16 (3*256 < 65536) and the scratch arrays stay
-// small enough for the stack.
+// encodeChunk is how many bytes the SIMD encoder classifies per
+// asm.Classify call (4 mask words): long enough to amortise the call, short
+// enough to keep the scratch small.
 const encodeChunk = 256
 
 // appendEncoded appends src to dst, percent-encoding (UTF-8 percent-encode,
