@@ -1,9 +1,6 @@
 package json
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestEngineSelected checks that each engine really produced the document:
 // the simd engine stores numbers converted ('l'), the pure-Go engine as text.
@@ -61,37 +58,17 @@ func TestSpecialMask(t *testing.T) {
 	}
 }
 
-// TestTapeDepth checks the simd engine's depth check, with its skipping of
-// shallow containers, against the depth counted by brackets.
-func TestTapeDepth(t *testing.T) {
-	if !simdAvailable {
-		t.Skip("simd engine not available on this machine/build")
-	}
-	docs := []string{
-		`[1,[2,[3,[4]]],{"a":{"b":[[]]}}]`,
-		`{"x":[[[[[[1]]]]]],"y":[{"z":[[[[2]]]]}]}`,
-		"[" + strings.Repeat(`{"a":[`, 20) + strings.Repeat("]}", 20) + "]",
-	}
-	for _, doc := range docs {
-		p := NewParser(Options{Engine: EngineSIMD})
-		p.doc.simdMin = 0
-		if _, err := p.Parse([]byte(doc)); err != nil {
-			t.Fatal(err)
+func TestSetEngine(t *testing.T) {
+	for _, e := range Engines() {
+		prev := SetEngine(e)
+		if got := NewParser(Options{}).Engine(); got != e {
+			t.Errorf("SetEngine(%v): parser uses %v", e, got)
 		}
-		deepest, depth := 0, 0
-		for _, c := range []byte(doc) {
-			switch c {
-			case '[', '{':
-				depth++
-				deepest = max(deepest, depth)
-			case ']', '}':
-				depth--
-			}
-		}
-		for limit := 1; limit <= deepest+2; limit++ {
-			if got := tapeDepthOK(p.doc.tape, limit); got != (deepest <= limit) {
-				t.Errorf("%s: limit %d: got %v, depth %d", doc, limit, got, deepest)
-			}
-		}
+		SetEngine(prev)
 	}
+	prev := SetEngine(EngineSIMD)
+	if !simdAvailable && DefaultEngine() != EnginePureGo {
+		t.Errorf("SetEngine(simd) without simd: %v", DefaultEngine())
+	}
+	SetEngine(prev)
 }

@@ -79,3 +79,20 @@ func Engines() []Engine {
 	}
 	return []Engine{EnginePureGo}
 }
+
+// SetEngine changes the engine that parsers created afterwards with
+// EngineAuto use, and returns the previous one; the hook tests and
+// benchmarks use to force each engine, in the style of asm.SetLevel.
+// EngineSIMD where it is unavailable selects EnginePureGo. Not safe to call
+// concurrently with NewParser.
+func SetEngine(e Engine) (prev Engine) {
+	prev = defaultEngine
+	switch {
+	case e == EngineAuto:
+	case e == EngineSIMD && !simdAvailable:
+		defaultEngine = EnginePureGo
+	default:
+		defaultEngine = e
+	}
+	return prev
+}
