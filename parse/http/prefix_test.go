@@ -79,3 +79,33 @@ func TestAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestHeaderLookup checks the lookup helpers, and that they do not
+// allocate.
+func TestHeaderLookup(t *testing.T) {
+	var req Request
+	if _, err := ParseRequest([]byte("GET / HTTP/1.1\r\nHost: a\r\nX-Dup: 1\r\nx-dup: 2\r\nAccept: */*\r\n\r\n"), &req); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := req.Headers.Get("X-DUP"); !ok || string(v) != "1" {
+		t.Errorf("Get = %q, %v", v, ok)
+	}
+	if _, ok := req.Headers.Get("X-Du"); ok {
+		t.Error("Get matched a prefix")
+	}
+	if n := req.Headers.Count("x-Dup"); n != 2 {
+		t.Errorf("Count = %d", n)
+	}
+	if i := req.Headers.Index("x-dup", 2); i != 2 {
+		t.Errorf("Index = %d", i)
+	}
+	if !EqualFold([]byte("Content-Length"), "content-LENGTH") || EqualFold([]byte("a"), "b") {
+		t.Error("EqualFold")
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		_, _ = req.Headers.Get("accept")
+		_ = req.Headers.Count("x-dup")
+	}); a != 0 {
+		t.Errorf("lookup allocates %v times", a)
+	}
+}
