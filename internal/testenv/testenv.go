@@ -65,18 +65,16 @@ const leakWait = 5 * time.Second
 // that it runs after their cleanups (cleanups run last-in first-out).
 func CheckGoroutines(tb testing.TB) {
 	tb.Helper()
-	before := runtime.NumGoroutine()
+	before := len(goroutines())
 	tb.Cleanup(func() {
 		deadline := time.Now().Add(leakWait)
 		for {
-			n := runtime.NumGoroutine()
-			if n <= before {
+			gs := goroutines()
+			if len(gs) <= before {
 				return
 			}
 			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				tb.Errorf("goroutine leak: %d before, %d after\n%s", before, n, filterStacks(string(buf)))
+				tb.Errorf("goroutine leak: %d before, %d after\n%s", before, len(gs), strings.Join(gs, "\n\n"))
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -84,14 +82,31 @@ func CheckGoroutines(tb testing.TB) {
 	})
 }
 
-// filterStacks drops the testing framework's own goroutines.
-func filterStacks(all string) string {
+// processWide are goroutines the runtime starts once per process and
+// keeps (signal delivery after the first signal.Notify): not leaks.
+var processWide = []string{"os/signal.signal_recv", "os/signal.loop"}
+
+// goroutines returns the stacks of the live goroutines, minus the
+// process-wide ones.
+func goroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 	var keep []string
-	for _, g := range strings.Split(all, "\n\n") {
-		if strings.Contains(g, "testing.(*T).Run") || strings.Contains(g, "testing.tRunner") && strings.Contains(g, "CheckGoroutines") {
-			continue
+next:
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, p := range processWide {
+			if strings.Contains(g, p) {
+				continue next
+			}
 		}
 		keep = append(keep, g)
 	}
-	return strings.Join(keep, "\n\n")
+	return keep
 }

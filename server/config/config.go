@@ -43,6 +43,8 @@ type Upstream struct {
 	Builtin  string           `yaml:"builtin,omitempty"`
 	Timeouts UpstreamTimeouts `yaml:"timeouts"`
 	line     int
+	// builtinLine is the line of the builtin key, for Build's errors.
+	builtinLine int
 }
 
 // UpstreamTimeouts bound connecting and waiting for the response head.
@@ -286,7 +288,10 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) {
 	d.fields(n, path, map[string]func(*yaml.Node, string){
 		"name":    d.str(&u.Name),
 		"targets": d.strings(&u.Targets),
-		"builtin": d.str(&u.Builtin),
+		"builtin": func(v *yaml.Node, key string) {
+			u.builtinLine = v.Line
+			d.str(&u.Builtin)(v, key)
+		},
 		"timeouts": func(v *yaml.Node, key string) {
 			d.fields(v, key, map[string]func(*yaml.Node, string){
 				"connect":         d.duration(&u.Timeouts.Connect),

@@ -29,7 +29,7 @@ type origin struct {
 	srv   *http.Server
 }
 
-func startOrigin(t *testing.T, h http.Handler) *origin {
+func startOrigin(t *testing.T, h http.Handler, configure ...func(*http.Server)) *origin {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,6 +41,9 @@ func startOrigin(t *testing.T, h http.Handler) *origin {
 			o.conns.Add(1)
 		}
 	}}
+	for _, f := range configure {
+		f(o.srv)
+	}
 	go o.srv.Serve(l)
 	t.Cleanup(func() { o.srv.Close() })
 	return o
@@ -300,8 +303,8 @@ func TestMalformedUpstreamResponse(t *testing.T) {
 // retry on a fresh connection instead of answering 502.
 func TestStaleKeepAlive(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
-	o.srv.IdleTimeout = 50 * time.Millisecond
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }),
+		func(s *http.Server) { s.IdleTimeout = 50 * time.Millisecond })
 	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
 	c := client(t)
 	for range 3 {

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/config"
+	"github.com/simdedge/simdedge/server/router"
+)
+
+//go:embed default.yaml
+var defaultConfig []byte
+
+// onListen, when set (by tests), receives the address the server listens
+// on, which matters with "-listen 127.0.0.1:0".
+var onListen func(addr string)
+
+// runServe serves a configuration until ctx is cancelled (SIGTERM or
+// SIGINT), then drains. SIGHUP rebuilds the routing table and upstreams
+// from the file and swaps them in atomically; listen address, limits and
+// timeouts stay as started.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "YAML configuration file (default: the built-in configuration)")
+	listen := fs.String("listen", "", "address to listen on, overriding the configuration's")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	cfg, err := loadConfig(*file)
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	eff := cfg.WithDefaults()
+
+	builtins, stopBuiltins, err := startBuiltins(cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
+	defer stopBuiltins()
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
+	sw := router.NewSwitch(snap.Table)
+	opts := cfg.ServerOptions()
+	opts.Handler = sw
+	opts.Logger = log
+	srv := server.New(opts)
+
+	l, err := net.Listen("tcp", eff.Listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: cannot listen on %s: %v\n", eff.Listen, listenReason(err))
+		snap.Close()
+		return 1
+	}
+	addr := l.Addr().String()
+	log.Info("serving", "addr", addr, "routes", len(cfg.Routes), "upstreams", snap.UpstreamNames(), "config", configName(*file))
+	if onListen != nil {
+		onListen(addr)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStream(server.TCPListener(l)) }()
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-hup:
+			snap = reload(*file, builtins, log, sw, snap)
+			continue
+		case err := <-served:
+			if !errors.Is(err, server.ErrServerClosed) {
+				log.Error("serve failed", "err", err)
+				snap.Close()
+				return 1
+			}
+		case <-ctx.Done():
+			log.Info("draining", "timeout", time.Duration(eff.Timeouts.Drain).String())
+			dctx, cancel := context.WithTimeout(context.Background(), time.Duration(eff.Timeouts.Drain))
+			err := srv.Shutdown(dctx)
+			cancel()
+			<-served
+			snap.Close()
+			if err != nil {
+				log.Warn("drain timed out; connections closed", "err", err)
+				return 1
+			}
+			log.Info("stopped")
+			return 0
+		}
+		snap.Close()
+		return 0
+	}
+}
+
+// reload rebuilds the snapshot from file; on any error the running one
+// stays.
+func reload(file string, builtins map[string][]string, log *slog.Logger, sw *router.Switch, old *config.Snapshot) *config.Snapshot {
+	if file == "" {
+		log.Info("reload ignored: serving the built-in configuration")
+		return old
+	}
+	cfg, err := config.Load(file)
+	if err == nil {
+		var snap *config.Snapshot
+		if snap, err = cfg.Build(config.BuildOptions{Builtins: builtins, Logger: log}); err == nil {
+			sw.Store(snap.Table)
+			old.Close()
+			log.Info("reloaded", "config", file, "routes", len(cfg.Routes))
+			return snap
+		}
+	}
+	log.Error("reload failed; keeping the running configuration", "err", err)
+	return old
+}
+
+func loadConfig(file string) (*config.Config, error) {
+	if file == "" {
+		return config.Parse(defaultConfig)
+	}
+	return config.Load(file)
+}
+
+func configName(file string) string {
+	if file == "" {
+		return "(built-in)"
+	}
+	return file
+}
+
+func listenReason(err error) string {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return "the address is already in use (another process listens there)"
+	}
+	if errors.Is(err, syscall.EACCES) {
+		return "permission denied (ports below 1024 need privileges)"
+	}
+	return err.Error()
+}
+
+// runCheck validates a configuration and prints its effective form.
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "YAML configuration file (default: the built-in configuration)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := loadConfig(*file)
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
+	// Build too, so that references a parse cannot see (handlers,
+	// builtins) are checked; the builtin demo needs no running server.
+	builtins := map[string][]string{}
+	for _, u := range cfg.Upstreams {
+		if u.Builtin == demoBuiltin {
+			builtins[demoBuiltin] = []string{"127.0.0.1:1"}
+		}
+	}
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins})
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
+	snap.Close()
+	out, err := cfg.WithDefaults().YAML()
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
+	stdout.Write(out)
+	return 0
+}

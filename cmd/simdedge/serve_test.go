@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/internal/testenv"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's log writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServe runs `simdedge serve args...` in-process on 127.0.0.1:0 and
+// returns its address; cleanup cancels it (as SIGTERM does) and checks it
+// drained with status 0.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	testenv.CheckGoroutines(t)
+	addrc := make(chan string, 1)
+	onListen = func(a string) { addrc <- a }
+	t.Cleanup(func() { onListen = nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- runServe(ctx, append(args, "-listen", "127.0.0.1:0"), io.Discard, &logs) }()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-done:
+		t.Fatalf("serve exited with %d: %s", code, logs.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited with %d after SIGTERM-equivalent: %s", code, logs.String())
+		}
+		if !strings.Contains(logs.String(), `"msg":"stopped"`) {
+			t.Errorf("no structured stop log: %s", logs.String())
+		}
+	})
+	return addr
+}
+
+func fetch(t *testing.T, c *http.Client, method, url, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestServeDefault: `simdedge` with no arguments serves the embedded
+// configuration: /healthz, /echo and /demo/ through the demo upstream.
+func TestServeDefault(t *testing.T) {
+	addr := startServe(t)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	base := "http://" + addr
+	if code, body := fetch(t, c, "GET", base+"/healthz", ""); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, body := fetch(t, c, "POST", base+"/echo", "12345"); code != 200 || !strings.Contains(body, `"body_len":5`) {
+		t.Errorf("/echo: %d %q", code, body)
+	}
+	if code, body := fetch(t, c, "GET", base+"/demo/x", ""); code != 200 || !strings.Contains(body, "demo upstream") ||
+		!strings.Contains(body, "target: /demo/x") || !strings.Contains(body, "via: 1.1 simdedge") {
+		t.Errorf("/demo/x: %d %q", code, body)
+	}
+	if code, _ := fetch(t, c, "GET", base+"/other", ""); code != 404 {
+		t.Errorf("/other: %d, want 404", code)
+	}
+}
+
+func TestServeConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	os.WriteFile(file, []byte("routes:\n  - match: {path: /hi, methods: [GET]}\n    respond: {status: 201, body: hi}\n"), 0o644)
+	addr := startServe(t, "-config", file)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	if code, body := fetch(t, c, "GET", "http://"+addr+"/hi", ""); code != 201 || body != "hi" {
+		t.Errorf("got %d %q", code, body)
+	}
+	if code, _ := fetch(t, c, "POST", "http://"+addr+"/hi", ""); code != 404 {
+		t.Errorf("POST: %d, want 404 (method not in the route)", code)
+	}
+}
+
+func TestServeErrors(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var stderr bytes.Buffer
+	if code := runServe(context.Background(), []string{"-listen", l.Addr().String()}, io.Discard, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "already in use") {
+		t.Errorf("busy port: %d %q", code, stderr.String())
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("routes:\n  - match: {path_prefix: /}\n    proxy: {upstream: missing}\n"), 0o644)
+	stderr.Reset()
+	if code := runServe(context.Background(), []string{"-config", bad}, io.Discard, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "line 3") || !strings.Contains(stderr.String(), "routes[0].proxy.upstream") {
+		t.Errorf("bad config: %d %q", code, stderr.String())
+	}
+}
+
+func TestCheck(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := runCheck(nil, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "read_header: 10s") ||
+		!strings.Contains(stdout.String(), "builtin: demo") {
+		t.Errorf("check built-in: %d %q %q", code, stdout.String(), stderr.String())
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("timeouts:\n  idle: soon\nroutes: [{echo: {}}]\n"), 0o644)
+	stdout.Reset()
+	stderr.Reset()
+	if code := runCheck([]string{"-config", bad}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "line 2: timeouts.idle") {
+		t.Errorf("check bad: %d %q", code, stderr.String())
+	}
+	if code := run([]string{"bogus"}, &stdout, &stderr); code != 2 {
+		t.Errorf("unknown command: %d", code)
+	}
+	stdout.Reset()
+	if code := run([]string{"version"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "simdedge ") {
+		t.Errorf("version: %d %q", code, stdout.String())
+	}
+}

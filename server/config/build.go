@@ -1,0 +1,191 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/proxy"
+	"github.com/simdedge/simdedge/server/router"
+	"go.yaml.in/yaml/v3"
+)
+
+// DefaultListen is the address served when the configuration names none.
+const DefaultListen = "127.0.0.1:8080"
+
+// WithDefaults returns a copy of c with every default filled in: the
+// effective configuration that `simdedge check` prints.
+func (c *Config) WithDefaults() *Config {
+	e := *c
+	if e.Listen == "" {
+		e.Listen = DefaultListen
+	}
+	l := &e.Limits
+	if l.MaxHeaderBytes == 0 {
+		l.MaxHeaderBytes = phttp.DefaultMaxHeaderBytes
+	}
+	if l.MaxHeaders == 0 {
+		l.MaxHeaders = phttp.DefaultMaxHeaders
+	}
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = server.DefaultMaxBodyBytes
+	}
+	if l.MaxConns == 0 {
+		l.MaxConns = server.DefaultMaxConns
+	}
+	t := &e.Timeouts
+	def := func(d *Duration, v time.Duration) {
+		if *d == 0 {
+			*d = Duration(v)
+		}
+	}
+	def(&t.ReadHeader, server.DefaultReadHeaderTimeout)
+	def(&t.Idle, server.DefaultIdleTimeout)
+	def(&t.Write, server.DefaultWriteTimeout)
+	def(&t.Drain, server.DefaultDrainTimeout)
+	e.Upstreams = append([]Upstream(nil), c.Upstreams...)
+	for i := range e.Upstreams {
+		u := &e.Upstreams[i]
+		def(&u.Timeouts.Connect, proxy.DefaultConnectTimeout)
+		def(&u.Timeouts.ResponseHeader, proxy.DefaultResponseHeaderTimeout)
+	}
+	return &e
+}
+
+// YAML renders c (use WithDefaults first for the effective values).
+func (c *Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
+
+// ServerOptions returns the server options c describes, without a handler.
+func (c *Config) ServerOptions() server.Options {
+	e := c.WithDefaults()
+	return server.Options{
+		Limits: server.Limits{
+			MaxHeaderBytes: e.Limits.MaxHeaderBytes,
+			MaxHeaders:     e.Limits.MaxHeaders,
+			MaxBodyBytes:   e.Limits.MaxBodyBytes,
+			MaxConns:       e.Limits.MaxConns,
+		},
+		Timeouts: server.Timeouts{
+			ReadHeader: time.Duration(e.Timeouts.ReadHeader),
+			Idle:       time.Duration(e.Timeouts.Idle),
+			Write:      time.Duration(e.Timeouts.Write),
+			Drain:      time.Duration(e.Timeouts.Drain),
+		},
+	}
+}
+
+// BuildOptions supplies what a configuration refers to by name.
+type BuildOptions struct {
+	// Handlers are the Go handlers routes name with "handler: NAME".
+	Handlers map[string]server.Handler
+	// Builtins are the targets of upstreams declared "builtin: NAME".
+	Builtins map[string][]string
+	Logger   *slog.Logger
+}
+
+// Snapshot is what a configuration builds: an immutable routing table and
+// the upstream pools it uses. A reload builds a new Snapshot, swaps its
+// Table into the router.Switch, then closes the old one.
+type Snapshot struct {
+	Table     *router.Table
+	Upstreams map[string]*proxy.Upstream
+}
+
+// Close closes the upstreams' idle connections.
+func (s *Snapshot) Close() {
+	for _, u := range s.Upstreams {
+		u.Close()
+	}
+}
+
+// UpstreamNames lists the upstreams in name order.
+func (s *Snapshot) UpstreamNames() []string {
+	n := make([]string, 0, len(s.Upstreams))
+	for k := range s.Upstreams {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Build creates the upstreams and the routing table. Errors name the line
+// and key, as Parse's do.
+func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
+	d := &decoder{}
+	s := &Snapshot{Upstreams: map[string]*proxy.Upstream{}}
+	for i, u := range c.WithDefaults().Upstreams {
+		key := fmt.Sprintf("upstreams[%d]", i)
+		targets := u.Targets
+		if u.Builtin != "" {
+			t, ok := o.Builtins[u.Builtin]
+			if !ok {
+				d.fail(&yaml.Node{Line: u.builtinLine}, key+".builtin", "names no builtin upstream of this program")
+				continue
+			}
+			targets = t
+		}
+		up, err := proxy.NewUpstream(proxy.UpstreamOptions{
+			Name:                  u.Name,
+			Targets:               targets,
+			ConnectTimeout:        time.Duration(u.Timeouts.Connect),
+			ResponseHeaderTimeout: time.Duration(u.Timeouts.ResponseHeader),
+		})
+		if err != nil {
+			d.fail(&yaml.Node{Line: u.line}, key+".targets", err.Error())
+			continue
+		}
+		s.Upstreams[u.Name] = up
+	}
+	routes := make([]router.Route, 0, len(c.Routes))
+	for i, r := range c.Routes {
+		key := fmt.Sprintf("routes[%d]", i)
+		var h server.Handler
+		switch {
+		case r.Respond != nil:
+			var hs [][2]string
+			names := make([]string, 0, len(r.Respond.Headers))
+			for k := range r.Respond.Headers {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				hs = append(hs, [2]string{k, r.Respond.Headers[k]})
+			}
+			h = router.Respond(r.Respond.Status, r.Respond.Body, hs)
+		case r.Echo != nil:
+			h = router.Echo()
+		case r.Handler != "":
+			h = o.Handlers[r.Handler]
+			if h == nil {
+				d.fail(&yaml.Node{Line: r.keyLine["handler"]}, key+".handler", "names no handler registered by this program")
+				continue
+			}
+		case r.Proxy != nil:
+			up := s.Upstreams[r.Proxy.Upstream]
+			if up == nil {
+				continue // reported for the upstream
+			}
+			h = proxy.New(up, proxy.Options{Logger: o.Logger})
+		}
+		routes = append(routes, router.Route{
+			Name:    r.Name,
+			Match:   router.Match{Host: r.Match.Host, Path: r.Match.Path, PathPrefix: r.Match.PathPrefix, Methods: r.Match.Methods},
+			Handler: h,
+		})
+	}
+	if len(d.errs) > 0 {
+		s.Close()
+		return nil, errors.Join(d.errs...)
+	}
+	t, err := router.New(routes)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	s.Table = t
+	return s, nil
+}
