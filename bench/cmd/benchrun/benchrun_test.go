@@ -83,7 +83,7 @@ func TestSimdedgeConf(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := b.String()
-	for _, want := range []string{"listen: 127.0.0.1:1", `targets: ["127.0.0.1:2"]`, "upstream: backend"} {
+	for _, want := range []string{`listen: "127.0.0.1:1"`, `targets: ["127.0.0.1:2"]`, "proxy: {upstream: backend}"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("config lacks %q:\n%s", want, s)
 		}

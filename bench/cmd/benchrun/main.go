@@ -216,9 +216,11 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 	// Build and enumerate first, so the plan is complete before the long
 	// part and a broken area shows up within a minute.
 	planned := map[string]float64{}
+	bins := map[string]string{}
 	for _, a := range micro {
 		bar.Set("micro "+a.name, "building and enumerating")
-		n, skips, err := enumerate(ctx, e, a)
+		bin, n, skips, err := enumerate(ctx, e, a)
+		bins[a.name] = bin
 		bar.Done(enumerateEstimate)
 		for _, s := range skips {
 			note("%s: %s", a.name, s)
@@ -251,7 +253,7 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 		if !ok || ctx.Err() != nil {
 			continue
 		}
-		mr := runMicro(ctx, e, bar, a, cfg.micro, p)
+		mr := runMicro(ctx, e, bar, a, bins[a.name], cfg.micro, p)
 		results = append(results, mr.results...)
 		raw.WriteString(mr.raw)
 		for _, n := range mr.notes {
@@ -374,7 +376,7 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 func settings(cfg config, e *env, micro, load bool) []string {
 	var s []string
 	if micro {
-		s = append(s, fmt.Sprintf("micro: %d rounds of go test -bench -benchmem -count 1 -benchtime %s (rounds interleave the implementations; medians over rounds)",
+		s = append(s, fmt.Sprintf("micro: %d rounds of the go test -c binary with -test.bench -test.benchmem -test.count 1 -test.benchtime %s (rounds interleave the implementations; medians over rounds)",
 			cfg.micro.count, cfg.micro.benchtime))
 	}
 	if load {

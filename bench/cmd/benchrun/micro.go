@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -75,36 +77,59 @@ type microResult struct {
 	notes []string
 }
 
-// goTestCmd builds a `go test` command for an area in its own process
-// group, so that cancellation also stops the test binary that go runs.
-func goTestCmd(ctx context.Context, e *env, a microArea, args ...string) *exec.Cmd {
-	dir := e.bench
-	if a.module == "root" {
-		dir = e.repo
+// testBinary compiles the area's package once (`go test -c`) into the
+// scratch directory and returns the binary's path, shared by areas of the
+// same package. Running the binary directly keeps the go command's build
+// checks and linking (seconds each on a busy machine) out of every round.
+func testBinary(ctx context.Context, e *env, a microArea) (string, error) {
+	dir := moduleDir(e, a)
+	name := strings.NewReplacer("/", "_", ".", "").Replace(a.module + a.pkg)
+	bin := filepath.Join(e.tmp, name+".test")
+	if fileExists(bin) {
+		return bin, nil
 	}
-	argv := append([]string{"test", "-run", "^$", "-bench", a.bench, "-benchmem"}, args...)
-	argv = append(argv, a.pkg)
-	cmd := exec.CommandContext(ctx, "go", argv...)
-	cmd.Dir = dir
+	if out, err := runCmd(ctx, dir, "go", "test", "-c", "-o", bin, a.pkg); err != nil {
+		return "", fmt.Errorf("go test -c %s: %v: %s", a.pkg, errors.Unwrap(err), lastLine(out))
+	}
+	return bin, nil
+}
+
+func moduleDir(e *env, a microArea) string {
+	if a.module == "root" {
+		return e.repo
+	}
+	return e.bench
+}
+
+// benchCmd runs the area's test binary in the package directory (as go test
+// would), in its own process group so that cancellation stops it.
+func benchCmd(ctx context.Context, e *env, a microArea, bin string, args ...string) *exec.Cmd {
+	argv := append([]string{"-test.run", "^$", "-test.bench", a.bench, "-test.benchmem"}, args...)
+	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd.Dir = filepath.Join(moduleDir(e, a), a.pkg)
 	cmd.SysProcAttr = ownProcAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	return cmd
 }
 
-// enumerate runs every benchmark of the area once (-benchtime 1x), which
-// builds the test binary, checks that the area works and tells how many
+// enumerate builds the area's test binary and runs every benchmark once
+// (-benchtime 1x), which checks that the area works and tells how many
 // benchmarks the real run has, for the progress estimate.
-func enumerate(ctx context.Context, e *env, a microArea) (int, []string, error) {
-	cmd := goTestCmd(ctx, e, a, "-benchtime", "1x", "-count", "1")
+func enumerate(ctx context.Context, e *env, a microArea) (string, int, []string, error) {
+	bin, err := testBinary(ctx, e, a)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	cmd := benchCmd(ctx, e, a, bin, "-test.benchtime", "1x", "-test.count", "1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err = cmd.Run()
 	res, _, _ := gobench.Parse(bytes.NewReader(out.Bytes()))
 	notes := skipNotes(out.String())
 	if err != nil {
-		return len(res), notes, fmt.Errorf("go test %s: %v: %s", a.pkg, err, lastLine(out.Bytes()))
+		return bin, len(res), notes, fmt.Errorf("%s %s: %v: %s", a.pkg, a.bench, err, lastLine(out.Bytes()))
 	}
-	return len(res), notes, nil
+	return bin, len(res), notes, nil
 }
 
 // skipNotes collects the reasons of skipped benchmarks (absent corpora).
@@ -130,7 +155,7 @@ func skipNotes(out string) []string {
 // implementation's samples over the whole run (A, B, C, A, B, C...), so a
 // burst of load from another process on the shared machine disturbs every
 // implementation a little instead of one a lot.
-func runMicro(ctx context.Context, e *env, bar *progress.Bar, a microArea, o microOpts, planned float64) microResult {
+func runMicro(ctx context.Context, e *env, bar *progress.Bar, a microArea, bin string, o microOpts, planned float64) microResult {
 	var mr microResult
 	var raw strings.Builder
 	area := "micro " + a.name
@@ -138,7 +163,7 @@ func runMicro(ctx context.Context, e *env, bar *progress.Bar, a microArea, o mic
 	start := time.Now()
 	for round := 1; round <= o.count && ctx.Err() == nil; round++ {
 		bar.Set(area, fmt.Sprintf("round %d/%d", round, o.count))
-		cmd := goTestCmd(ctx, e, a, "-benchtime", o.benchtime, "-count", "1")
+		cmd := benchCmd(ctx, e, a, bin, "-test.benchtime", o.benchtime, "-test.count", "1")
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			mr.notes = append(mr.notes, fmt.Sprintf("%s: %v", area, err))
@@ -172,7 +197,7 @@ func runMicro(ctx context.Context, e *env, bar *progress.Bar, a microArea, o mic
 			}
 		}
 		if err := cmd.Wait(); err != nil && ctx.Err() == nil {
-			mr.notes = append(mr.notes, fmt.Sprintf("%s: go test failed in round %d after %s (%v): %s", area, round,
+			mr.notes = append(mr.notes, fmt.Sprintf("%s: benchmark binary failed in round %d after %s (%v): %s", area, round,
 				time.Since(start).Round(time.Second), err, lastLine([]byte(all.String()+stderr.String()))))
 			break
 		}
