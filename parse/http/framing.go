@@ -182,6 +182,17 @@ func listItems(v []byte, fn func(item []byte) error) error {
 // strings); the loop is written out rather than using listItems because
 // nearly every request carries this field.
 func (f *framing) connection(v []byte) error {
+	// Fast path: the value is one of the two options nearly every
+	// request sends. foldedIs is exact here too: in a field value only a
+	// CR could fold onto '-', and CR never reaches a value.
+	switch {
+	case len(v) == len("keep-alive") && foldedIs(v, "keep-alive"):
+		f.keepAlive = true
+		return nil
+	case len(v) == len("close") && foldedIs(v, "close"):
+		f.close = true
+		return nil
+	}
 	for len(v) > 0 {
 		i := 0
 		for i < len(v) && v[i] != ',' {
