@@ -49,7 +49,8 @@ type Timeouts struct {
 	// connection is closed after between 3/4 Idle and Idle of silence,
 	// which saves a timer update per request (see conn.setReadDeadline).
 	Idle time.Duration
-	// Write bounds each write of response bytes to the client.
+	// Write bounds each write of response bytes to the client (lazily,
+	// as Idle: a write gets between 3/4 Write and Write).
 	Write time.Duration
 	// Drain bounds Shutdown when its context has no deadline.
 	Drain time.Duration

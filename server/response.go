@@ -53,6 +53,9 @@ type ResponseWriter struct {
 	hasDate   bool // the handler set Date (a proxy forwarding the origin's)
 	aborted   bool
 	err       error
+	// now, when set by the sink before finish, is the time to stamp in
+	// Date (it saves a clock read per request); zero means read the clock.
+	now time.Time
 }
 
 var (
@@ -66,6 +69,7 @@ func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.status, w.hdr, w.body = 0, w.hdr[:0], w.body[:0]
 	w.clen, w.written = -1, 0
 	w.committed, w.chunked, w.aborted, w.hasDate, w.err = false, false, false, false, nil
+	w.now = time.Time{}
 	w.headReq = string(req.Method) == "HEAD"
 	w.http10 = req.Version == phttp.HTTP10
 	w.keepAlive = w.http10 && !req.Close
@@ -276,7 +280,11 @@ func (w *ResponseWriter) commit(final bool) {
 	w.committed = true
 	out := appendStatusLine(*w.out, w.status)
 	if !w.hasDate {
-		out = append(out, dateLine(time.Now())...)
+		now := w.now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		out = append(out, dateLine(now)...)
 	}
 	out = append(out, w.hdr...)
 	switch {
