@@ -48,7 +48,7 @@ func useMasks() bool {
 // windowBlocks is how many 64-byte blocks one Classify call may cover,
 // and firstBlocks how many the first call of a parse covers. A call costs
 // ~4 ns plus ~0.012 ns per byte with AVX-512, and the walk pays a little
-// per window (window moves, inverting the tchar masks), so fewer, longer
+// per window move, so fewer, longer
 // calls win, until they classify bytes past the head (a body, or the next
 // pipelined request). Measured (thread CPU time, Go 1.26, 2-core AVX-512
 // dev machine, shared) for first/later window sizes 4/4, 8/16 and 16/16
@@ -127,9 +127,10 @@ func (s *scanner) next(p int, class uint) int {
 // not a tchar, or an offset >= len(s.buf) if there is none (the mask walk
 // may report a position past the end; callers test ">= len").
 //
-// It is small enough to inline: the common case, a hit in p's block of the
-// current window, costs a load, a shift and a count. (In scalar mode the
-// window is empty, so the test fails and the slow path scans.)
+// The common case, a hit in p's block of the current window, costs a load,
+// a shift and a count; parseFields repeats this fast path inline, since
+// Go's inliner rejects the whole method. (In scalar mode the window is
+// empty, so the test fails and the slow path scans.)
 func (s *scanner) nextNonTchar(p int) int {
 	if rel := uint(p - s.base); rel < uint(s.end-s.base) {
 		if w := ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
@@ -151,7 +152,7 @@ func (s *scanner) nextNonTcharSlow(p int) int {
 }
 
 // nextCtl returns the offset of the first control byte (isCtl) at or after
-// p, or len(s.buf). Like nextNonTchar, its fast path inlines.
+// p, or len(s.buf). Its fast path is nextNonTchar's.
 func (s *scanner) nextCtl(p int) int {
 	if rel := uint(p - s.base); rel < uint(s.end-s.base) {
 		if w := s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl] >> (rel % asm.BlockSize); w != 0 {
