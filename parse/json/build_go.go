@@ -59,11 +59,11 @@ value:
 		if len(stack) >= maxDepth {
 			return tape, stack, i, ErrDepth
 		}
-		stack = append(stack, len(tape))
+		stack = append(stack, len(tape)<<stackKindBits|stackObject)
 		tape = append(tape, entry(tagObject, 0))
 		i = skipWS(b, i+1)
 		if i < len(b) && b[i] == '}' {
-			tape = closeContainer(tape, stack[len(stack)-1], tagObjEnd)
+			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
 			stack = stack[:len(stack)-1]
 			i++
 			goto after
@@ -73,11 +73,11 @@ value:
 		if len(stack) >= maxDepth {
 			return tape, stack, i, ErrDepth
 		}
-		stack = append(stack, len(tape))
+		stack = append(stack, len(tape)<<stackKindBits)
 		tape = append(tape, entry(tagArray, 0))
 		i = skipWS(b, i+1)
 		if i < len(b) && b[i] == ']' {
-			tape = closeContainer(tape, stack[len(stack)-1], tagArrEnd)
+			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
 			stack = stack[:len(stack)-1]
 			i++
 			goto after
@@ -138,13 +138,13 @@ after:
 		return tape, stack, i, ErrUnexpectedEOF
 	}
 	top = stack[len(stack)-1]
-	if tagOf(tape[top]) == tagObject {
+	if top&stackObject != 0 {
 		switch b[i] {
 		case ',':
 			i = skipWS(b, i+1)
 			goto key
 		case '}':
-			tape = closeContainer(tape, top, tagObjEnd)
+			tape = closeContainer(tape, top>>stackKindBits, tagObjEnd)
 			stack = stack[:len(stack)-1]
 			i++
 			goto after
@@ -156,7 +156,7 @@ after:
 		i = skipWS(b, i+1)
 		goto value
 	case ']':
-		tape = closeContainer(tape, top, tagArrEnd)
+		tape = closeContainer(tape, top>>stackKindBits, tagArrEnd)
 		stack = stack[:len(stack)-1]
 		i++
 		goto after
@@ -184,6 +184,14 @@ key:
 	i = skipWS(b, i+1)
 	goto value
 }
+
+// A stack entry is the opener's tape index shifted left by stackKindBits,
+// with stackObject set for objects, so that the loop knows the container
+// kind without loading the tape.
+const (
+	stackKindBits = 1
+	stackObject   = 1
+)
 
 const (
 	litTrue  = "true"
