@@ -1,0 +1,18 @@
+module github.com/simdedge/simdedge/fuzz
+
+go 1.26.0
+
+replace github.com/simdedge/simdedge => ../
+
+require (
+	github.com/nlnwa/whatwg-url v0.6.2
+	github.com/simdedge/simdedge v0.0.0-00010101000000-000000000000
+)
+
+require (
+	github.com/bits-and-blooms/bitset v1.20.0 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)
