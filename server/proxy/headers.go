@@ -94,8 +94,9 @@ func skipRequestField(hs phttp.Headers, name []byte) bool {
 		phttp.EqualFold(name, "Via")
 }
 
-// appendHead writes the request head to forward.
-func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request) []byte {
+// appendHead writes the request head to forward, with the body framed as
+// kind (a small chunked body goes de-chunked, with its length).
+func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kind phttp.BodyKind, length int64) []byte {
 	b = append(b, head.Method...)
 	b = append(b, ' ')
 	b = append(b, head.Target...)
@@ -128,10 +129,10 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request) []b
 	b = append(b, p.proto...)
 	b = append(b, "\r\n"...)
 	b = p.appendVia(b, hs, head.Version)
-	switch head.Body {
+	switch kind {
 	case phttp.BodyLength:
 		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, head.ContentLength, 10)
+		b = strconv.AppendInt(b, length, 10)
 		b = append(b, "\r\n"...)
 	case phttp.BodyChunked:
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)

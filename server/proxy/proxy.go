@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
@@ -50,8 +51,6 @@ const (
 	// before forwarding (one write with the head, and the request can be
 	// retried on a stale pooled connection); a larger one streams.
 	maxBufferedBody = 64 << 10
-	// copyBuf is the chunk size of a streamed request body.
-	copyBuf = 32 << 10
 	// maxAttempts bounds retries on pooled connections the upstream had
 	// closed (each attempt takes another pooled connection or dials).
 	maxAttempts = 4
@@ -72,8 +71,14 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		p.respondError(w, 501, "tunnels are not supported\n")
 		return
 	}
-	var body []byte
-	streamed := false
+	// body is a request body read whole before forwarding (it can be
+	// resent on a stale pooled connection, and a malformed one is refused
+	// before anything reaches the upstream). A chunked body is de-chunked
+	// and forwarded with Content-Length when it ends within
+	// maxBufferedBody. pre holds the first bytes of a streamed body.
+	var body, pre []byte
+	streamed, preEOF := false, false
+	kind, length := head.Body, head.ContentLength
 	switch head.Body {
 	case phttp.BodyLength:
 		if head.ContentLength <= maxBufferedBody {
@@ -84,11 +89,24 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 				return
 			}
 			body = b
-		} else {
-			streamed = true
+			break
 		}
-	case phttp.BodyChunked:
 		streamed = true
+		fallthrough
+	case phttp.BodyChunked:
+		bp := bufPool.Get().(*[]byte)
+		defer bufPool.Put(bp)
+		n, eof, err := readUpTo(r.Body(), *bp, head.Body == phttp.BodyChunked)
+		if err != nil {
+			p.respondError(w, server.StatusFor(err), "bad request body\n")
+			w.SetClose()
+			return
+		}
+		if head.Body == phttp.BodyChunked && eof {
+			body, kind, length = (*bp)[:n], phttp.BodyLength, int64(n)
+		} else {
+			streamed, pre, preEOF = true, (*bp)[:n], eof
+		}
 	}
 	isHead := string(head.Method) == "HEAD"
 	t := p.up.pick()
@@ -101,18 +119,12 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			p.upstreamFailed(w, t, err, true)
 			return
 		}
-		uc.out = p.appendHead(uc.out[:0], r, head)
+		uc.out = p.appendHead(uc.out[:0], r, head, kind, length)
 		uc.out = append(uc.out, body...)
 		uc.nc.SetWriteDeadline(time.Now().Add(p.up.opts.ResponseHeaderTimeout))
 		_, err = uc.nc.Write(uc.out)
 		if err == nil && streamed {
-			copyErr, err = p.startBody(uc, r, head)
-			if err != nil {
-				uc.nc.Close()
-				p.respondError(w, server.StatusFor(err), "bad request body\n")
-				w.SetClose()
-				return
-			}
+			copyErr = p.startBody(uc, r.Body(), pre, preEOF, kind == phttp.BodyChunked)
 		}
 		if err == nil {
 			err = p.readHead(uc, isHead)
@@ -186,25 +198,42 @@ func (p *Proxy) upstreamFailed(w *server.ResponseWriter, t *target, err error, d
 	p.respondError(w, status, text)
 }
 
+// bufPool holds the buffers request bodies are read into before (and
+// while) they are forwarded.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, maxBufferedBody); return &b }}
+
+// readUpTo reads from src into buf until buf is full or the body ends
+// (all=true), or just once (all=false: the first bytes of a body that will
+// stream anyway). Reading happens on the handler's goroutine: the first
+// read sends "100 Continue" if the client waits for it, which touches the
+// client connection's output and so must not race with the response.
+func readUpTo(src io.Reader, buf []byte, all bool) (n int, eof bool, err error) {
+	for n < len(buf) {
+		k, err := src.Read(buf[n:])
+		n += k
+		if err == io.EOF {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, err
+		}
+		if !all && n > 0 {
+			break
+		}
+	}
+	return n, false, nil
+}
+
 // startBody sends a streamed request body on its own goroutine, so that an
 // upstream that answers while still reading (or echoes as it reads) cannot
-// deadlock the exchange. The first read happens here, on the handler's
-// goroutine: it sends "100 Continue" if the client waits for it, which
-// touches the client connection's output, so it must not race with the
-// response.
-func (p *Proxy) startBody(uc *upConn, r *server.Request, head *phttp.Request) (chan error, error) {
-	buf := make([]byte, copyBuf)
-	src := r.Body()
-	n, err := src.Read(buf)
-	if err != nil && err != io.EOF {
-		return nil, err
-	}
-	chunked := head.Body == phttp.BodyChunked
+// deadlock the exchange. pre is the part already read (readUpTo); its
+// buffer is reused for the rest.
+func (p *Proxy) startBody(uc *upConn, src io.Reader, pre []byte, eof, chunked bool) chan error {
 	done := make(chan error, 1)
 	go func() {
-		done <- p.copyBody(uc, src, buf, n, err == io.EOF, chunked)
+		done <- p.copyBody(uc, src, pre[:cap(pre)], len(pre), eof, chunked)
 	}()
-	return done, nil
+	return done
 }
 
 func (p *Proxy) copyBody(uc *upConn, src io.Reader, buf []byte, n int, eof, chunked bool) error {

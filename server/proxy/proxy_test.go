@@ -381,6 +381,17 @@ var rejected = []struct {
 	{"header too large", "GET / HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("a", 5000) + "\r\n\r\n", 431},
 	{"too many headers", "GET / HTTP/1.1\r\nHost: x\r\n" + strings.Repeat("X: 1\r\n", 11) + "\r\n", 431},
 	{"body over limit", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 101\r\n\r\n", 413},
+	{"bad request line", "GET /\r\nHost: x\r\n\r\n", 400},
+	{"empty TE list", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ,\r\n\r\n", 400},
+	// Chunked bodies are checked whole before forwarding (up to 64 KiB).
+	{"bad chunk size", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n", 400},
+	{"chunk size overflow", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + strings.Repeat("f", 20) + "\r\n", 400},
+	{"bad chunk extension", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2;a b\r\nab\r\n0\r\n\r\n", 400},
+	{"missing chunk CRLF", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n", 400},
+	{"bad trailer", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer\r\n\r\n", 400},
+	{"chunk line too long", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;a=" + strings.Repeat("b", 5000) + "\r\n", 400},
+	{"chunked body over limit", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n65\r\n" + strings.Repeat("a", 101) + "\r\n0\r\n\r\n", 413},
+	{"trailer too large", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + strings.Repeat("T: "+strings.Repeat("v", 1000)+"\r\n", 20) + "\r\n", 431},
 }
 
 // TestHugeBodiesStreamBounded moves a large body each way through the proxy
