@@ -178,8 +178,14 @@ func (c Chart) extent() (lo, hi float64) {
 func ticks(lo, hi float64, log bool) []float64 {
 	var t []float64
 	if log {
+		// Over many decades the 2 and 5 ticks would overlap their labels.
+		const maxDecadesWithSubticks = 4
+		mults := []float64{1, 2, 5}
+		if math.Log10(hi/lo) > maxDecadesWithSubticks {
+			mults = mults[:1]
+		}
 		for d := lo; d <= hi*1.0001; d *= 10 {
-			for _, m := range []float64{1, 2, 5} {
+			for _, m := range mults {
 				if v := d * m; v <= hi*1.0001 {
 					t = append(t, v)
 				}

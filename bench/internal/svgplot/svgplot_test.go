@@ -103,6 +103,9 @@ func TestTicks(t *testing.T) {
 			t.Errorf("log ticks = %v", got)
 		}
 	}
+	if wide := ticks(0.001, 100, true); len(wide) != 6 {
+		t.Errorf("ticks over 5 decades = %v, want powers of ten only", wide)
+	}
 	lin := ticks(0, 105, false)
 	if len(lin) < 3 || len(lin) > 7 || lin[0] != 0 {
 		t.Errorf("linear ticks = %v", lin)
