@@ -61,7 +61,19 @@ func (s *Server) ServeMessages(l MessageListener) error {
 			}
 			return err
 		}
+		// Add under mu, as addConn does: Shutdown sets closing under mu
+		// before it waits, so no Add can follow its Wait.
+		s.mu.Lock()
+		if s.closing.Load() {
+			s.mu.Unlock()
+			m.Release()
+			if slots != nil {
+				<-slots
+			}
+			return ErrServerClosed
+		}
 		s.active.Add(1)
+		s.mu.Unlock()
 		go func() {
 			s.serveMessage(m)
 			if slots != nil {

@@ -180,3 +180,33 @@ func TestCurl(t *testing.T) {
 		t.Errorf("curl chunked: %q %v", out, err)
 	}
 }
+
+func TestRequestClone(t *testing.T) {
+	kept := make(chan *Request, 1)
+	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+		if _, err := r.BodyBytes(); err != nil {
+			t.Error(err)
+		}
+		kept <- r.Clone()
+		w.WriteString("ok")
+	})
+	_, addr := startTCP(t, h, Options{})
+	c := dial(t, addr)
+	br := bufio.NewReader(c)
+	io.WriteString(c, "POST /first HTTP/1.1\r\nHost: a\r\nX-K: v1\r\nContent-Length: 3\r\n\r\nabc")
+	readResponse(t, br, "POST")
+	clone := <-kept
+	// The next request reuses (and, with simdedgedebug, poisons) the
+	// connection's buffer; the clone must not change.
+	io.WriteString(c, "POST /second HTTP/1.1\r\nHost: b\r\nX-K: v2\r\nContent-Length: 3\r\n\r\nxyz")
+	readResponse(t, br, "POST")
+	<-kept
+	v, _ := clone.Header("X-K")
+	body, _ := clone.BodyBytes()
+	if string(clone.Target()) != "/first" || string(clone.Host()) != "a" || string(v) != "v1" || string(body) != "abc" {
+		t.Errorf("clone changed: %s %s %s %q", clone.Target(), clone.Host(), v, body)
+	}
+	if b, _ := io.ReadAll(clone.Body()); string(b) != "abc" {
+		t.Errorf("clone body reader: %q", b)
+	}
+}
