@@ -30,3 +30,21 @@ func TestNoAllocations(t *testing.T) {
 		}
 	})
 }
+
+// TestStackDestinations checks that kernels do not make their arguments
+// escape: a caller may classify into a mask array on its stack.
+func TestStackDestinations(t *testing.T) {
+	tab := MustClassTable(testTables["http"]...)
+	src := []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")
+	forEachLevel(t, func(l Level) {
+		if a := testing.AllocsPerRun(100, func() {
+			var masks [2 * MaxClasses]uint64
+			var dst [64]byte
+			Classify(masks[:], src, tab)
+			ToLower(dst[:], src)
+			PrefixSum8(dst[:], dst[:], 0)
+		}); a != 0 {
+			t.Errorf("%v: %v allocations per call with stack destinations, want 0", l, a)
+		}
+	})
+}

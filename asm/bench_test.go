@@ -20,7 +20,7 @@ func benchLevels(b *testing.B, size int, f func(b *testing.B)) {
 			defer SetLevel(prev)
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
-			f(b)
+			reportCPU(b, func() { f(b) })
 		})
 	}
 }

@@ -6,7 +6,11 @@ package asm
 
 // classifyAVX2 is the AVX2 kernel of Classify: len(src) > 0, len(dst) ==
 // ClassifiedLen(len(src), classes), 1 <= classes <= 8.
+//
+//go:noescape
 func classifyAVX2(dst []uint64, src []byte, tab *[48]byte, classes int)
 
 // classifyAVX512 is the AVX-512 kernel of Classify, with the contract of classifyAVX2.
+//
+//go:noescape
 func classifyAVX512(dst []uint64, src []byte, tab *[48]byte, classes int)

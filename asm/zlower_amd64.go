@@ -6,7 +6,11 @@ package asm
 
 // toLowerAVX2 is the AVX2 kernel of ToLower; len(dst) == len(src) >= 32.
 // The last vector overlaps the one before it; lower-casing twice is harmless.
+//
+//go:noescape
 func toLowerAVX2(dst []byte, src []byte)
 
 // toLowerAVX512 is the AVX-512 kernel of ToLower; len(dst) == len(src) > 0.
+//
+//go:noescape
 func toLowerAVX512(dst []byte, src []byte)

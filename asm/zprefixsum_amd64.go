@@ -6,42 +6,66 @@ package asm
 
 // prefixSum8InclAVX2 is an AVX2 prefix-sum kernel. It processes the whole 32-byte
 // vectors of src (the caller finishes the rest) and returns the carry.
+//
+//go:noescape
 func prefixSum8InclAVX2(dst []uint8, src []uint8, carry uint8) uint8
 
 // prefixSum8InclAVX512 is an AVX-512 prefix-sum kernel over all of src (masked tail).
+//
+//go:noescape
 func prefixSum8InclAVX512(dst []uint8, src []uint8, carry uint8) uint8
 
 // prefixSum8ExclAVX2 is an AVX2 prefix-sum kernel. It processes the whole 32-byte
 // vectors of src (the caller finishes the rest) and returns the carry.
+//
+//go:noescape
 func prefixSum8ExclAVX2(dst []uint8, src []uint8, carry uint8) uint8
 
 // prefixSum8ExclAVX512 is an AVX-512 prefix-sum kernel over all of src (masked tail).
+//
+//go:noescape
 func prefixSum8ExclAVX512(dst []uint8, src []uint8, carry uint8) uint8
 
 // prefixSum16InclAVX2 is an AVX2 prefix-sum kernel. It processes the whole 32-byte
 // vectors of src (the caller finishes the rest) and returns the carry.
+//
+//go:noescape
 func prefixSum16InclAVX2(dst []uint16, src []uint16, carry uint16) uint16
 
 // prefixSum16InclAVX512 is an AVX-512 prefix-sum kernel over all of src (masked tail).
+//
+//go:noescape
 func prefixSum16InclAVX512(dst []uint16, src []uint16, carry uint16) uint16
 
 // prefixSum16ExclAVX2 is an AVX2 prefix-sum kernel. It processes the whole 32-byte
 // vectors of src (the caller finishes the rest) and returns the carry.
+//
+//go:noescape
 func prefixSum16ExclAVX2(dst []uint16, src []uint16, carry uint16) uint16
 
 // prefixSum16ExclAVX512 is an AVX-512 prefix-sum kernel over all of src (masked tail).
+//
+//go:noescape
 func prefixSum16ExclAVX512(dst []uint16, src []uint16, carry uint16) uint16
 
 // prefixSum32InclAVX2 is an AVX2 prefix-sum kernel. It processes the whole 32-byte
 // vectors of src (the caller finishes the rest) and returns the carry.
+//
+//go:noescape
 func prefixSum32InclAVX2(dst []uint32, src []uint32, carry uint32) uint32
 
 // prefixSum32InclAVX512 is an AVX-512 prefix-sum kernel over all of src (masked tail).
+//
+//go:noescape
 func prefixSum32InclAVX512(dst []uint32, src []uint32, carry uint32) uint32
 
 // prefixSum32ExclAVX2 is an AVX2 prefix-sum kernel. It processes the whole 32-byte
 // vectors of src (the caller finishes the rest) and returns the carry.
+//
+//go:noescape
 func prefixSum32ExclAVX2(dst []uint32, src []uint32, carry uint32) uint32
 
 // prefixSum32ExclAVX512 is an AVX-512 prefix-sum kernel over all of src (masked tail).
+//
+//go:noescape
 func prefixSum32ExclAVX512(dst []uint32, src []uint32, carry uint32) uint32

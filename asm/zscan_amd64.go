@@ -5,13 +5,21 @@
 package asm
 
 // indexTabNewlineAVX2 is the AVX2 kernel of IndexTabNewline; len(b) > 0.
+//
+//go:noescape
 func indexTabNewlineAVX2(b []byte) int
 
 // indexTabNewlineAVX512 is the AVX-512 kernel of IndexTabNewline; len(b) > 0.
+//
+//go:noescape
 func indexTabNewlineAVX512(b []byte) int
 
 // indexNotInRangeAVX2 is the AVX2 kernel of IndexNotInRange; len(b) > 0, lo <= hi.
+//
+//go:noescape
 func indexNotInRangeAVX2(b []byte, lo byte, hi byte) int
 
 // indexNotInRangeAVX512 is the AVX-512 kernel of IndexNotInRange; len(b) > 0, lo <= hi.
+//
+//go:noescape
 func indexNotInRangeAVX512(b []byte, lo byte, hi byte) int

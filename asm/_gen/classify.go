@@ -45,7 +45,7 @@ func broadcastByte(v byte, dst reg.VecVirtual) {
 }
 
 func classifyAVX2() {
-	TEXT("classifyAVX2", NOSPLIT, classifySig)
+	kernel("classifyAVX2", classifySig)
 	Doc("classifyAVX2 is the AVX2 kernel of Classify: len(src) > 0, len(dst) ==",
 		"ClassifiedLen(len(src), classes), 1 <= classes <= 8.")
 	dst := Load(Param("dst").Base(), GP64())
@@ -141,7 +141,7 @@ func classifyAVX2() {
 }
 
 func classifyAVX512() {
-	TEXT("classifyAVX512", NOSPLIT, classifySig)
+	kernel("classifyAVX512", classifySig)
 	Doc("classifyAVX512 is the AVX-512 kernel of Classify, with the contract of classifyAVX2.")
 	dst := Load(Param("dst").Base(), GP64())
 	p := Load(Param("src").Base(), GP64())

@@ -56,3 +56,13 @@ func tailMaskAVX512(r reg.Register, k reg.OpmaskVirtual) {
 	BZHIQ(r, ones, ones)
 	KMOVQ(ones, k)
 }
+
+// kernel starts a generated function. Every kernel reads and writes only
+// through its arguments and keeps no pointer after it returns, so the stub
+// is marked //go:noescape: without it, every slice passed to a kernel would
+// escape to the heap (a Classify destination on a caller's stack would be
+// allocated per call).
+func kernel(name, signature string) {
+	TEXT(name, NOSPLIT, signature)
+	Pragma("noescape")
+}

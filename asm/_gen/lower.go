@@ -14,7 +14,7 @@ const (
 const lowerSig = "func(dst, src []byte)"
 
 func toLowerAVX2() {
-	TEXT("toLowerAVX2", NOSPLIT, lowerSig)
+	kernel("toLowerAVX2", lowerSig)
 	Doc("toLowerAVX2 is the AVX2 kernel of ToLower; len(dst) == len(src) >= 32.",
 		"The last vector overlaps the one before it; lower-casing twice is harmless.")
 	d := Load(Param("dst").Base(), GP64())
@@ -51,7 +51,7 @@ func toLowerAVX2() {
 }
 
 func toLowerAVX512() {
-	TEXT("toLowerAVX512", NOSPLIT, lowerSig)
+	kernel("toLowerAVX512", lowerSig)
 	Doc("toLowerAVX512 is the AVX-512 kernel of ToLower; len(dst) == len(src) > 0.")
 	d := Load(Param("dst").Base(), GP64())
 	s := Load(Param("src").Base(), GP64())

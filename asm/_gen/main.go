@@ -26,12 +26,12 @@ import (
 // avo takes it in the old "+build" syntax, where a comma means "and".
 const buildConstraint = "!purego,!noasm"
 
-var kernel = flag.String("kernel", "", "kernel family to generate: classify, prefixsum, scan or lower")
+var family = flag.String("kernel", "", "kernel family to generate: classify, prefixsum, scan or lower")
 
 func main() {
 	flag.Parse()
 	ConstraintExpr(buildConstraint)
-	switch *kernel {
+	switch *family {
 	case "classify":
 		classifyAVX2()
 		classifyAVX512()
@@ -53,7 +53,7 @@ func main() {
 		toLowerAVX2()
 		toLowerAVX512()
 	default:
-		fmt.Fprintf(os.Stderr, "_gen: unknown -kernel %q\n", *kernel)
+		fmt.Fprintf(os.Stderr, "_gen: unknown -kernel %q\n", *family)
 		os.Exit(2)
 	}
 	Generate()

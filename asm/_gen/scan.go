@@ -179,7 +179,7 @@ func (s scanAVX512) emit(p, n reg.Register) {
 }
 
 func tabNewlineAVX2(tbl Mem) {
-	TEXT("indexTabNewlineAVX2", NOSPLIT, "func(b []byte) int")
+	kernel("indexTabNewlineAVX2", "func(b []byte) int")
 	Doc("indexTabNewlineAVX2 is the AVX2 kernel of IndexTabNewline; len(b) > 0.")
 	p := Load(Param("b").Base(), GP64())
 	n := Load(Param("b").Len(), GP64())
@@ -194,7 +194,7 @@ func tabNewlineAVX2(tbl Mem) {
 }
 
 func tabNewlineAVX512(tbl Mem) {
-	TEXT("indexTabNewlineAVX512", NOSPLIT, "func(b []byte) int")
+	kernel("indexTabNewlineAVX512", "func(b []byte) int")
 	Doc("indexTabNewlineAVX512 is the AVX-512 kernel of IndexTabNewline; len(b) > 0.")
 	p := Load(Param("b").Base(), GP64())
 	n := Load(Param("b").Len(), GP64())
@@ -229,7 +229,7 @@ func rangeParams(alloc func() reg.VecVirtual) (lo, span reg.VecVirtual) {
 const rangeSig = "func(b []byte, lo, hi byte) int"
 
 func notInRangeAVX2() {
-	TEXT("indexNotInRangeAVX2", NOSPLIT, rangeSig)
+	kernel("indexNotInRangeAVX2", rangeSig)
 	Doc("indexNotInRangeAVX2 is the AVX2 kernel of IndexNotInRange; len(b) > 0, lo <= hi.")
 	p := Load(Param("b").Base(), GP64())
 	n := Load(Param("b").Len(), GP64())
@@ -251,7 +251,7 @@ const (
 )
 
 func notInRangeAVX512() {
-	TEXT("indexNotInRangeAVX512", NOSPLIT, rangeSig)
+	kernel("indexNotInRangeAVX512", rangeSig)
 	Doc("indexNotInRangeAVX512 is the AVX-512 kernel of IndexNotInRange; len(b) > 0, lo <= hi.")
 	p := Load(Param("b").Base(), GP64())
 	n := Load(Param("b").Len(), GP64())
