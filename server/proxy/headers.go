@@ -288,6 +288,7 @@ func (p *Proxy) readBody(w *server.ResponseWriter, uc *upConn, timeout time.Dura
 		copy(nb, uc.buf[:uc.w])
 		uc.buf = nb
 	}
+	uc.readDL = time.Time{} // per-read deadlines while streaming
 	uc.nc.SetReadDeadline(time.Now().Add(timeout))
 	n, err := uc.nc.Read(uc.buf[uc.w:])
 	uc.w += n
