@@ -265,7 +265,7 @@ func (p *Proxy) copyBody(uc *upConn, src io.Reader, buf []byte, n int, eof, chun
 		if eof {
 			if chunked {
 				uc.writeDL = time.Time{}
-			uc.nc.SetWriteDeadline(time.Now().Add(timeout))
+				uc.nc.SetWriteDeadline(time.Now().Add(timeout))
 				_, err := uc.nc.Write(lastChunk)
 				return err
 			}
