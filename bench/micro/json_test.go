@@ -2,7 +2,10 @@ package micro
 
 import (
 	stdjson "encoding/json"
+	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	simdjson "github.com/minio/simdjson-go"
 	"github.com/valyala/fastjson"
@@ -198,7 +201,7 @@ func BenchmarkJSONExtract(b *testing.B) {
 	}
 }
 
-func jsonExtractStd(b *testing.B, data []byte) jsonExtractResult {
+func jsonExtractStd(b testing.TB, data []byte) jsonExtractResult {
 	var v jsonTwitterTyped
 	if err := stdjson.Unmarshal(data, &v); err != nil {
 		b.Fatal(err)
@@ -212,7 +215,7 @@ func jsonExtractStd(b *testing.B, data []byte) jsonExtractResult {
 	return r
 }
 
-func jsonExtractSimdedge(b *testing.B, p *sjson.Parser, data []byte) jsonExtractResult {
+func jsonExtractSimdedge(b testing.TB, p *sjson.Parser, data []byte) jsonExtractResult {
 	doc, err := p.Parse(data)
 	if err != nil {
 		b.Fatal(err)
@@ -249,4 +252,65 @@ func jsonExtractSimdedge(b *testing.B, p *sjson.Parser, data []byte) jsonExtract
 		r.count++
 	}
 	return r
+}
+
+// TestJSONMinTime is a measuring tool, not a test: with
+// SIMDEDGE_JSON_MINTIME=<rounds> it runs every implementation once per
+// round, interleaved, and prints each one's fastest round. On a shared
+// machine the minimum of interleaved runs is far less disturbed by other
+// processes than a benchmark's mean, where each implementation runs for its
+// own second under a different load. It asserts nothing.
+func TestJSONMinTime(t *testing.T) {
+	rounds, _ := strconv.Atoi(os.Getenv("SIMDEDGE_JSON_MINTIME"))
+	if rounds <= 0 {
+		t.Skip("set SIMDEDGE_JSON_MINTIME=<rounds> to measure")
+	}
+	for _, name := range jsonCorpora {
+		data := sharedData(t, "json/"+name+".json")
+		p := sjson.NewParser(sjson.Options{})
+		pg := sjson.NewParser(sjson.Options{Engine: sjson.EnginePureGo})
+		var fp fastjson.Parser
+		var pj *simdjson.ParsedJson
+		type impl struct {
+			name string
+			run  func()
+		}
+		impls := []impl{
+			{"parse/simdedge", func() { p.Parse(data) }},
+			{"parse/simdedge_purego", func() { pg.Parse(data) }},
+			{"parse/simdedge_validate", func() { p.Validate(data) }},
+			{"parse/encoding_json", func() { var v any; stdjson.Unmarshal(data, &v) }},
+			{"parse/fastjson", func() { fp.ParseBytes(data) }},
+		}
+		if simdjson.SupportedCPU() {
+			impls = append(impls, impl{"parse/simdjson_go", func() { pj, _ = simdjson.Parse(data, pj, jsonNoCopy...) }})
+		}
+		if name == "twitter" {
+			impls = append(impls,
+				impl{"extract/simdedge", func() { jsonExtractSimdedge(t, p, data) }},
+				impl{"extract/simdedge_purego", func() { jsonExtractSimdedge(t, pg, data) }},
+				impl{"extract/encoding_json", func() { jsonExtractStd(t, data) }},
+				impl{"extract/fastjson", func() {
+					v, _ := fp.ParseBytes(data)
+					for _, s := range v.GetArray("statuses") {
+						_ = s.GetUint64("id")
+						_ = s.GetStringBytes("user", "screen_name")
+					}
+				}})
+		}
+		best := make([]time.Duration, len(impls))
+		for r := 0; r < rounds; r++ {
+			for k, im := range impls {
+				start := time.Now()
+				im.run()
+				if d := time.Since(start); r == 0 || d < best[k] {
+					best[k] = d
+				}
+			}
+		}
+		for k, im := range impls {
+			t.Logf("%-13s %-24s %9.1f µs %7.0f MB/s", name, im.name,
+				float64(best[k].Nanoseconds())/1e3, float64(len(data))*1e3/float64(best[k].Nanoseconds()))
+		}
+	}
 }
