@@ -43,6 +43,7 @@ deps:
 	cd bench && $(GO) mod download
 	cd asm/_gen && $(GO) mod download
 	cd fuzz && $(GO) mod download
+	cd parse/url/_gen && $(GO) mod download
 
 test: deps fmt-check vet test-go test-tags test-race build-checks generate-check fuzz-smoke
 	@echo "make test: all checks passed"
@@ -56,6 +57,7 @@ vet:
 	cd bench && $(GO) vet ./...
 	cd asm/_gen && $(GO) vet ./...
 	cd fuzz && $(GO) vet ./...
+	cd parse/url/_gen && $(GO) vet ./...
 
 test-go:
 	$(GO) test -count=1 ./...
@@ -75,14 +77,24 @@ build-checks:
 	GOARCH=arm64 $(GO) build ./...
 	$(GO) build -o /dev/null ./cmd/simdedge
 
+# generate rebuilds every generated file: the asm kernels (avo), the
+# FlatBuffers envelope code (flatc, from Debian's flatbuffers-compiler) and
+# parse/url's UTS #46 tables (from x/text, x/net/idna and Python's idna
+# package, which the machine image ships).
 generate:
 	$(GO) generate ./...
+	@dpkg -s flatbuffers-compiler >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq flatbuffers-compiler >/dev/null; }
+	sh parse/json/schema/generate.sh
+	cd parse/url/_gen && python3 uts46_from_python.py > /tmp/simdedge-uts46.txt && \
+		$(GO) run . -uts46 /tmp/simdedge-uts46.txt > ../idna_tables.go && gofmt -w ../idna_tables.go
 
 # generate-check regenerates every generated file in place and fails if the
 # result differs from what is committed.
-generate-check:
-	$(GO) generate ./asm
-	@git diff --exit-code --stat -- asm || { echo "generated files are stale: run make generate and commit"; exit 1; }
+GENERATED := asm parse/json/envelope/internal parse/url/idna_tables.go
+generate-check: generate
+	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run make generate and commit"; exit 1; }
 
 # fuzz runs every fuzz target for FUZZTIME (make fuzz FUZZTIME=60s);
 # fuzz-smoke runs each for a few seconds as part of make test.
