@@ -74,15 +74,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	addr := l.Addr().String()
 	log.Info("serving", "addr", addr, "routes", len(cfg.Routes), "upstreams", snap.UpstreamNames(), "config", configName(*file))
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	if onListen != nil {
 		onListen(addr)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeStream(server.TCPListener(l)) }()
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	for {
 		select {
 		case <-hup:

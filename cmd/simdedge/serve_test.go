@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -158,4 +159,42 @@ func TestCheck(t *testing.T) {
 	if code := run([]string{"version"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "simdedge ") {
 		t.Errorf("version: %d %q", code, stdout.String())
 	}
+}
+
+// TestReloadOnSIGHUP: a SIGHUP rebuilds the routes from the file and swaps
+// them in; a broken file keeps the running configuration.
+func TestReloadOnSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	write := func(body string) {
+		if err := os.WriteFile(file, []byte("routes:\n  - match: {path: /v}\n    respond: {status: 200, body: "+body+"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("one")
+	addr := startServe(t, "-config", file)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	waitBody := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			_, body := fetch(t, c, "GET", "http://"+addr+"/v", "")
+			if body == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("body %q, want %q", body, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitBody("one")
+	write("two")
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	waitBody("two")
+	os.WriteFile(file, []byte("routes: [\n"), 0o644)
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	time.Sleep(200 * time.Millisecond)
+	waitBody("two")
 }
