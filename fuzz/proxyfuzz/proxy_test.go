@@ -65,8 +65,9 @@ var seeds = []string{
 
 // FuzzProxyForwardsOnlyStrict sends arbitrary bytes to the edge proxy over
 // the in-memory stream transport and checks at a strict upstream that
-// everything forwarded parses strictly, and that no more requests arrive
-// than the client's bytes hold strictly valid heads.
+// everything forwarded parses strictly, that no more requests arrive than
+// the client's bytes hold strictly valid heads, and that no server or proxy
+// goroutine outlives the server's shutdown.
 func FuzzProxyForwardsOnlyStrict(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -112,6 +113,9 @@ func FuzzProxyForwardsOnlyStrict(f *testing.F) {
 		}
 		if err := <-served; err != nil && !errors.Is(err, server.ErrServerClosed) {
 			t.Logf("serve: %v", err)
+		}
+		if leaked := leakedServerGoroutines(2 * time.Second); leaked != nil {
+			t.Fatalf("input %q: server goroutines left after shutdown:\n%s", in, leaked)
 		}
 		heads, bad := up.take()
 		for _, b := range bad {
