@@ -314,6 +314,10 @@ var llhttpDivergences = map[string]struct {
 	"response/sample.md: HTTP version 0.9":          {ErrUnsupportedVersion, "HTTP/0.9 is answered with 505"},
 	"request/sample.md: No HTTP version":            {ErrInvalidRequestLine, "an HTTP/0.9 simple request has no version"},
 	// RFC 9112 §3.2.4: asterisk-form is only for a server-wide OPTIONS.
+	// RFC 9110 §4.2.4: a recipient should treat userinfo in an http(s)
+	// URI as an error; an authority with userinfo also lets a proxy and
+	// its upstream disagree on the host.
+	"request/uri.md: `host:port` and basic auth": {ErrInvalidTarget, "userinfo in an absolute-form target"},
 	// M-SEARCH * is SSDP, HTTP-like datagrams over UDP, not HTTP/1.1.
 	"request/method.md: M-SEARCH request": {ErrInvalidTarget, "asterisk-form only with OPTIONS"},
 }

@@ -302,7 +302,7 @@ func validTargetForm(method, target []byte) bool {
 	for i := 1; i < len(target); i++ {
 		switch c := target[i]; {
 		case c == ':':
-			return true
+			return validAuthority(target[:i], target[i+1:])
 		case c|0x20 >= 'a' && c|0x20 <= 'z', c >= '0' && c <= '9', c == '+', c == '-', c == '.':
 		default:
 			return false

@@ -11,7 +11,7 @@ func TestTables(t *testing.T) {
 	for i := 0; i < 256; i++ {
 		b := byte(i)
 		if tcharSet[b] != isTchar(b) || targetSet[b] != isTargetByte(b) ||
-			qdtextSet[b] != isQdtext(b) || hostSet[b] != isHostByte(b) {
+			qdtextSet[b] != isQdtext(b) || regNameSet[b] != isRegNameByte(b) {
 			t.Errorf("byte %#x: table and predicate differ", b)
 		}
 		c := headTable.Class(b)

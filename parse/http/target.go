@@ -33,17 +33,6 @@ func (r *Request) TargetForm() TargetForm {
 	return AbsoluteForm
 }
 
-// isHostByte reports whether b may appear in a Host field value:
-// uri-host [ ":" port ] (RFC 9110 §7.2), where uri-host is an IP literal in
-// brackets, an IPv4 address or a reg-name of unreserved, pct-encoded and
-// sub-delims characters. Excluding "/", "?", "#", "@" and "\" keeps a Host
-// value from moving the path or adding userinfo when it is joined with the
-// target.
-func isHostByte(b byte) bool {
-	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' ||
-		b < 0x80 && containsByte("-._~%!$&'()*+,;=:[]", b)
-}
-
 func containsByte(s string, b byte) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == b {
@@ -53,20 +42,118 @@ func containsByte(s string, b byte) bool {
 	return false
 }
 
-var hostSet = newByteSet(isHostByte)
+// regNameSet: RFC 3986 reg-name bytes (unreserved, "%" of pct-encoded,
+// sub-delims). ipLiteralSet: what may stand between the brackets of an
+// IPv6 or IPvFuture literal (hex digits, ":", ".", "v", unreserved,
+// sub-delims).
+var (
+	regNameSet   = newByteSet(isRegNameByte)
+	ipLiteralSet = newByteSet(func(b byte) bool { return isRegNameByte(b) && b != '%' || b == ':' })
+)
 
-// ValidHost reports whether h is a syntactically acceptable Host field
-// value: non-empty and made of uri-host and port characters only.
+func isRegNameByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' ||
+		containsByte("-._~%!$&'()*+,;=", b)
+}
+
+// ValidHost reports whether h is a syntactically valid Host field value or
+// authority-form target: uri-host [ ":" port ] (RFC 9110 §7.2, RFC 3986
+// §3.2.2-3.2.3), where uri-host is an IP-literal in brackets or a reg-name
+// (unreserved, percent-encoded and sub-delimiter bytes, which include
+// dotted IPv4), and port is digits. User information, a second colon
+// outside brackets and a non-numeric port are rejected: each lets two
+// parsers disagree on which host a request is for.
 func ValidHost(h []byte) bool {
 	if len(h) == 0 {
 		return false
 	}
-	for _, b := range h {
-		if !hostSet[b] {
+	if h[0] == '[' {
+		end := indexByte(h, ']')
+		if end < 2 {
+			return false
+		}
+		for _, b := range h[1:end] {
+			if !ipLiteralSet[b] {
+				return false
+			}
+		}
+		return validPort(h[end+1:])
+	}
+	host := h
+	if i := lastIndexByte(h, ':'); i >= 0 {
+		if !allDigits(h[i+1:]) {
+			return false
+		}
+		host = h[:i]
+	}
+	if len(host) == 0 {
+		return false
+	}
+	for _, b := range host {
+		if !regNameSet[b] {
 			return false
 		}
 	}
 	return true
+}
+
+// validPort accepts what may follow an IP-literal: nothing, or ":" digits.
+func validPort(p []byte) bool {
+	return len(p) == 0 || p[0] == ':' && allDigits(p[1:])
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastIndexByte(b []byte, c byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// validAuthority checks the authority of an absolute-form target (RFC 9112
+// §3.2.2), the part after "scheme://" up to the path, query or fragment:
+// it must be a valid host (ValidHost) without user information (RFC 9110
+// §4.2.4 tells recipients to treat userinfo as an error). "http" and
+// "https" targets must have a non-empty authority (§4.2.1); a target
+// without "//" has none to check.
+func validAuthority(scheme, rest []byte) bool {
+	if len(rest) < 2 || rest[0] != '/' || rest[1] != '/' {
+		return !isHTTPScheme(scheme)
+	}
+	a := rest[2:]
+	for i, b := range a {
+		if b == '/' || b == '?' || b == '#' {
+			a = a[:i]
+			break
+		}
+	}
+	if len(a) == 0 {
+		return !isHTTPScheme(scheme)
+	}
+	return ValidHost(a)
+}
+
+func isHTTPScheme(s []byte) bool {
+	return len(s) == 4 && EqualFold(s, "http") || len(s) == 5 && EqualFold(s, "https")
 }
 
 // ResolveTarget reconstructs the target URI of r (RFC 9112 §3.3) and parses

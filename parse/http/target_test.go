@@ -20,7 +20,7 @@ func TestResolveTarget(t *testing.T) {
 		{"OPTIONS * HTTP/1.1\r\nHost: example.com\r\n\r\n", "http", "http://example.com/", nil},
 		{"GET /x HTTP/1.0\r\n\r\n", "http", "", ErrInvalidHost},
 		{"GET /x HTTP/1.1\r\nHost:\r\n\r\n", "http", "", ErrInvalidHost},
-		{"GET http://[::1 HTTP/1.1\r\nHost: a\r\n\r\n", "http", "", url.ErrInvalidIPv6},
+		{"GET http://1.2.3.4.5/ HTTP/1.1\r\nHost: a\r\n\r\n", "http", "", url.ErrInvalidIPv4},
 	}
 	var u url.URL
 	for _, c := range cases {
