@@ -63,7 +63,7 @@ func run() int {
 		quick     = flag.Bool("quick", false, "few rounds and short runs (a smoke run of the whole suite in a few minutes)")
 		count     = flag.Int("count", 0, "micro rounds, each a go test -count 1 (default 10, quick 5)")
 		benchtime = flag.String("benchtime", "", "go test -benchtime (default 1s, quick 100ms)")
-		rounds    = flag.Int("rounds", 0, "interleaved wrk rounds per server (default 5, quick 2)")
+		rounds    = flag.Int("rounds", 0, "interleaved wrk rounds per server (default 6, quick 2)")
 		duration  = flag.Duration("duration", 0, "wrk duration per round (default 10s, quick 3s)")
 		conns     = flag.Int("connections", 64, "wrk connections")
 		out       = flag.String("out", "", "results directory (default <bench>/results)")
@@ -72,7 +72,9 @@ func run() int {
 	flag.Parse()
 	cfg := config{quick: *quick, install: *install}
 	cfg.micro = microOpts{count: 10, benchtime: "1s"}
-	cfg.load = loadOpts{rounds: 5, duration: 10 * time.Second, warmup: 2 * time.Second, conns: *conns}
+	// Six rounds: benchstat needs at least six samples for a confidence
+	// interval.
+	cfg.load = loadOpts{rounds: 6, duration: 10 * time.Second, warmup: 2 * time.Second, conns: *conns}
 	if *quick {
 		// Five rounds: a median of three is one disturbed round away
 		// from a wrong ratio on a busy machine.
@@ -133,6 +135,8 @@ func estimateRun(benchtime string) float64 {
 	return fixed
 }
 
+func allAreas() []string { return append(slices.Clone(microNames), loadNames...) }
+
 func parseAreas(s string) ([]string, error) {
 	var out []string
 	for _, a := range strings.Split(s, ",") {
@@ -140,7 +144,7 @@ func parseAreas(s string) ([]string, error) {
 		var add []string
 		switch {
 		case a == "all":
-			add = append(slices.Clone(microNames), loadNames...)
+			add = allAreas()
 		case a == "micro":
 			add = microNames
 		case a == "load":
@@ -288,6 +292,10 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 	rep.End = time.Now()
 	rep.LoadEnd = sysinfo.LoadAvg()
 	base := resultBase(rep.Start, info.Host, cfg.quick)
+	if !slices.Equal(cfg.areas, allAreas()) {
+		// A partial run never replaces the full report of the same day.
+		base += "-" + strings.Join(cfg.areas, "+")
+	}
 	rep.Benchstat = base + ".txt"
 	if err := os.WriteFile(filepath.Join(cfg.out, rep.Benchstat), []byte(raw.String()), 0o644); err != nil {
 		return "", err
