@@ -10,20 +10,17 @@ export PATH := $(PATH):/usr/local/go/bin
 # ethtool (network namespaces and veth for the xdp tests), libfabric-dev (the
 # rdma transport, built with -tags rdma).
 TEST_DEBS := curl iproute2 ethtool libfabric-dev
-# Debian packages the load benchmarks need.
-BENCH_DEBS := wrk nginx-light
+# The load benchmarks' wrk and nginx-light are installed by bench/cmd/benchrun.
 # Packages whose code has concurrency (or lazy shared state), run under the
 # race detector. asm is left out: it starts no goroutines and its exhaustive
 # tests take minutes under -race.
 RACE_PKGS := ./parse/... ./server/... ./cmd/...
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
-BENCHSTAT := golang.org/x/perf/cmd/benchstat
 FUZZTIME ?= 60s
 FUZZ_SMOKE ?= 3s
-COUNT ?= 10
 
 .PHONY: all deps test test-go test-tags test-race build-checks fmt-check vet generate generate-check \
-	fuzz fuzz-smoke bench bench-asm lint run
+	fuzz fuzz-smoke bench bench-quick bench-asm lint run
 
 all: test
 
