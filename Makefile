@@ -20,7 +20,7 @@ FUZZTIME ?= 60s
 FUZZ_SMOKE ?= 3s
 
 .PHONY: all deps test test-go test-tags test-race build-checks fmt-check vet generate generate-check \
-	fuzz fuzz-smoke bench bench-quick bench-asm lint run
+	fuzz fuzz-smoke bench bench-quick bench-asm lint staticcheck run
 
 all: test
 
@@ -42,7 +42,7 @@ deps:
 	cd fuzz && $(GO) mod download
 	cd parse/url/_gen && $(GO) mod download
 
-test: deps fmt-check vet test-go test-tags test-race build-checks generate-check fuzz-smoke
+test: deps fmt-check vet staticcheck test-go test-tags test-race build-checks generate-check fuzz-smoke
 	@echo "make test: all checks passed"
 
 fmt-check:
@@ -103,8 +103,12 @@ fuzz:
 fuzz-smoke:
 	./fuzz/run.sh $(FUZZ_SMOKE)
 
-lint: fmt-check vet
+lint: fmt-check vet staticcheck
+
+staticcheck:
 	$(GO) run $(STATICCHECK) ./...
+	cd bench && $(GO) run $(STATICCHECK) ./...
+	cd fuzz && $(GO) run $(STATICCHECK) ./...
 
 # bench runs the benchmark suite (bench/cmd/benchrun): the micro benchmarks
 # beside their peers, and load benchmarks (wrk against simdedge, net/http,

@@ -11,11 +11,6 @@ const (
 	DefaultMaxTrailerBytes = 16 << 10
 )
 
-// maxChunkSizeDigits is the most hex digits of a chunk size that can fit an
-// int64 (16 digits, the leading one below 8); leading zeros beyond it are
-// still accepted by the value check, not by this count.
-const maxChunkSizeDigits = 16
-
 type chunkState uint8
 
 const (

@@ -95,10 +95,6 @@ func (v Value) Float() (float64, error) {
 	return 0, ErrWrongKind
 }
 
-// maxExactInt is the largest integer every smaller one of which a float64
-// holds exactly (2^53).
-const maxExactInt = 1 << 53
-
 // fastFloat converts plain integers up to 2^53 without strconv; the result
 // is exact, so it equals strconv's.
 func fastFloat(t []byte) (float64, bool) {

@@ -511,10 +511,6 @@ func (r *record) parse(in string, base *URL, override state) error {
 	}
 }
 
-// maxSchemeLen bounds the stack buffer that classifies schemes; the
-// longest special scheme is 5 bytes.
-const maxSchemeLen = 8
-
 func isSchemeByte(c byte) bool {
 	return isASCIIAlpha(c) || isASCIIDigit(c) || c == '+' || c == '-' || c == '.'
 }

@@ -175,16 +175,6 @@ func grow(dst []byte, n int) []byte {
 	return dst[:len(dst)+n]
 }
 
-// needsEncoding reports whether any byte of s is in set.
-func needsEncoding(s string, set *encodeSet) bool {
-	for i := 0; i < len(s); i++ {
-		if set.in[s[i]] {
-			return true
-		}
-	}
-	return false
-}
-
 func unhex(c byte) (byte, bool) {
 	switch {
 	case c >= '0' && c <= '9':

@@ -20,7 +20,6 @@ type record struct {
 	hasFrag  bool
 
 	input []byte // the input without tabs and newlines, when it had any
-	seg   []byte // the path state's buffer
 	hp    hostParser
 	hbuf  []byte // host parser output before it is committed
 }

@@ -57,11 +57,9 @@ const (
 )
 
 var (
-	errUpgrade      = errors.New("proxy: upstream switched protocols")
-	errBadResponse  = errors.New("proxy: malformed upstream response")
-	errShortBody    = errors.New("proxy: upstream closed mid-body")
-	errClientBody   = errors.New("proxy: client request body failed")
-	errBodyNotFinal = errors.New("proxy: upstream answered before the request body was sent")
+	errUpgrade     = errors.New("proxy: upstream switched protocols")
+	errBadResponse = errors.New("proxy: malformed upstream response")
+	errClientBody  = errors.New("proxy: client request body failed")
 )
 
 // ServeEdge implements server.Handler.
