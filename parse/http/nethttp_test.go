@@ -127,7 +127,18 @@ func diffNetHTTP(in []byte, r *Request, n int) string {
 	if nr.Close != r.Close {
 		return "close differs"
 	}
-	wantExpect := strings.EqualFold(nr.Header.Get("Expect"), "100-continue") && r.Version == HTTP11
+	// Expect is a list (RFC 9110 §10.1.1): repeated fields combine, so any
+	// element "100-continue" counts, where net/http's Header.Get reads
+	// only the first field.
+	wantExpect := false
+	for _, v := range nr.Header["Expect"] {
+		for _, e := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(e), "100-continue") {
+				wantExpect = true
+			}
+		}
+	}
+	wantExpect = wantExpect && r.Version == HTTP11
 	if wantExpect != r.Expect100 {
 		return "expect differs"
 	}
