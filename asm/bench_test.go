@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // Benchmarks are named Benchmark<Kernel>/<bytes>/<level> so that benchstat
@@ -87,50 +88,26 @@ func BenchmarkToLower(b *testing.B) {
 	}
 }
 
-func BenchmarkPrefixSum8(b *testing.B) {
+// benchPrefix measures one prefix-sum kernel over len(benchSizes) inputs of
+// the same byte size whatever the lane width, so GB/s compare across widths.
+func benchPrefix[T uint8 | uint16 | uint32](b *testing.B, f func(dst, src []T, carry T) T) {
+	var lane T
+	w := int(unsafe.Sizeof(lane))
 	for _, n := range benchSizes {
-		src := benchText(n)
-		dst := make([]uint8, n)
+		src := make([]T, n/w)
+		dst := make([]T, n/w)
+		for i := range src {
+			src[i] = T(i * 7)
+		}
 		benchLevels(b, n, func(b *testing.B) {
 			for b.Loop() {
-				PrefixSum8(dst, src, 0)
+				f(dst, src, 0)
 			}
 		})
 	}
 }
 
-func BenchmarkPrefixSum16(b *testing.B) {
-	for _, n := range benchSizes {
-		src := make([]uint16, n/2)
-		dst := make([]uint16, n/2)
-		benchLevels(b, n, func(b *testing.B) {
-			for b.Loop() {
-				PrefixSum16(dst, src, 0)
-			}
-		})
-	}
-}
-
-func BenchmarkPrefixSum32(b *testing.B) {
-	for _, n := range benchSizes {
-		src := make([]uint32, n/4)
-		dst := make([]uint32, n/4)
-		benchLevels(b, n, func(b *testing.B) {
-			for b.Loop() {
-				PrefixSum32(dst, src, 0)
-			}
-		})
-	}
-}
-
-func BenchmarkExclusivePrefixSum32(b *testing.B) {
-	for _, n := range benchSizes {
-		src := make([]uint32, n/4)
-		dst := make([]uint32, n/4)
-		benchLevels(b, n, func(b *testing.B) {
-			for b.Loop() {
-				ExclusivePrefixSum32(dst, src, 0)
-			}
-		})
-	}
-}
+func BenchmarkPrefixSum8(b *testing.B)           { benchPrefix(b, PrefixSum8) }
+func BenchmarkPrefixSum16(b *testing.B)          { benchPrefix(b, PrefixSum16) }
+func BenchmarkPrefixSum32(b *testing.B)          { benchPrefix(b, PrefixSum32) }
+func BenchmarkExclusivePrefixSum32(b *testing.B) { benchPrefix(b, ExclusivePrefixSum32) }

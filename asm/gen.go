@@ -4,7 +4,7 @@ package asm
 // module, so users never depend on avo). Regenerate with `make generate`;
 // `make generate-check` proves the committed files match.
 //
-//go:generate sh -c "cd _gen && go run . -kernel classify -pkg asm -out ../zclassify_amd64.s -stubs ../zclassify_amd64.go"
-//go:generate sh -c "cd _gen && go run . -kernel prefixsum -pkg asm -out ../zprefixsum_amd64.s -stubs ../zprefixsum_amd64.go"
-//go:generate sh -c "cd _gen && go run . -kernel scan -pkg asm -out ../zscan_amd64.s -stubs ../zscan_amd64.go"
-//go:generate sh -c "cd _gen && go run . -kernel lower -pkg asm -out ../zlower_amd64.s -stubs ../zlower_amd64.go"
+//go:generate sh -c "cd _gen && go run . -kernel classify -pkg asm -out ../classify_amd64.s -stubs ../classify_amd64.go"
+//go:generate sh -c "cd _gen && go run . -kernel prefixsum -pkg asm -out ../prefixsum_amd64.s -stubs ../prefixsum_amd64.go"
+//go:generate sh -c "cd _gen && go run . -kernel scan -pkg asm -out ../scan_amd64.s -stubs ../scan_amd64.go"
+//go:generate sh -c "cd _gen && go run . -kernel lower -pkg asm -out ../lower_amd64.s -stubs ../lower_amd64.go"

@@ -2,7 +2,7 @@
 //
 // It writes one assembly file and one Go stub file per kernel family:
 //
-//	go run . -kernel classify -pkg asm -out ../zclassify_amd64.s -stubs ../zclassify_amd64.go
+//	go run . -kernel classify -pkg asm -out ../classify_amd64.s -stubs ../classify_amd64.go
 //
 // The asm package's go:generate lines run it for every family, and `make
 // generate-check` regenerates into a scratch directory and diffs, so the
