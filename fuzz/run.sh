@@ -31,10 +31,25 @@ for set in "${sets[@]}"; do
 			# Minimizing a failure can take many minutes on large inputs
 			# (the coordinator reports no progress meanwhile), so it is
 			# bounded by FUZZ_MINIMIZE.
-			if go test -run '^$' -fuzz "^${t}\$" -fuzztime "$fuzztime" -fuzzminimizetime "${FUZZ_MINIMIZE:-30s}" "$pkg" >"$log" 2>&1; then
-				res=ok
-			else
+			# A bare "context deadline exceeded" with no failing input written
+			# is go.dev/issue/75804 (fixed in Go 1.27): the coordinator
+			# reports its own -fuzztime cancellation as a failure when workers
+			# are starved. Retry such a run once, then count it as a flake;
+			# only a written reproducer or any other failure fails the run.
+			res=FAIL
+			for attempt in 1 2; do
+				if go test -run '^$' -fuzz "^${t}\$" -fuzztime "$fuzztime" -fuzzminimizetime "${FUZZ_MINIMIZE:-30s}" "$pkg" >"$log" 2>&1; then
+					res=ok
+					break
+				fi
+				if grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written' "$log"; then
+					res=flake
+					continue
+				fi
 				res=FAIL
+				break
+			done
+			if [ "$res" = FAIL ]; then
 				fail=1
 				cat "$log"
 			fi
@@ -53,5 +68,6 @@ echo "fuzz summary (fuzztime $fuzztime each):"
 cat "$summary"
 n=$(wc -l <"$summary")
 failed=$(grep -c ' FAIL ' "$summary" || true)
-echo "fuzz: $((n - failed)) passed, $failed failed"
+flaked=$(grep -c ' flake ' "$summary" || true)
+echo "fuzz: $((n - failed - flaked)) passed, $failed failed, $flaked flaked (go.dev/issue/75804, no input written)"
 exit $fail
