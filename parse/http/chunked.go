@@ -159,6 +159,13 @@ func (d *ChunkedDecoder) crlf(b []byte) (int, error) {
 //	chunk-ext-val = token / quoted-string
 func (d *ChunkedDecoder) sizeLine(b []byte) (int, int64, error) {
 	lim := d.maxLine()
+	// The line must end within lim bytes. Looking at no more than that
+	// makes the verdict independent of how the input was split: a content
+	// error inside the window is reported as such, anything that runs past
+	// it as ErrChunkLineTooLong (found by FuzzChunked).
+	if len(b) > lim {
+		b = b[:lim]
+	}
 	var size int64
 	i := 0
 	for ; i < len(b) && hexVal[b[i]] != noHex; i++ {
