@@ -21,8 +21,12 @@ const DefaultListen = "127.0.0.1:8080"
 // effective configuration that `simdedge check` prints.
 func (c *Config) WithDefaults() *Config {
 	e := *c
-	if e.Listen == "" {
+	if e.Listen == "" && len(e.Listeners) == 0 {
 		e.Listen = DefaultListen
+	}
+	e.Listeners = nil
+	for _, l := range c.Listeners {
+		e.Listeners = append(e.Listeners, l.withDefaults())
 	}
 	l := &e.Limits
 	if l.MaxHeaderBytes == 0 {

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -13,7 +14,8 @@ import (
 
 // Config is a parsed configuration. Zero fields take defaults (Defaults).
 type Config struct {
-	Listen    string     `yaml:"listen"`
+	Listen    string     `yaml:"listen,omitempty"`
+	Listeners []Listener `yaml:"listeners,omitempty"`
 	Limits    Limits     `yaml:"limits"`
 	Timeouts  Timeouts   `yaml:"timeouts"`
 	Upstreams []Upstream `yaml:"upstreams,omitempty"`
@@ -243,6 +245,9 @@ func (d *decoder) strings(dst *[]string) func(*yaml.Node, string) {
 func (d *decoder) config(n *yaml.Node, c *Config) {
 	d.fields(n, "", map[string]func(*yaml.Node, string){
 		"listen": d.str(&c.Listen),
+		"listeners": func(v *yaml.Node, key string) {
+			d.listeners(v, key, c)
+		},
 		"limits": func(v *yaml.Node, key string) {
 			d.fields(v, key, map[string]func(*yaml.Node, string){
 				"max_header_bytes": d.intField(&c.Limits.MaxHeaderBytes),
@@ -377,8 +382,8 @@ func (c *Config) validate(d *decoder) {
 			d.fail(at, key, "needs either targets or builtin")
 		}
 		for j, t := range u.Targets {
-			if _, port, err := splitHostPort(t); err != nil || port == "" {
-				d.fail(at, fmt.Sprintf("%s.targets[%d]", key, j), `must be "host:port"`)
+			if !validTarget(t) {
+				d.fail(at, fmt.Sprintf("%s.targets[%d]", key, j), `must be "host:port" or "scheme://host:port[?options]"`)
 			}
 		}
 	}
@@ -417,9 +422,26 @@ func (c *Config) validate(d *decoder) {
 			d.fail(line("proxy.upstream"), key+".proxy.upstream", "names no upstream")
 		}
 	}
+	c.validateListeners(d)
 	if len(c.Routes) == 0 {
 		d.fail(nil, "routes", "at least one route is needed")
 	}
+}
+
+// validTarget accepts "host:port" (kernel TCP) and "scheme://host:port"
+// with optional query options ("rdma://127.0.0.1:7471?provider=tcp"); Build
+// resolves schemes through BuildOptions and rejects unknown ones.
+func validTarget(t string) bool {
+	if !strings.Contains(t, "://") {
+		_, port, err := splitHostPort(t)
+		return err == nil && port != ""
+	}
+	u, err := url.Parse(t)
+	if err != nil || u.Scheme == "" || u.User != nil || u.Path != "" || u.Fragment != "" {
+		return false
+	}
+	_, port, err := splitHostPort(u.Host)
+	return err == nil && port != ""
 }
 
 func splitHostPort(s string) (string, string, error) {

@@ -1,0 +1,271 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Transports a listener may name.
+const (
+	TransportTCP  = "tcp"  // kernel sockets
+	TransportXDP  = "xdp"  // AF_XDP: userspace TCP and the datagram fast path
+	TransportRDMA = "rdma" // RDMA send/receive queues (libfabric)
+)
+
+// Defaults of the xdp and rdma sections. They mirror the defaults of the
+// xdp and rdma packages, which this package may not import (layers).
+const (
+	DefaultXDPMode      = "native"
+	DefaultXDPRingSize  = 2048
+	DefaultXDPFrameSize = 4096
+	DefaultXDPFrames    = 4096
+	DefaultRDMAProvider = "tcp"
+	DefaultRDMACredits  = 32
+	DefaultRDMAMessage  = 64 << 10
+)
+
+// Listener is one place requests arrive: a kernel TCP address, an AF_XDP
+// interface, or an RDMA address. The top-level `listen` is shorthand for a
+// tcp listener.
+type Listener struct {
+	Transport string `yaml:"transport"`
+	// Address is "host:port" for tcp and rdma; xdp names its address in
+	// its own section.
+	Address string `yaml:"address,omitempty"`
+	XDP     *XDP   `yaml:"xdp,omitempty"`
+	RDMA    *RDMA  `yaml:"rdma,omitempty"`
+	line    int
+}
+
+// XDP configures an AF_XDP listener: which interface and receive queues
+// it takes over, which IPv4 address it serves, and on which ports. The
+// XDP program steers only those ports; everything else (ARP, ICMP, SSH)
+// stays with the kernel.
+type XDP struct {
+	Interface string `yaml:"interface"`
+	Queues    []int  `yaml:"queues,flow"`
+	Address   string `yaml:"address"`
+	// TCPPort is served by the userspace TCP stack, UDPPort by the
+	// one-request-per-datagram fast path; 0 turns either off.
+	TCPPort int `yaml:"tcp_port,omitempty"`
+	UDPPort int `yaml:"udp_port,omitempty"`
+	// Mode is "native" (the driver runs the program) or "generic" (the
+	// kernel's skb path; works everywhere, slower).
+	Mode      string `yaml:"mode"`
+	RingSize  int    `yaml:"ring_size"`
+	FrameSize int    `yaml:"frame_size"`
+	Frames    int    `yaml:"frames"`
+}
+
+// RDMA configures an RDMA listener (libfabric, FI_EP_MSG endpoints).
+type RDMA struct {
+	// Provider is a libfabric provider: "tcp", "shm", "verbs".
+	Provider string `yaml:"provider"`
+	// Credits is the number of receive buffers posted per connection: how
+	// many requests a client may have in flight.
+	Credits int `yaml:"credits"`
+	// MessageSize is the size of each receive buffer; larger bodies move
+	// by rendezvous (RDMA READ).
+	MessageSize int `yaml:"message_size"`
+}
+
+func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
+	if v.Kind != yaml.SequenceNode {
+		d.fail(v, key, "must be a list")
+		return
+	}
+	for i, e := range v.Content {
+		l := Listener{line: e.Line}
+		path := fmt.Sprintf("%s[%d]", key, i)
+		d.fields(e, path, map[string]func(*yaml.Node, string){
+			"transport": d.str(&l.Transport),
+			"address":   d.str(&l.Address),
+			"xdp": func(v *yaml.Node, key string) {
+				l.XDP = &XDP{}
+				x := l.XDP
+				d.fields(v, key, map[string]func(*yaml.Node, string){
+					"interface":  d.str(&x.Interface),
+					"queues":     d.ints(&x.Queues),
+					"address":    d.str(&x.Address),
+					"tcp_port":   d.intField(&x.TCPPort),
+					"udp_port":   d.intField(&x.UDPPort),
+					"mode":       d.str(&x.Mode),
+					"ring_size":  d.intField(&x.RingSize),
+					"frame_size": d.intField(&x.FrameSize),
+					"frames":     d.intField(&x.Frames),
+				})
+			},
+			"rdma": func(v *yaml.Node, key string) {
+				l.RDMA = &RDMA{}
+				r := l.RDMA
+				d.fields(v, key, map[string]func(*yaml.Node, string){
+					"provider":     d.str(&r.Provider),
+					"credits":      d.intField(&r.Credits),
+					"message_size": d.intField(&r.MessageSize),
+				})
+			},
+		})
+		c.Listeners = append(c.Listeners, l)
+	}
+}
+
+func (d *decoder) ints(dst *[]int) func(*yaml.Node, string) {
+	return func(v *yaml.Node, key string) {
+		if v.Kind != yaml.SequenceNode {
+			d.fail(v, key, "must be a list")
+			return
+		}
+		for i, e := range v.Content {
+			var n int
+			d.intField(&n)(e, fmt.Sprintf("%s[%d]", key, i))
+			*dst = append(*dst, n)
+		}
+	}
+}
+
+func (c *Config) validateListeners(d *decoder) {
+	for i, l := range c.Listeners {
+		key := fmt.Sprintf("listeners[%d]", i)
+		at := &yaml.Node{Line: l.line}
+		if l.Transport == "" {
+			l.Transport = TransportTCP
+		}
+		if l.XDP != nil && l.Transport != TransportXDP {
+			d.fail(at, key+".xdp", "only for transport: xdp")
+		}
+		if l.RDMA != nil && l.Transport != TransportRDMA {
+			d.fail(at, key+".rdma", "only for transport: rdma")
+		}
+		switch l.Transport {
+		case TransportTCP, TransportRDMA:
+			if _, port, err := splitHostPort(l.Address); err != nil || port == "" {
+				d.fail(at, key+".address", `must be "host:port"`)
+			}
+			if r := l.RDMA; r != nil {
+				if r.Credits < 0 || r.Credits > 4096 {
+					d.fail(at, key+".rdma.credits", "must be 1-4096")
+				}
+				if r.MessageSize != 0 && (r.MessageSize < 1024 || r.MessageSize > 16<<20) {
+					d.fail(at, key+".rdma.message_size", "must be 1024 bytes to 16 MiB")
+				}
+			}
+		case TransportXDP:
+			validateXDP(d, at, key, l)
+		default:
+			d.fail(at, key+".transport", `must be "tcp", "xdp" or "rdma"`)
+		}
+	}
+}
+
+func validateXDP(d *decoder, at *yaml.Node, key string, l Listener) {
+	if l.Address != "" {
+		d.fail(at, key+".address", "xdp listeners name their address in the xdp section")
+	}
+	x := l.XDP
+	if x == nil {
+		d.fail(at, key+".xdp", "missing: transport xdp needs interface, address and a port")
+		return
+	}
+	key += ".xdp"
+	if x.Interface == "" {
+		d.fail(at, key+".interface", "missing")
+	}
+	if a, err := netip.ParseAddr(x.Address); err != nil || !a.Is4() {
+		d.fail(at, key+".address", "must be an IPv4 address")
+	}
+	if x.TCPPort == 0 && x.UDPPort == 0 {
+		d.fail(at, key, "needs tcp_port, udp_port or both")
+	}
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"tcp_port", x.TCPPort}, {"udp_port", x.UDPPort}} {
+		if p.v > 65535 {
+			d.fail(at, key+"."+p.name, "must be 1-65535")
+		}
+	}
+	for j, q := range x.Queues {
+		if q > 1023 {
+			d.fail(at, key+".queues["+strconv.Itoa(j)+"]", "must be 0-1023")
+		}
+	}
+	if x.Mode != "" && x.Mode != "native" && x.Mode != "generic" {
+		d.fail(at, key+".mode", `must be "native" or "generic"`)
+	}
+	if n := x.RingSize; n != 0 && (n < 64 || n > 1<<16 || n&(n-1) != 0) {
+		d.fail(at, key+".ring_size", "must be a power of two, 64-65536")
+	}
+	if n := x.FrameSize; n != 0 && n != 2048 && n != 4096 {
+		d.fail(at, key+".frame_size", "must be 2048 or 4096")
+	}
+	if n := x.Frames; n != 0 && (n < 2*max(x.RingSize, 64) || n > 1<<20) {
+		d.fail(at, key+".frames", "must hold the fill and TX rings: 2x ring_size to 1048576")
+	}
+}
+
+// EffectiveListeners is what the server opens, defaults filled in: the
+// `listen` shorthand first (or the default address when nothing is
+// configured), then each entry of `listeners`.
+func (c *Config) EffectiveListeners() []Listener {
+	var out []Listener
+	if c.Listen != "" || len(c.Listeners) == 0 {
+		addr := c.Listen
+		if addr == "" {
+			addr = DefaultListen
+		}
+		out = append(out, Listener{Transport: TransportTCP, Address: addr})
+	}
+	for _, l := range c.Listeners {
+		out = append(out, l.withDefaults())
+	}
+	return out
+}
+
+func (l Listener) withDefaults() Listener {
+	if l.Transport == "" {
+		l.Transport = TransportTCP
+	}
+	switch l.Transport {
+	case TransportXDP:
+		x := XDP{}
+		if l.XDP != nil {
+			x = *l.XDP
+		}
+		x.Queues = append([]int(nil), x.Queues...)
+		if len(x.Queues) == 0 {
+			x.Queues = []int{0}
+		}
+		if x.Mode == "" {
+			x.Mode = DefaultXDPMode
+		}
+		if x.RingSize == 0 {
+			x.RingSize = DefaultXDPRingSize
+		}
+		if x.FrameSize == 0 {
+			x.FrameSize = DefaultXDPFrameSize
+		}
+		if x.Frames == 0 {
+			x.Frames = max(DefaultXDPFrames, 2*x.RingSize)
+		}
+		l.XDP = &x
+	case TransportRDMA:
+		r := RDMA{}
+		if l.RDMA != nil {
+			r = *l.RDMA
+		}
+		if r.Provider == "" {
+			r.Provider = DefaultRDMAProvider
+		}
+		if r.Credits == 0 {
+			r.Credits = DefaultRDMACredits
+		}
+		if r.MessageSize == 0 {
+			r.MessageSize = DefaultRDMAMessage
+		}
+		l.RDMA = &r
+	}
+	return l
+}
