@@ -1,2 +1,25 @@
-// Package rdma is the RDMA transport for server, over libfabric send/receive queues.
+// Package rdma is the RDMA transport for server, over libfabric's send and
+// receive queues.
+//
+// The low-level layer (this file's neighbours fabric.go, endpoint.go,
+// region.go, errors.go) is a thin cgo binding of libfabric: a Fabric is
+// fi_getinfo + fi_fabric + fi_domain for one provider ("tcp", "verbs", ...);
+// a Listener is a passive endpoint listening through an event queue; an
+// Endpoint is a connected FI_EP_MSG endpoint (the reliable-connected queue
+// pair) with its own send and receive completion queues; a Region is memory
+// mapped outside the Go heap and registered with the domain, so the provider
+// (or the NIC) may read and write it while Go code runs.
+//
+// Work is posted with a caller-chosen 64-bit id (PostRecv, PostSend,
+// PostRead, PostWrite) and completes as a Completion carrying that id. Poll
+// drains both completion queues in one cgo call, because a cgo call costs
+// about 40 ns and a request needs several completions; Wait blocks until a
+// completion, a disconnect, Close or the timeout.
+//
+// The binding needs cgo and the build tag rdma (`go build -tags rdma`, with
+// Debian's libfabric-dev installed). Without them the package still builds:
+// every constructor returns ErrNotSupported. The same code runs over
+// libfabric's software providers (tcp, sockets) here and over the verbs
+// provider on InfiniBand/RoCE; software providers are not RDMA hardware,
+// they only exercise the same calls.
 package rdma
