@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,9 +21,9 @@ import (
 //go:embed default.yaml
 var defaultConfig []byte
 
-// onListen, when set (by tests), receives the address the server listens
-// on, which matters with "-listen 127.0.0.1:0".
-var onListen func(addr string)
+// onListen, when set (by tests), receives the addresses the server listens
+// on, in configuration order, which matters with "-listen 127.0.0.1:0".
+var onListen func(addrs []string)
 
 // runServe serves a configuration until ctx is cancelled (SIGTERM or
 // SIGINT), then drains. SIGHUP rebuilds the routing table and upstreams
@@ -66,22 +65,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts.Logger = log
 	srv := server.New(opts)
 
-	l, err := net.Listen("tcp", eff.Listen)
+	opened, err := openListeners(cfg, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "simdedge: cannot listen on %s: %v\n", eff.Listen, listenReason(err))
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		snap.Close()
 		return 1
 	}
-	addr := l.Addr().String()
-	log.Info("serving", "addr", addr, "routes", len(cfg.Routes), "upstreams", snap.UpstreamNames(), "config", configName(*file))
+	defer opened.close()
+	log.Info("serving", "addr", opened.addrs, "routes", len(cfg.Routes), "upstreams", snap.UpstreamNames(), "config", configName(*file))
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	if onListen != nil {
-		onListen(addr)
+		onListen(opened.addrs)
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.ServeStream(server.TCPListener(l)) }()
+	served := opened.serve(srv)
 	for {
 		select {
 		case <-hup:
@@ -89,6 +87,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			continue
 		case err := <-served:
 			if !errors.Is(err, server.ErrServerClosed) {
+				srv.Close()
 				log.Error("serve failed", "err", err)
 				snap.Close()
 				return 1
@@ -98,7 +97,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			dctx, cancel := context.WithTimeout(context.Background(), time.Duration(eff.Timeouts.Drain))
 			err := srv.Shutdown(dctx)
 			cancel()
-			<-served
+			opened.wait()
 			snap.Close()
 			if err != nil {
 				log.Warn("drain timed out; connections closed", "err", err)

@@ -40,15 +40,22 @@ func (s *syncBuffer) String() string {
 // drained with status 0.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
+	return startServeAll(t, append(args, "-listen", "127.0.0.1:0")...)[0]
+}
+
+// startServeAll is startServe without the -listen override: it returns
+// every listener's address.
+func startServeAll(t *testing.T, args ...string) []string {
+	t.Helper()
 	testenv.CheckGoroutines(t)
-	addrc := make(chan string, 1)
-	onListen = func(a string) { addrc <- a }
+	addrc := make(chan []string, 1)
+	onListen = func(a []string) { addrc <- a }
 	t.Cleanup(func() { onListen = nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- runServe(ctx, append(args, "-listen", "127.0.0.1:0"), io.Discard, &logs) }()
-	var addr string
+	go func() { done <- runServe(ctx, args, io.Discard, &logs) }()
+	var addr []string
 	select {
 	case addr = <-addrc:
 	case code := <-done:
@@ -197,4 +204,57 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
 	time.Sleep(200 * time.Millisecond)
 	waitBody("two")
+}
+
+// TestServeListeners: `listen` and every tcp entry of `listeners` serve the
+// same routes; a listener that cannot open stops start-up and releases
+// those already opened.
+func TestServeListeners(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	os.WriteFile(file, []byte(`listen: "127.0.0.1:0"
+listeners:
+  - transport: tcp
+    address: "127.0.0.1:0"
+routes:
+  - match: {path: /hi}
+    respond: {status: 200, body: hi}
+`), 0o644)
+	addrs := startServeAll(t, "-config", file)
+	if len(addrs) != 2 || addrs[0] == addrs[1] {
+		t.Fatalf("addresses %v, want two distinct", addrs)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	for _, a := range addrs {
+		if code, body := fetch(t, c, "GET", "http://"+a+"/hi", ""); code != 200 || body != "hi" {
+			t.Errorf("%s: %d %q", a, code, body)
+		}
+	}
+
+	// The second listener's port is taken: serve fails, and the first
+	// listener's port is free again afterwards.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := free.Addr().String()
+	free.Close()
+	os.WriteFile(file, []byte("listen: \""+first+"\"\nlisteners: [{transport: tcp, address: \""+busy.Addr().String()+
+		"\"}]\nroutes:\n  - match: {path: /hi}\n    respond: {status: 200}\n"), 0o644)
+	var stderr bytes.Buffer
+	if code := runServe(context.Background(), []string{"-config", file}, io.Discard, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "cannot listen on "+busy.Addr().String()) {
+		t.Fatalf("busy second listener: %d %q", code, stderr.String())
+	}
+	l, err := net.Listen("tcp", first)
+	if err != nil {
+		t.Fatalf("the first listener was not closed: %v", err)
+	}
+	l.Close()
 }

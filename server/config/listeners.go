@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -141,7 +143,7 @@ func (c *Config) validateListeners(d *decoder) {
 		}
 		switch l.Transport {
 		case TransportTCP, TransportRDMA:
-			if _, port, err := splitHostPort(l.Address); err != nil || port == "" {
+			if !validListenAddr(l.Address) {
 				d.fail(at, key+".address", `must be "host:port"`)
 			}
 			if r := l.RDMA; r != nil {
@@ -268,4 +270,14 @@ func (l Listener) withDefaults() Listener {
 		l.RDMA = &r
 	}
 	return l
+}
+
+// validListenAddr accepts "host:port" with port 0 (any free port) too.
+func validListenAddr(a string) bool {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil || port == "" || strings.ContainsAny(host, " /") {
+		return false
+	}
+	p, err := strconv.Atoi(port)
+	return err == nil && p >= 0 && p <= 65535
 }

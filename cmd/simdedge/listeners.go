@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/config"
+)
+
+// listenerSet is every listener a configuration opened, ready to serve.
+type listenerSet struct {
+	streams  []server.StreamListener
+	messages []server.MessageListener
+	// closers release what outlives the listeners' own Close: the XDP
+	// program's attachment, RDMA fabrics. They run after the server has
+	// drained, in reverse order of opening.
+	closers []io.Closer
+	addrs   []string
+	wg      sync.WaitGroup
+}
+
+// openListeners opens the configuration's listeners in order. If one
+// fails, those already open are closed and the error says which listener
+// and why.
+func openListeners(cfg *config.Config, log *slog.Logger) (*listenerSet, error) {
+	s := &listenerSet{}
+	for _, l := range cfg.EffectiveListeners() {
+		if err := s.open(l, log); err != nil {
+			s.closeListeners()
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
+	switch l.Transport {
+	case config.TransportTCP:
+		nl, err := net.Listen("tcp", l.Address)
+		if err != nil {
+			return fmt.Errorf("cannot listen on %s: %v", l.Address, listenReason(err))
+		}
+		s.streams = append(s.streams, server.TCPListener(nl))
+		s.addrs = append(s.addrs, nl.Addr().String())
+	case config.TransportXDP:
+		st, msg, closer, err := openXDP(*l.XDP, log)
+		if err != nil {
+			return fmt.Errorf("cannot start xdp listener on %s: %w", l.XDP.Interface, err)
+		}
+		if st != nil {
+			s.streams = append(s.streams, st)
+			s.addrs = append(s.addrs, "xdp+tcp://"+st.Addr().String())
+		}
+		if msg != nil {
+			s.messages = append(s.messages, msg)
+			s.addrs = append(s.addrs, "xdp+udp://"+msg.Addr().String())
+		}
+		if closer != nil {
+			s.closers = append(s.closers, closer)
+		}
+	case config.TransportRDMA:
+		msg, closer, err := openRDMA(l, log)
+		if err != nil {
+			return fmt.Errorf("cannot start rdma listener on %s: %w", l.Address, err)
+		}
+		s.messages = append(s.messages, msg)
+		s.addrs = append(s.addrs, "rdma://"+msg.Addr().String())
+		if closer != nil {
+			s.closers = append(s.closers, closer)
+		}
+	default:
+		return fmt.Errorf("unknown transport %q", l.Transport)
+	}
+	return nil
+}
+
+// serve serves every listener on its own goroutine; the channel receives
+// each one's result (server.ErrServerClosed after Shutdown).
+func (s *listenerSet) serve(srv *server.Server) <-chan error {
+	out := make(chan error, len(s.streams)+len(s.messages))
+	for _, l := range s.streams {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); out <- srv.ServeStream(l) }()
+	}
+	for _, l := range s.messages {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); out <- srv.ServeMessages(l) }()
+	}
+	return out
+}
+
+// wait returns when every serve goroutine has.
+func (s *listenerSet) wait() { s.wg.Wait() }
+
+// closeListeners closes listeners that were opened but never served.
+func (s *listenerSet) closeListeners() {
+	for _, l := range s.streams {
+		l.Close()
+	}
+	for _, l := range s.messages {
+		l.Close()
+	}
+}
+
+func (s *listenerSet) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i].Close()
+	}
+	s.closers = nil
+}
