@@ -125,7 +125,7 @@ func (r *Report) SummaryTable() string {
 				for _, row := range m.Rows {
 					if row.Impl == impl {
 						cases = append(cases, row.Case)
-						meds = append(meds, fmtNs(row.NsOp.Median))
+						meds = append(meds, fmtNs(row.Time.Median))
 						rats = append(rats, fmtRatio(row.Speedup))
 					}
 				}
@@ -141,8 +141,8 @@ func (r *Report) SummaryTable() string {
 			if !slices.Contains(m.Spec.Ours, row.Impl) {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Area, row.Case, implName(row.Impl), fmtNs(row.NsOp.Median),
-				fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi), peerName(m))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s %s | %s | %s |\n", m.Area, row.Case, implName(row.Impl), fmtNs(row.Time.Median),
+				basisNote(row.Basis), fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi), peerName(m))
 			rows++
 		}
 	}
@@ -171,6 +171,14 @@ func (r *Report) SummaryTable() string {
 	return b.String()
 }
 
+// basisNote marks a summary median measured in CPU time.
+func basisNote(unit string) string {
+	if strings.HasPrefix(unit, "cpu-") {
+		return "(" + unit + ")"
+	}
+	return ""
+}
+
 // implName names a row's implementation; a benchmark without an
 // implementation level (BenchmarkURLParseAlloc/<corpus>) measures simdedge
 // alone.
@@ -189,7 +197,7 @@ func peerName(m Micro) string {
 }
 
 func writeMicro(b *strings.Builder, m Micro) {
-	fmt.Fprintf(b, "## %s\n\nPeer: `%s`. ns/op and MB/s are medians; ± is half the min–max range over the median.\n\n", m.Area, peerName(m))
+	fmt.Fprintf(b, "## %s\n\nPeer: `%s`. ns/op and MB/s are medians; ± is half the min–max range over the median. The ratio is taken on the basis column: process CPU time per op where the benchmark and its peer report it (steady on a shared machine), wall ns/op otherwise.\n\n", m.Area, peerName(m))
 	var extra []string
 	for _, row := range m.Rows {
 		for u := range row.Extra {
@@ -203,11 +211,11 @@ func writeMicro(b *strings.Builder, m Micro) {
 	for _, u := range extra {
 		fmt.Fprintf(b, " %s |", u)
 	}
-	b.WriteString(" × vs peer (min–max) |\n|---|---|---:|---:|---:|---:|---:|")
+	b.WriteString(" basis | basis ± | × vs peer (min–max) |\n|---|---|---:|---:|---:|---:|---:|")
 	for range extra {
 		b.WriteString("---:|")
 	}
-	b.WriteString("---:|\n")
+	b.WriteString("---|---:|---:|\n")
 	for _, row := range m.Rows {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |", row.Case, implName(row.Impl), fmtNs(row.NsOp.Median),
 			fmtPct(row.NsOp.Spread()), fmtFloat(row.MBs.Median), fmtFloat(row.BytesOp), fmtFloat(row.AllocsOp))
@@ -218,7 +226,7 @@ func writeMicro(b *strings.Builder, m Micro) {
 			}
 			fmt.Fprintf(b, " %s |", fmtFloat(v))
 		}
-		fmt.Fprintf(b, " %s |\n", fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi))
+		fmt.Fprintf(b, " %s | %s | %s |\n", row.Basis, fmtPct(row.Time.Spread()), fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi))
 	}
 	b.WriteString("\n")
 }

@@ -224,3 +224,39 @@ func TestWriteFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupMicroCPUBasis: when a row and its peer both report CPU time per
+// op, the ratio is taken on it; when the peer lacks it, on wall ns/op.
+func TestGroupMicroCPUBasis(t *testing.T) {
+	line := func(s string) gobench.Result {
+		r, err := gobench.ParseLine(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	res := []gobench.Result{
+		line("BenchmarkJSON/twitter/simdedge-2 100 1000 ns/op 400 cpu-ns/op"),
+		line("BenchmarkJSON/twitter/simdedge-2 100 3000 ns/op 440 cpu-ns/op"),
+		line("BenchmarkJSON/twitter/encoding_json-2 100 4000 ns/op 4000 cpu-ns/op"),
+		line("BenchmarkJSON/twitter/encoding_json-2 100 4000 ns/op 4400 cpu-ns/op"),
+		line("BenchmarkJSON/canada/simdedge-2 100 1000 ns/op 500 cpu-ns/op"),
+		line("BenchmarkJSON/canada/encoding_json-2 100 3000 ns/op"),
+	}
+	g := GroupMicro(res, map[string]AreaSpec{"JSON": {Section: "json", Peer: PeerRef{Impl: "encoding_json"}, Ours: []string{"simdedge"}}})
+	if len(g) != 1 || len(g[0].Rows) != 4 {
+		t.Fatalf("groups %+v", g)
+	}
+	tw, ca := g[0].Rows[0], g[0].Rows[2]
+	if tw.Basis != "cpu-ns/op" || math.Abs(tw.Speedup-4200.0/420) > 1e-9 || math.Abs(tw.SpeedupLo-4000.0/440) > 1e-9 {
+		t.Errorf("twitter: basis %q speedup %v [%v]", tw.Basis, tw.Speedup, tw.SpeedupLo)
+	}
+	if ca.Basis != "ns/op" || math.Abs(ca.Speedup-3) > 1e-9 {
+		t.Errorf("canada (peer without CPU time): basis %q speedup %v", ca.Basis, ca.Speedup)
+	}
+	var b strings.Builder
+	writeMicro(&b, g[0])
+	if !strings.Contains(b.String(), "| cpu-ns/op |") {
+		t.Errorf("the table does not name the basis:\n%s", b.String())
+	}
+}
