@@ -1,0 +1,45 @@
+package rdma
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// FuzzParseHeader: any bytes either decode to a header that encodes back to
+// the same bytes, or fail with a sentinel wrapped in ErrProtocol; never a
+// panic.
+func FuzzParseHeader(f *testing.F) {
+	f.Add(message(header{kind: kindRequest, id: 1, credits: 2}, []byte("GET / HTTP/1.1\r\n\r\n")))
+	f.Add(message(header{kind: kindCredit, credits: 8}, nil))
+	adv := make([]byte, descriptorSize+3)
+	(&descriptor{addr: 4096, length: 1 << 20, key: 7}).put(adv)
+	f.Add(message(header{kind: kindAdvert, flags: flagMore, id: 3}, adv))
+	f.Add(message(header{kind: kindError, id: 3}, []byte{2, 0, 0, 0}))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := parseHeader(b)
+		if err != nil {
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("error %v not wrapped in ErrProtocol", err)
+			}
+			return
+		}
+		again := make([]byte, headerSize)
+		h.put(again)
+		if !bytes.Equal(again, b[:headerSize]) {
+			t.Fatalf("re-encoded header %x differs from %x", again, b[:headerSize])
+		}
+		switch h.kind {
+		case kindAdvert:
+			d, prefix := parseDescriptor(b)
+			if d.length == 0 || len(prefix) != int(h.length)-descriptorSize {
+				t.Fatalf("advert accepted with descriptor %+v and %d prefix bytes", d, len(prefix))
+			}
+		case kindError:
+			if errorOf(b) == nil {
+				t.Fatal("error message accepted without a known code")
+			}
+		}
+	})
+}
