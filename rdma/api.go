@@ -3,6 +3,7 @@ package rdma
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"time"
 )
 
@@ -229,3 +230,11 @@ func (e *Endpoint) MaxMessage() int { return e.maxMessage() }
 // Close disconnects (the peer sees ErrPeerClosed), discards posted work
 // and frees the endpoint's queues. Calling it again returns nil.
 func (e *Endpoint) Close() error { return e.close() }
+
+// Addr is the address of a listener or endpoint: an IP address and port
+// for the socket-addressed providers (tcp, sockets, verbs over IP). It is
+// the zero AddrPort when the provider uses another address format.
+type Addr struct{ netip.AddrPort }
+
+// Network returns "rdma".
+func (Addr) Network() string { return "rdma" }

@@ -110,3 +110,16 @@ next:
 	}
 	return keep
 }
+
+// NeedRDMA skips (or fails under REQUIRE_RDMA) when probe, the error of
+// opening the libfabric provider the test needs, is not nil. The rdma
+// package's tests pass the result of rdma.OpenFabric, so the reason names
+// what libfabric said (testenv cannot import rdma).
+func NeedRDMA(tb testing.TB, probe error) {
+	tb.Helper()
+	reason := "libfabric provider available"
+	if probe != nil {
+		reason = "needs libfabric (apt-get install libfabric-dev): " + probe.Error()
+	}
+	Need(tb, RequireRDMA, probe == nil, reason)
+}

@@ -1,0 +1,87 @@
+//go:build rdma && cgo
+
+package rdma
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+// Posting: each call checks the span against the region, then makes one
+// cgo call that takes a context slot and calls fi_recv/fi_send/fi_read/
+// fi_write (see shim.c). Nothing of Go's memory reaches C except the
+// batch's []Span, for the duration of the call.
+
+var callNames = [...]string{OpRecv: "fi_recv", OpSend: "fi_send", OpRead: "fi_read", OpWrite: "fi_write"}
+
+func (e *Endpoint) postRecv(r *Region, off, n int, id uint64) error {
+	return e.post(OpRecv, r, off, n, 0, 0, id)
+}
+
+func (e *Endpoint) postSend(r *Region, off, n int, id uint64) error {
+	return e.post(OpSend, r, off, n, 0, 0, id)
+}
+
+func (e *Endpoint) postRMA(op Op, r *Region, off, n int, raddr, rkey, id uint64) error {
+	return e.post(op, r, off, n, raddr, rkey, id)
+}
+
+func (e *Endpoint) post(op Op, r *Region, off, n int, raddr, rkey, id uint64) error {
+	buf, err := r.span(off, n)
+	if err != nil {
+		return err
+	}
+	if n > e.s.maxMsg {
+		return ErrRange
+	}
+	e.s.mu.RLock()
+	defer e.s.mu.RUnlock()
+	if e.s.closed.Load() {
+		return ErrClosed
+	}
+	ret := C.sd_post(e.s.c, C.int(op), buf, C.size_t(n), r.s.desc, C.uint64_t(raddr), C.uint64_t(rkey), C.uint64_t(id))
+	if ret != 0 {
+		return e.postError(op, int(ret))
+	}
+	return nil
+}
+
+// postError maps a failed post; the hot failures (queue full, peer gone)
+// are bare sentinels that allocate nothing.
+func (e *Endpoint) postError(op Op, ret int) error {
+	switch err := sentinelFor(-ret); err {
+	case ErrQueueFull, ErrPeerClosed:
+		return err
+	}
+	return fiError(callNames[op], e.s.f.s.name, ret)
+}
+
+func (e *Endpoint) postBatch(op Op, r *Region, spans []Span) (int, error) {
+	for i := range spans {
+		if _, err := r.span(spans[i].Off, spans[i].Len); err != nil {
+			return 0, err
+		}
+		if spans[i].Len > e.s.maxMsg {
+			return 0, ErrRange
+		}
+	}
+	if len(spans) == 0 {
+		return 0, nil
+	}
+	e.s.mu.RLock()
+	defer e.s.mu.RUnlock()
+	if e.s.closed.Load() {
+		return 0, ErrClosed
+	}
+	var posted C.int
+	ret := C.sd_post_batch(e.s.c, C.int(op), C.uintptr_t(r.s.base), r.s.desc,
+		(*C.sd_span)(unsafe.Pointer(&spans[0])), C.int(len(spans)), &posted)
+	if ret != 0 {
+		return int(posted), e.postError(op, int(ret))
+	}
+	return int(posted), nil
+}

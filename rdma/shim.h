@@ -1,0 +1,127 @@
+// C side of the libfabric binding. Every libfabric object lives in C
+// memory; Go holds pointers to these structs (C pointers, which the cgo
+// rules allow Go to keep) and never hands Go memory to C beyond one call.
+
+#ifndef SIMDEDGE_RDMA_SHIM_H
+#define SIMDEDGE_RDMA_SHIM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_errno.h>
+
+// Work-request kinds; equal to the Go Op values.
+enum { SD_RECV = 1, SD_SEND = 2, SD_READ = 3, SD_WRITE = 4 };
+
+// Results of the blocking waits besides libfabric's negative codes.
+enum { SD_READY = 0, SD_WOKEN = 1 };
+
+// A fabric: the fi_info it was opened from, fabric and domain.
+typedef struct sd_fabric {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	uint64_t mr_mode;
+	int cq_size;
+} sd_fabric;
+
+// A work-request slot: its address is the operation context libfabric
+// returns in the completion. The fi_context2 comes first so that providers
+// that want FI_CONTEXT/FI_CONTEXT2 scratch space get it here.
+typedef struct sd_slot {
+	struct fi_context2 ctx;
+	uint64_t id;
+	uint64_t len;
+	uint32_t op;
+	uint32_t next; // free-list link (index + 1; 0 ends the list)
+} sd_slot;
+
+// A completion handed to Go.
+typedef struct sd_comp {
+	uint64_t id;
+	uint64_t len;
+	int32_t op;
+	int32_t err;      // positive FI_E* code, 0 on success
+	int32_t prov_err; // provider-specific code of a failed completion
+	int32_t pad;
+} sd_comp;
+
+// A span of a batched post, laid out like Go's Span.
+typedef struct sd_span {
+	int64_t off;
+	int64_t len;
+	uint64_t id;
+} sd_span;
+
+// A connected endpoint with its event queue and completion queues.
+typedef struct sd_ep {
+	sd_fabric *f;
+	struct fi_info *info;
+	struct fid_ep *ep;
+	struct fid_eq *eq;
+	struct fid_cq *txcq, *rxcq;
+	int eqfd, txfd, rxfd, wakefd;
+
+	pthread_mutex_t mu; // guards the slot free list and the counters
+	sd_slot *slots;
+	uint32_t nslots;
+	uint32_t free_head;
+	int64_t recvs, ops; // posted and not yet completed
+
+	sd_comp *out; // Poll's scratch, read by Go after each call
+	int nout;
+
+	int shutdown; // FI_SHUTDOWN (or a connection error) seen on eq
+	int eq_err;   // that error's FI_E* code, 0 for a clean shutdown
+} sd_ep;
+
+// A passive endpoint.
+typedef struct sd_pep {
+	sd_fabric *f;
+	struct fi_info *info;
+	struct fid_pep *pep;
+	struct fid_eq *eq;
+	int eqfd, wakefd;
+} sd_pep;
+
+// An address as Go reads it.
+typedef struct sd_addr {
+	int family; // 4, 6, or 0 when the format is not an IP socket address
+	uint8_t ip[16];
+	uint16_t port;
+} sd_addr;
+
+int sd_fabric_open(const char *prov, const char *node, int cq_size, sd_fabric **out);
+int sd_fabric_close(sd_fabric *f);
+int sd_provider_exists(const char *prov);
+const char *sd_provider_name(sd_fabric *f);
+uint64_t sd_max_msg(sd_fabric *f);
+
+int sd_mr_reg(sd_fabric *f, uintptr_t buf, size_t len, uint64_t req_key,
+	struct fid_mr **mr, void **desc, uint64_t *key);
+int sd_mr_close(struct fid_mr *mr);
+
+int sd_listen(sd_fabric *f, const char *node, const char *service, sd_pep **out);
+int sd_pep_getname(sd_pep *p, sd_addr *a);
+int sd_pep_accept(sd_pep *p, int timeout_ms, sd_ep **out);
+void sd_pep_wake(sd_pep *p);
+int sd_pep_close(sd_pep *p);
+
+int sd_dial(sd_fabric *f, const char *node, const char *service, int timeout_ms, sd_ep **out);
+int sd_ep_names(sd_ep *e, sd_addr *local, sd_addr *remote);
+int sd_post(sd_ep *e, int op, uintptr_t buf, size_t len, void *desc,
+	uint64_t raddr, uint64_t rkey, uint64_t id);
+int sd_post_batch(sd_ep *e, int op, uintptr_t base, void *desc, sd_span *spans, int n, int *posted);
+int sd_poll(sd_ep *e, int n);
+int sd_wait(sd_ep *e, int n, int timeout_ms);
+void sd_ep_wake(sd_ep *e);
+void sd_ep_counts(sd_ep *e, int64_t *recvs, int64_t *ops);
+int sd_ep_close(sd_ep *e);
+
+#endif
