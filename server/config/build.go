@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
@@ -88,7 +90,12 @@ type BuildOptions struct {
 	Handlers map[string]server.Handler
 	// Builtins are the targets of upstreams declared "builtin: NAME".
 	Builtins map[string][]string
-	Logger   *slog.Logger
+	// Schemes open the message targets of upstream targets written as
+	// URLs ("rdma://10.0.0.2:7471?provider=verbs"), keyed by scheme. The
+	// transports that implement them may not be imported here (layers):
+	// the program registers them. A scheme not in the map is an error.
+	Schemes map[string]func(*url.URL) (proxy.MessageTarget, error)
+	Logger  *slog.Logger
 }
 
 // Snapshot is what a configuration builds: an immutable routing table and
@@ -132,13 +139,21 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			}
 			targets = t
 		}
+		names, mts, ok := d.messageTargets(&u, key, targets, o.Schemes)
+		if !ok {
+			continue
+		}
 		up, err := proxy.NewUpstream(proxy.UpstreamOptions{
 			Name:                  u.Name,
-			Targets:               targets,
+			Targets:               names,
+			MessageTargets:        mts,
 			ConnectTimeout:        time.Duration(u.Timeouts.Connect),
 			ResponseHeaderTimeout: time.Duration(u.Timeouts.ResponseHeader),
 		})
 		if err != nil {
+			for _, mt := range mts {
+				mt.Close()
+			}
 			d.fail(&yaml.Node{Line: u.line}, key+".targets", err.Error())
 			continue
 		}
@@ -192,4 +207,68 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 	}
 	s.Table = t
 	return s, nil
+}
+
+// messageTargets resolves the URL targets of an upstream through schemes.
+// Targets without a scheme are returned as they are (stream targets, nil
+// message targets); URL targets become message targets named by their
+// host:port. An upstream mixing both kinds, or naming a scheme the program
+// did not register, is an error at the upstream's line.
+func (d *decoder) messageTargets(u *Upstream, key string, targets []string, schemes map[string]func(*url.URL) (proxy.MessageTarget, error)) ([]string, []proxy.MessageTarget, bool) {
+	urls := 0
+	for _, t := range targets {
+		if strings.Contains(t, "://") {
+			urls++
+		}
+	}
+	if urls == 0 {
+		return targets, nil, true
+	}
+	at := &yaml.Node{Line: u.line}
+	if urls != len(targets) {
+		d.fail(at, key+".targets", "mixes host:port and scheme:// targets")
+		return nil, nil, false
+	}
+	names := make([]string, 0, len(targets))
+	mts := make([]proxy.MessageTarget, 0, len(targets))
+	fail := func(i int, msg string) ([]string, []proxy.MessageTarget, bool) {
+		for _, mt := range mts {
+			mt.Close()
+		}
+		d.fail(at, fmt.Sprintf("%s.targets[%d]", key, i), msg)
+		return nil, nil, false
+	}
+	for i, t := range targets {
+		pu, err := url.Parse(t)
+		if err != nil {
+			return fail(i, "is not a URL")
+		}
+		open := schemes[pu.Scheme]
+		if open == nil {
+			return fail(i, fmt.Sprintf("scheme %q is not supported by this program", safeScheme(pu.Scheme)))
+		}
+		mt, err := open(pu)
+		if err != nil {
+			return fail(i, err.Error())
+		}
+		names = append(names, pu.Host)
+		mts = append(mts, mt)
+	}
+	return names, mts, true
+}
+
+// safeScheme returns s if it is a plausible URL scheme (RFC 3986 §3.1,
+// bounded), else a placeholder, so configuration bytes echoed in errors
+// stay printable.
+func safeScheme(s string) string {
+	if s == "" || len(s) > 32 {
+		return "(invalid)"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "(invalid)"
+		}
+	}
+	return s
 }

@@ -171,22 +171,8 @@ func appendField(b, name, value []byte) []byte {
 // body goes).
 func (p *Proxy) forwardResponse(w *server.ResponseWriter, uc *upConn, isHead bool) bool {
 	resp := &uc.resp
-	w.WriteHeader(resp.Status)
-	hs := resp.Headers
-	for _, h := range hs {
-		if isHopByHop(h.Name) || namedIn(hs, h.Name) || phttp.EqualFold(h.Name, "Content-Length") ||
-			phttp.EqualFold(h.Name, "Via") {
-			continue
-		}
-		w.AddHeaderBytes(h.Name, h.Value)
-	}
 	// Via is rebuilt in uc.out, which is free once the request was sent.
-	via := p.appendVia(uc.out[:0], hs, resp.Version)
-	uc.out = via
-	w.AddHeaderBytes(viaName, via[len("Via: "):len(via)-len("\r\n")])
-	if resp.ContentLength >= 0 && (resp.Body == phttp.BodyLength || isHead) {
-		w.SetContentLength(resp.ContentLength)
-	}
+	uc.out = p.writeResponseHead(w, resp, uc.out[:0], isHead)
 	if isHead || resp.Body == phttp.BodyNone {
 		return true
 	}
@@ -254,6 +240,26 @@ func (p *Proxy) forwardResponse(w *server.ResponseWriter, uc *upConn, isHead boo
 			}
 		}
 	}
+}
+
+// writeResponseHead sends resp's status and end-to-end fields to w, with
+// Via rebuilt in scratch (returned for reuse) and the framing left to w.
+func (p *Proxy) writeResponseHead(w *server.ResponseWriter, resp *phttp.Response, scratch []byte, isHead bool) []byte {
+	w.WriteHeader(resp.Status)
+	hs := resp.Headers
+	for _, h := range hs {
+		if isHopByHop(h.Name) || namedIn(hs, h.Name) || phttp.EqualFold(h.Name, "Content-Length") ||
+			phttp.EqualFold(h.Name, "Via") {
+			continue
+		}
+		w.AddHeaderBytes(h.Name, h.Value)
+	}
+	via := p.appendVia(scratch, hs, resp.Version)
+	w.AddHeaderBytes(viaName, via[len("Via: "):len(via)-len("\r\n")])
+	if resp.ContentLength >= 0 && (resp.Body == phttp.BodyLength || isHead) {
+		w.SetContentLength(resp.ContentLength)
+	}
+	return via
 }
 
 // bodyFailed handles an upstream that failed mid-body: 502 if nothing has

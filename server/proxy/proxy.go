@@ -69,6 +69,10 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		p.respondError(w, 501, "tunnels are not supported\n")
 		return
 	}
+	if p.up.messages {
+		p.serveMessage(w, r, p.up.pick())
+		return
+	}
 	// body is a request body read whole before forwarding (it can be
 	// resent on a stale pooled connection, and a malformed one is refused
 	// before anything reaches the upstream). A chunked body is de-chunked
@@ -191,8 +195,7 @@ func (p *Proxy) respondError(w *server.ResponseWriter, status int, text string) 
 // upstreamFailed answers 504 for timeouts and 502 for everything else.
 func (p *Proxy) upstreamFailed(w *server.ResponseWriter, t *target, err error, dial bool) {
 	status, text := 502, "bad gateway\n"
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	if timeoutError(err) {
 		status, text = 504, "gateway timeout\n"
 	}
 	p.log.Warn("upstream failed", "upstream", p.up.opts.Name, "target", t.addr, "dial", dial, "status", status, "err", err)

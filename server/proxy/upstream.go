@@ -24,8 +24,15 @@ const (
 // UpstreamOptions configures an Upstream. Zero durations mean the
 // defaults.
 type UpstreamOptions struct {
-	Name    string
-	Targets []string // "host:port"
+	Name string
+	// Targets are "host:port" addresses of stream (kernel TCP) targets,
+	// or, with MessageTargets, the names of those (for logs and for the
+	// Host field of HTTP/1.0 requests that lack one).
+	Targets []string
+	// MessageTargets, when set, are the upstream's targets (one per name
+	// in Targets): requests go to them as messages. An upstream is all
+	// stream or all message targets. Close closes them.
+	MessageTargets []MessageTarget
 	// ConnectTimeout bounds a dial (504 beyond it).
 	ConnectTimeout time.Duration
 	// ResponseHeaderTimeout bounds the wait for the response head after
@@ -45,9 +52,11 @@ type UpstreamOptions struct {
 type Upstream struct {
 	opts    UpstreamOptions
 	targets []*target
-	next    atomic.Uint64
-	parser  *phttp.Parser
-	closed  atomic.Bool
+	// messages: the targets are MessageTargets.
+	messages bool
+	next     atomic.Uint64
+	parser   *phttp.Parser
+	closed   atomic.Bool
 }
 
 // ErrNoTargets is returned by NewUpstream for an empty target list.
@@ -71,11 +80,23 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 		o.MaxIdlePerTarget = DefaultMaxIdlePerTarget
 	}
 	u := &Upstream{opts: o, parser: phttp.NewParser(phttp.Options{MaxHeaderBytes: o.MaxResponseHeaderBytes})}
-	for _, a := range o.Targets {
-		if _, _, err := net.SplitHostPort(a); err != nil {
+	if o.MessageTargets != nil {
+		if len(o.MessageTargets) != len(o.Targets) {
+			return nil, ErrMixedTargets
+		}
+		u.messages = true
+	}
+	for i, a := range o.Targets {
+		t := &target{addr: a, up: u}
+		if u.messages {
+			if o.MessageTargets[i] == nil {
+				return nil, ErrMixedTargets
+			}
+			t.mt = o.MessageTargets[i]
+		} else if _, _, err := net.SplitHostPort(a); err != nil {
 			return nil, err
 		}
-		u.targets = append(u.targets, &target{addr: a, up: u})
+		u.targets = append(u.targets, t)
 	}
 	return u, nil
 }
@@ -93,8 +114,8 @@ func (u *Upstream) pick() *target {
 	return u.targets[(u.next.Add(1)-1)%uint64(len(u.targets))]
 }
 
-// Close closes the idle connections; connections in use close when their
-// exchange ends.
+// Close closes the idle connections and the message targets; connections
+// in use close when their exchange ends.
 func (u *Upstream) Close() {
 	u.closed.Store(true)
 	for _, t := range u.targets {
@@ -105,6 +126,9 @@ func (u *Upstream) Close() {
 		for _, c := range idle {
 			c.nc.Close()
 		}
+		if t.mt != nil {
+			t.mt.Close()
+		}
 	}
 }
 
@@ -114,6 +138,7 @@ func (u *Upstream) Close() {
 type target struct {
 	addr string
 	up   *Upstream
+	mt   MessageTarget // nil for stream targets
 	mu   sync.Mutex
 	idle []*upConn
 }
