@@ -1,10 +1,13 @@
 module github.com/simdedge/simdedge/bench
 
-go 1.26.0
+go 1.26.3
 
 replace github.com/simdedge/simdedge => ../
 
-require github.com/simdedge/simdedge v0.0.0-00010101000000-000000000000
+require (
+	github.com/simdedge/simdedge v0.0.0-00010101000000-000000000000
+	github.com/valyala/fasthttp v1.73.0
+)
 
 require (
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
@@ -16,7 +19,6 @@ require (
 	github.com/minio/simdjson-go v0.4.5 // indirect
 	github.com/nlnwa/whatwg-url v0.6.2 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fasthttp v1.73.0 // indirect
 	github.com/valyala/fastjson v1.6.10 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
