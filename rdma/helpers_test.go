@@ -4,6 +4,8 @@ package rdma_test
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,18 +92,82 @@ func register(tb testing.TB, f *rdma.Fabric, size int) *rdma.Region {
 // returns them.
 func collect(tb testing.TB, e *rdma.Endpoint, want int) []rdma.Completion {
 	tb.Helper()
+	got, err := gather(e, want)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return got
+}
+
+// gather is collect for any goroutine.
+func gather(e *rdma.Endpoint, want int) ([]rdma.Completion, error) {
 	var got []rdma.Completion
 	buf := make([]rdma.Completion, 64)
 	deadline := time.Now().Add(10 * time.Second)
 	for len(got) < want {
 		if time.Now().After(deadline) {
-			tb.Fatalf("%d of %d completions after 10 s", len(got), want)
+			return got, fmt.Errorf("%d of %d completions after 10 s", len(got), want)
 		}
 		n, err := e.Wait(buf[:min(len(buf), want-len(got))], time.Second)
 		if err != nil && !errors.Is(err, rdma.ErrTimeout) {
-			tb.Fatalf("Wait after %d of %d completions: %v", len(got), want, err)
+			return got, fmt.Errorf("Wait after %d of %d completions: %w", len(got), want, err)
 		}
 		got = append(got, buf[:n]...)
 	}
-	return got
+	return got, nil
+}
+
+// collect2 collects na completions on a and nb on b at the same time: over
+// software providers a large transfer moves only while both sides read
+// their queues.
+func collect2(tb testing.TB, a *rdma.Endpoint, na int, b *rdma.Endpoint, nb int) (ca, cb []rdma.Completion) {
+	tb.Helper()
+	var errB error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cb, errB = gather(b, nb)
+	}()
+	ca, errA := gather(a, na)
+	<-done
+	if errA != nil || errB != nil {
+		tb.Fatalf("first side: %v; second side: %v", errA, errB)
+	}
+	return ca, cb
+}
+
+// progress polls e in the background until the returned stop is called (or
+// cleanup), failing the test if a completion arrives: software providers
+// serve one-sided operations only while the target endpoint's queues are
+// being read (see doc.go), as a server's receive loop does.
+func progress(tb testing.TB, e *rdma.Endpoint) (stop func()) {
+	tb.Helper()
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var buf [8]rdma.Completion
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			n, err := e.Wait(buf[:], 10*time.Millisecond)
+			if n > 0 {
+				tb.Errorf("progress: unexpected completion %+v", buf[0])
+			}
+			if err != nil && !errors.Is(err, rdma.ErrTimeout) {
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			close(quit)
+			<-done
+		})
+	}
+	tb.Cleanup(stop)
+	return stop
 }
