@@ -1,0 +1,271 @@
+package xdp
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/simdedge/simdedge/xdp/internal/xsk"
+)
+
+// releaseWait bounds how long Close waits for datagrams still held by
+// handlers before it gives up unmapping the UMEM (it leaks the mapping
+// rather than pull memory from under a running handler).
+const releaseWait = 5 * time.Second
+
+// Listener is the AF_XDP transport on one interface: the attached steering
+// program and one AF_XDP socket per configured RX queue.
+//
+// It is the frame device of a userspace TCP stack (MAC, MTU, Transmit; the
+// stack's receive side is HandleStream) and, through Datagrams, a
+// server.MessageListener for the UDP fast path.
+type Listener struct {
+	cfg     Config
+	iface   *net.Interface
+	prog    *Program
+	queues  []*queue
+	rxBytes uint64 // UMEM bytes of the receive frames (the first half)
+
+	addr     [4]byte
+	anyAddr  bool
+	tcpPort  uint16
+	udpPort  uint16
+	maxReply int
+
+	streamHandler atomic.Pointer[func([]byte)]
+	txNext        atomic.Uint32
+
+	dgrams   *datagramListener
+	inflight sync.WaitGroup // datagrams delivered and not yet released
+	loops    sync.WaitGroup
+	once     sync.Once
+	closeErr error
+}
+
+// Listen loads and attaches the steering program to c.Interface and opens
+// one AF_XDP socket per queue. Errors wrap ErrPermission, ErrNoInterface,
+// ErrKernel, ErrDriver, ErrQueue or ErrConfig, with the detail.
+func Listen(c Config) (l *Listener, err error) {
+	c, err = c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	iface, err := net.InterfaceByName(c.Interface)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q", ErrNoInterface, c.Interface)
+	}
+	if err := checkCapabilities(); err != nil {
+		return nil, err
+	}
+	if err := checkQueues(c.Interface, c.Queues); err != nil {
+		return nil, err
+	}
+	maxQ := 0
+	for _, q := range c.Queues {
+		maxQ = max(maxQ, q)
+	}
+	l = &Listener{cfg: c, iface: iface, tcpPort: uint16(c.TCPPort), udpPort: uint16(c.UDPPort)}
+	if c.Address.IsValid() {
+		l.addr = c.Address.As4()
+	} else {
+		l.anyAddr = true
+	}
+	// A reply must fit one UMEM frame and one MTU-sized IP packet.
+	l.maxReply = min(c.FrameSize, iface.MTU+ethLen) - udpHeadersAt
+	prog, err := LoadProgram(c.Address, c.TCPPort, c.UDPPort, maxQ+1)
+	if err != nil {
+		return nil, err
+	}
+	l.prog = prog
+	defer func() {
+		if err != nil {
+			l.shutdown()
+		}
+	}()
+	rxFrames := c.Frames / 2
+	l.rxBytes = uint64(rxFrames * c.FrameSize)
+	if c.UDPPort != 0 {
+		l.dgrams = newDatagramListener(l, c.Queues, rxFrames)
+	}
+	for _, id := range c.Queues {
+		s, err := xsk.Open(xsk.Options{Ifindex: iface.Index, Queue: id, Frames: c.Frames, FrameSize: c.FrameSize, RingSize: c.RingSize})
+		if err != nil {
+			return nil, socketErr(id, err)
+		}
+		q := &queue{l: l, id: id, sock: s, comp: make([]uint64, rxBatch)}
+		l.queues = append(l.queues, q)
+		fill := make([]uint64, rxFrames)
+		for i := range fill {
+			fill[i] = uint64(i * c.FrameSize)
+		}
+		q.recycle(fill)
+		for i := rxFrames; i < c.Frames; i++ {
+			q.txFree = append(q.txFree, uint64(i*c.FrameSize))
+		}
+		if err := prog.Register(id, s.FD()); err != nil {
+			return nil, err
+		}
+	}
+	// Attach last: until now the service's frames went to the kernel.
+	if err := prog.Attach(iface.Index, c.Mode); err != nil {
+		return nil, err
+	}
+	for _, q := range l.queues {
+		l.loops.Add(1)
+		go q.rxLoop(&l.loops)
+	}
+	c.Logger.Info("xdp attached", "interface", c.Interface, "ifindex", iface.Index, "mode", string(c.Mode),
+		"queues", c.Queues, "tcp_port", c.TCPPort, "udp_port", c.UDPPort)
+	return l, nil
+}
+
+// socketErr explains a failed AF_XDP socket.
+func socketErr(queue int, err error) error {
+	switch {
+	case errors.Is(err, xsk.ErrNoAFXDP):
+		return fmt.Errorf("%w: %w", ErrKernel, err)
+	case errors.Is(err, xsk.ErrPermission):
+		return fmt.Errorf("%w: %w", ErrPermission, err)
+	}
+	return fmt.Errorf("xdp: socket for queue %d: %w", queue, err)
+}
+
+// checkQueues fails with ErrQueue when a queue is beyond the interface's
+// RX queues (as sysfs lists them; without sysfs the bind reports it).
+func checkQueues(iface string, queues []int) error {
+	ents, err := os.ReadDir("/sys/class/net/" + iface + "/queues")
+	if err != nil {
+		return nil
+	}
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "rx-") {
+			n++
+		}
+	}
+	for _, q := range queues {
+		if q >= n {
+			return fmt.Errorf("%w: queue %d (the interface has %s)", ErrQueue, q, strconv.Itoa(n))
+		}
+	}
+	return nil
+}
+
+// MAC returns the interface's hardware address.
+func (l *Listener) MAC() net.HardwareAddr { return l.iface.HardwareAddr }
+
+// MTU returns the interface's MTU: the largest IP packet, without the
+// Ethernet header.
+func (l *Listener) MTU() int { return l.iface.MTU }
+
+// Program returns the attached steering program (counters, Inject).
+func (l *Listener) Program() *Program { return l.prog }
+
+// HandleStream sets the function that receives every frame steered to the
+// TCP port, on the RX goroutine of its queue. The frame is valid only
+// during the call: the handler copies what it keeps. Until it is set such
+// frames are dropped.
+func (l *Listener) HandleStream(h func(frame []byte)) { l.streamHandler.Store(&h) }
+
+// Transmit sends one Ethernet frame. The frame is copied into a transmit
+// frame of the UMEM before Transmit returns; it is safe for concurrent
+// use. Queues take turns.
+func (l *Listener) Transmit(frame []byte) error {
+	if len(frame) > l.cfg.FrameSize || len(frame) > l.iface.MTU+ethLen {
+		return ErrFrameTooLarge
+	}
+	q := l.queues[int(l.txNext.Add(1))%len(l.queues)]
+	a, err := q.allocTX()
+	if err != nil {
+		return err
+	}
+	copy(q.sock.Buffer(a), frame)
+	if err := q.send(a, len(frame)); err != nil {
+		if errors.Is(err, ErrClosed) {
+			q.freeTX(a)
+		}
+		return err
+	}
+	return nil
+}
+
+// Stats are the transport's counters.
+type Stats struct {
+	Program Counters
+	// Received frames; Stream and Datagrams handed on; Dropped (no stream
+	// handler, bad header or checksum, message queue full); Sent frames;
+	// TXFull transmit failures for want of a free frame.
+	Received, Stream, Datagrams, Dropped, Sent, TXFull uint64
+	// KernelDropped are frames the kernel could not put in a socket (RX
+	// ring full, or fill ring empty), from XDP_STATISTICS.
+	KernelDropped uint64
+}
+
+// Stats returns the counters summed over queues.
+func (l *Listener) Stats() (Stats, error) {
+	var s Stats
+	var err error
+	s.Program, err = l.prog.Counters()
+	for _, q := range l.queues {
+		s.Received += q.received.Load()
+		s.Stream += q.stream.Load()
+		s.Datagrams += q.datagrams.Load()
+		s.Dropped += q.dropped.Load()
+		s.Sent += q.sent.Load()
+		s.TXFull += q.txFull.Load()
+		if ks, e := q.sock.Stats(); e == nil {
+			s.KernelDropped += ks.Rx_dropped + ks.Rx_ring_full + ks.Rx_fill_ring_empty_descs
+		}
+	}
+	return s, err
+}
+
+// Close detaches the program, stops the RX loops, closes the sockets and
+// unmaps them once every datagram handed to the server is released.
+func (l *Listener) Close() error {
+	l.once.Do(l.shutdown)
+	return l.closeErr
+}
+
+func (l *Listener) shutdown() {
+	var errs []error
+	// Detach first, so the service's frames go back to the kernel at once.
+	if l.prog != nil {
+		errs = append(errs, l.prog.Close())
+	}
+	if l.dgrams != nil {
+		l.dgrams.Close()
+	}
+	for _, q := range l.queues {
+		errs = append(errs, q.sock.Close())
+	}
+	l.loops.Wait()
+	if l.dgrams != nil {
+		l.dgrams.drain()
+	}
+	released := make(chan struct{})
+	go func() { l.inflight.Wait(); close(released) }()
+	select {
+	case <-released:
+	case <-time.After(releaseWait):
+		l.cfg.Logger.Error("xdp: datagrams still held by handlers; UMEM left mapped")
+		l.closeErr = errors.Join(errs...)
+		return
+	}
+	for _, q := range l.queues {
+		q.fillMu.Lock()
+		q.txMu.Lock()
+		q.dead = true
+		q.txMu.Unlock()
+		q.fillMu.Unlock()
+		q.sock.Unmap()
+	}
+	l.cfg.Logger.Info("xdp detached", "interface", l.cfg.Interface)
+	l.closeErr = errors.Join(errs...)
+}

@@ -1,0 +1,186 @@
+package xdp
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/simdedge/simdedge/xdp/internal/xsk"
+)
+
+// rxBatch is how many descriptors the RX loop takes from the ring at once.
+const rxBatch = 64
+
+// txWaitTries and txWaitPause bound how long a transmit waits for a
+// completed frame when all are in flight (copy mode completes them inside
+// the kick, so the first retry nearly always succeeds).
+const (
+	txWaitTries = 50
+	txWaitPause = 100 * time.Microsecond
+)
+
+// queue is one RX queue's AF_XDP socket. The UMEM's first rxFrames
+// frames receive, the rest transmit.
+//
+// Locks: fillMu serialises the fill ring (the RX loop recycling frames,
+// Release returning datagram frames); txMu the TX and completion rings and
+// the free list of transmit frames. The RX ring belongs to the RX loop.
+// dead, set under both locks by Close, stops every later use of the rings.
+type queue struct {
+	l    *Listener
+	id   int
+	sock *xsk.Socket
+
+	fillMu sync.Mutex
+	txMu   sync.Mutex
+	txFree []uint64 // transmit frames not in flight
+	comp   []uint64 // completion scratch
+	desc   [1]unix.XDPDesc
+	dead   bool
+
+	received, stream, datagrams, dropped, sent, txFull atomic.Uint64
+}
+
+// recycle returns received frames to the fill ring. The ring holds every
+// receive frame, so they always fit.
+func (q *queue) recycle(addrs []uint64) {
+	if len(addrs) == 0 {
+		return
+	}
+	q.fillMu.Lock()
+	if !q.dead {
+		q.sock.Fill(addrs)
+		if q.sock.FillNeedsWakeup() {
+			q.sock.WakeRX()
+		}
+	}
+	q.fillMu.Unlock()
+}
+
+// rxLoop takes received frames off the RX ring until the socket closes:
+// stream frames go to the handler and straight back to the fill ring,
+// datagrams to the message listener, which returns them on Release.
+func (q *queue) rxLoop(done *sync.WaitGroup) {
+	defer done.Done()
+	l := q.l
+	descs := make([]unix.XDPDesc, rxBatch)
+	back := make([]uint64, 0, rxBatch)
+	for {
+		n := q.sock.Receive(descs)
+		if n == 0 {
+			if err := q.sock.WaitRX(); err != nil {
+				return // closed
+			}
+			continue
+		}
+		q.received.Add(uint64(n))
+		for _, d := range descs[:n] {
+			base := q.sock.Base(d.Addr)
+			f, ok := q.sock.Frame(d)
+			if !ok || base >= l.rxBytes {
+				q.dropped.Add(1) // the kernel never does this; keep the frame out of use
+				continue
+			}
+			kind, start, end := classify(f, l.addr, l.anyAddr, l.tcpPort, l.udpPort)
+			switch kind {
+			case kindStream:
+				if h := l.streamHandler.Load(); h != nil {
+					(*h)(f)
+					q.stream.Add(1)
+				} else {
+					q.dropped.Add(1)
+				}
+			case kindDatagram:
+				if l.deliver(q, base, f, start, end) {
+					q.datagrams.Add(1)
+					continue // the frame comes back on Release
+				}
+				q.dropped.Add(1)
+			default:
+				q.dropped.Add(1)
+			}
+			back = append(back, base)
+		}
+		q.recycle(back)
+		back = back[:0]
+	}
+}
+
+// reclaim moves completed transmit frames back to the free list. txMu
+// held.
+func (q *queue) reclaim() {
+	for {
+		n := q.sock.Complete(q.comp)
+		for _, a := range q.comp[:n] {
+			q.txFree = append(q.txFree, q.sock.Base(a))
+		}
+		if n < len(q.comp) {
+			return
+		}
+	}
+}
+
+// allocTX returns a free transmit frame, waiting a bounded time for one to
+// complete when all are in flight.
+func (q *queue) allocTX() (uint64, error) {
+	q.txMu.Lock()
+	defer q.txMu.Unlock()
+	for try := 0; ; try++ {
+		if q.dead {
+			return 0, ErrClosed
+		}
+		if len(q.txFree) == 0 {
+			q.reclaim()
+		}
+		if n := len(q.txFree); n > 0 {
+			a := q.txFree[n-1]
+			q.txFree = q.txFree[:n-1]
+			return a, nil
+		}
+		if try == txWaitTries {
+			q.txFull.Add(1)
+			return 0, ErrTXFull
+		}
+		if err := q.sock.Kick(); err != nil {
+			return 0, err
+		}
+		if try > 0 {
+			q.txMu.Unlock()
+			if try < 4 {
+				runtime.Gosched()
+			} else {
+				time.Sleep(txWaitPause)
+			}
+			q.txMu.Lock()
+		}
+	}
+}
+
+// freeTX returns an unsent transmit frame.
+func (q *queue) freeTX(a uint64) {
+	q.txMu.Lock()
+	if !q.dead {
+		q.txFree = append(q.txFree, a)
+	}
+	q.txMu.Unlock()
+}
+
+// send queues n bytes of the transmit frame at a and kicks the kernel.
+func (q *queue) send(a uint64, n int) error {
+	q.txMu.Lock()
+	defer q.txMu.Unlock()
+	if q.dead {
+		return ErrClosed
+	}
+	q.desc[0] = unix.XDPDesc{Addr: a, Len: uint32(n)}
+	// The TX ring has a slot for every transmit frame, so this fits.
+	q.sock.Transmit(q.desc[:])
+	q.sent.Add(1)
+	if q.sock.TXNeedsWakeup() {
+		return q.sock.Kick()
+	}
+	return nil
+}
