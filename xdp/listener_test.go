@@ -1,0 +1,207 @@
+package xdp
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server"
+)
+
+const (
+	testTCPPort = 8080
+	testUDPPort = 8081
+)
+
+// startListener runs Listen in the server namespace, with a server core
+// serving its datagrams through handler.
+func startListener(t *testing.T, v *vethPair, mode Mode, handler server.Handler) *Listener {
+	t.Helper()
+	var l *Listener
+	err := inNS(v.serverNS, func() (err error) {
+		l, err = Listen(Config{Interface: v.serverIf, Address: netip.AddrFrom4(v.serverIP),
+			TCPPort: testTCPPort, UDPPort: testUDPPort, Mode: mode, RingSize: 256})
+		return err
+	})
+	if err != nil {
+		testenv.Need(t, testenv.RequireXDP, false, "cannot start AF_XDP: "+err.Error())
+	}
+	srv := server.New(server.Options{Handler: handler})
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeMessages(l.Datagrams()) }()
+	t.Cleanup(func() {
+		srv.Close()
+		// Closed either way round: by the server, or by Close (tests that
+		// close the Listener first).
+		if err := <-served; !errors.Is(err, server.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			t.Errorf("ServeMessages: %v", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return l
+}
+
+// dialDatagram makes a datagram client in the client namespace.
+func dialDatagram(t *testing.T, v *vethPair) *DatagramClient {
+	t.Helper()
+	var c *DatagramClient
+	err := inNS(v.clientNS, func() (err error) {
+		c, err = DialDatagram(fmt.Sprintf("%d.%d.%d.%d:%d", v.serverIP[0], v.serverIP[1], v.serverIP[2], v.serverIP[3], testUDPPort))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// echoHandler answers with the method, target and body, and a body of
+// ?n= bytes when asked.
+var echoHandler = server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
+	body, _ := r.BodyBytes()
+	target, query, _ := strings.Cut(string(r.Target()), "?")
+	var n int
+	fmt.Sscanf(query, "n=%d", &n)
+	w.AddHeader("Content-Type", "text/plain")
+	fmt.Fprintf(w, "%s %s %s", r.Method(), target, body)
+	w.Write(bytes.Repeat([]byte("x"), n))
+})
+
+func TestDatagramsOverVeth(t *testing.T) {
+	for _, mode := range []Mode{Native, Generic} {
+		t.Run(string(mode), func(t *testing.T) {
+			testenv.CheckGoroutines(t)
+			v := newVethPair(t)
+			l := startListener(t, v, mode, echoHandler)
+			c := dialDatagram(t, v)
+
+			for i := range 20 {
+				body := fmt.Sprintf("body-%d", i)
+				req, _ := http.NewRequest("POST", "http://x/echo", strings.NewReader(body))
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				if got, want := readAll(t, resp), "POST /echo "+body; resp.StatusCode != 200 || got != want {
+					t.Fatalf("request %d: %d %q, want 200 %q", i, resp.StatusCode, got, want)
+				}
+			}
+			// A response that fits one datagram, and one that does not.
+			raw, err := c.RoundTrip([]byte("GET /big?n=1000 HTTP/1.1\r\nHost: x\r\n\r\n"))
+			if err != nil || !bytes.HasPrefix(raw, []byte("HTTP/1.1 200 ")) {
+				t.Fatalf("1000-byte body: %v %q", err, raw)
+			}
+			raw, err = c.RoundTrip([]byte("GET /big?n=5000 HTTP/1.1\r\nHost: x\r\n\r\n"))
+			if !errors.Is(err, ErrUseTCP) {
+				t.Fatalf("5000-byte body: %v %q, want ErrUseTCP", err, raw)
+			}
+			// Strict parsing still applies: an obs-fold is rejected.
+			raw, err = c.RoundTrip([]byte("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n"))
+			if err != nil || !bytes.HasPrefix(raw, []byte("HTTP/1.1 400 ")) {
+				t.Fatalf("obs-fold: %v %q, want 400", err, raw)
+			}
+			st, err := l.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Datagrams < 23 || st.Program.Steered < 23 || st.Sent < 23 {
+				t.Fatalf("stats %+v: want at least 23 datagrams steered, served and sent", st)
+			}
+		})
+	}
+}
+
+func readAll(t *testing.T, r *http.Response) string {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(r.Body); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestKernelStillServesOthers checks that ARP, ping and other ports reach
+// the kernel while the program is attached, and that Close detaches it.
+func TestKernelStillServesOthers(t *testing.T) {
+	v := newVethPair(t)
+	l := startListener(t, v, Native, echoHandler)
+	server := fmt.Sprintf("%d.%d.%d.%d", v.serverIP[0], v.serverIP[1], v.serverIP[2], v.serverIP[3])
+	// Flush the client's neighbour entry so the ping needs ARP.
+	run("ip", "-n", v.clientNS, "neigh", "flush", "dev", v.clientIf)
+	if err := ping(v, server); err != nil {
+		t.Fatalf("ping while attached: %v", err)
+	}
+	if out, err := run("ip", "-n", v.clientNS, "neigh", "show", server); err != nil || !strings.Contains(out, "lladdr") {
+		t.Fatalf("ARP did not resolve the server: %v %q", err, out)
+	}
+	// A UDP port the program does not steer reaches a kernel socket.
+	var pc net.PacketConn
+	if err := inNS(v.serverNS, func() (err error) { pc, err = net.ListenPacket("udp4", server+":9999"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	var cc net.Conn
+	if err := inNS(v.clientNS, func() (err error) { cc, err = net.Dial("udp4", server+":9999"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	cc.Write([]byte("hello"))
+	pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 16)
+	if n, _, err := pc.ReadFrom(buf); err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("kernel UDP socket: %q %v", buf[:n], err)
+	}
+	out, err := run("ip", "-n", v.serverNS, "link", "show", v.serverIf)
+	if err != nil || !strings.Contains(out, "xdp") {
+		t.Fatalf("program not attached: %v\n%s", err, out)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run("ip", "-n", v.serverNS, "link", "show", v.serverIf)
+	if err != nil || strings.Contains(out, "xdp") {
+		t.Fatalf("program still attached after Close: %v\n%s", err, out)
+	}
+}
+
+// ping sends ICMP echo requests from the client namespace (a raw socket:
+// the image has no ping binary) and waits for one reply.
+func ping(v *vethPair, addr string) error {
+	var c net.PacketConn
+	if err := inNS(v.clientNS, func() (err error) { c, err = net.ListenPacket("ip4:icmp", "0.0.0.0"); return err }); err != nil {
+		return err
+	}
+	defer c.Close()
+	dst := &net.IPAddr{IP: net.ParseIP(addr)}
+	echo := []byte{8, 0, 0, 0, 0x12, 0x34, 0, 1, 'p', 'i', 'n', 'g'} // type 8: echo request
+	binary.BigEndian.PutUint16(echo[2:], checksum(echo, 0))
+	buf := make([]byte, 1500)
+	for range 5 {
+		if _, err := c.WriteTo(echo, dst); err != nil {
+			return err
+		}
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		for {
+			n, from, err := c.ReadFrom(buf)
+			if err != nil {
+				break // timed out: send again
+			}
+			// Type 0: echo reply, with our identifier.
+			if from.String() == addr && n >= 8 && buf[0] == 0 && buf[4] == 0x12 && buf[5] == 0x34 {
+				return nil
+			}
+		}
+	}
+	return errors.New("no echo reply")
+}
