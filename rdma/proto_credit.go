@@ -85,20 +85,21 @@ func (w *window) canSend(control bool) bool {
 // spend takes a credit for a message about to be sent and returns the
 // grant to write into its header: everything pending.
 func (w *window) spend() uint32 {
-	w.credits--
+	w.take()
+	return w.grant()
+}
+
+// take reserves a credit for a message that is sent later (its payload is
+// copied first); grant then returns the credits to write into its header,
+// taken at the last moment so that they include everything re-posted
+// meanwhile.
+func (w *window) take() { w.credits-- }
+
+func (w *window) grant() uint32 {
 	g := w.pending
 	w.pending, w.pendingData = 0, 0
 	w.granted += uint64(g)
 	return uint32(g)
-}
-
-// unspend undoes spend when the post failed: the grant goes back to
-// pending (it never reached the peer).
-func (w *window) unspend(grant uint32) {
-	w.credits++
-	w.pending += int(grant)
-	w.pendingData += int(grant) // conservative: may trigger an update sooner
-	w.granted -= uint64(grant)
 }
 
 // received accounts for a message from the peer carrying grant credits.

@@ -10,12 +10,12 @@ import (
 // the same bytes, or fail with a sentinel wrapped in ErrProtocol; never a
 // panic.
 func FuzzParseHeader(f *testing.F) {
-	f.Add(message(header{kind: kindRequest, id: 1, credits: 2}, []byte("GET / HTTP/1.1\r\n\r\n")))
-	f.Add(message(header{kind: kindCredit, credits: 8}, nil))
+	f.Add(encodeMsg(header{kind: kindRequest, id: 1, credits: 2}, []byte("GET / HTTP/1.1\r\n\r\n")))
+	f.Add(encodeMsg(header{kind: kindCredit, credits: 8}, nil))
 	adv := make([]byte, descriptorSize+3)
 	(&descriptor{addr: 4096, length: 1 << 20, key: 7}).put(adv)
-	f.Add(message(header{kind: kindAdvert, flags: flagMore, id: 3}, adv))
-	f.Add(message(header{kind: kindError, id: 3}, []byte{2, 0, 0, 0}))
+	f.Add(encodeMsg(header{kind: kindAdvert, flags: flagMore, id: 3}, adv))
+	f.Add(encodeMsg(header{kind: kindError, id: 3}, []byte{2, 0, 0, 0}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := parseHeader(b)

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func message(h header, payload []byte) []byte {
+func encodeMsg(h header, payload []byte) []byte {
 	h.length = uint32(len(payload))
 	b := make([]byte, headerSize+len(payload))
 	h.put(b)
@@ -35,7 +35,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{header{kind: kindError, id: 9}, errPayload},
 		{header{kind: kindRequest}, nil},
 	} {
-		m := message(tc.h, tc.payload)
+		m := encodeMsg(tc.h, tc.payload)
 		got, err := parseHeader(m)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.h.kind, err)
@@ -48,18 +48,18 @@ func TestHeaderRoundTrip(t *testing.T) {
 			t.Errorf("%v: payload changed", tc.h.kind)
 		}
 	}
-	m := message(header{kind: kindAdvert, id: 3}, advert)
+	m := encodeMsg(header{kind: kindAdvert, id: 3}, advert)
 	d, prefix := parseDescriptor(m)
 	if d != (descriptor{addr: 0x1122334455667788, length: 64 << 20, key: 42}) || string(prefix) != "GET /" {
 		t.Errorf("descriptor = %+v, prefix %q", d, prefix)
 	}
-	if err := errorOf(message(header{kind: kindError}, errPayload)); err != ErrTooLarge {
+	if err := errorOf(encodeMsg(header{kind: kindError}, errPayload)); err != ErrTooLarge {
 		t.Errorf("errorOf = %v, want ErrTooLarge", err)
 	}
 }
 
 func TestHeaderRejects(t *testing.T) {
-	good := message(header{kind: kindRequest, id: 5}, []byte("GET / HTTP/1.1\r\n\r\n"))
+	good := encodeMsg(header{kind: kindRequest, id: 5}, []byte("GET / HTTP/1.1\r\n\r\n"))
 	mod := func(f func(b []byte) []byte) []byte {
 		return f(append([]byte(nil), good...))
 	}
@@ -68,7 +68,7 @@ func TestHeaderRejects(t *testing.T) {
 		if payload >= descriptorSize {
 			(&descriptor{addr: 1, length: length, key: 2}).put(p)
 		}
-		return message(header{kind: kindAdvert}, p)
+		return encodeMsg(header{kind: kindAdvert}, p)
 	}
 	for _, tc := range []struct {
 		name string
@@ -93,11 +93,11 @@ func TestHeaderRejects(t *testing.T) {
 		{"length too short", mod(func(b []byte) []byte { b[offLength]--; return b }), ErrLength},
 		{"length huge", mod(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[offLength:], 1<<32-1); return b }), ErrLength},
 		{"trailing bytes", append(append([]byte(nil), good...), 0), ErrLength},
-		{"credit with payload", message(header{kind: kindCredit}, []byte{1}), ErrLength},
-		{"done with payload", message(header{kind: kindDone}, []byte{1}), ErrLength},
-		{"error without code", message(header{kind: kindError}, nil), ErrLength},
-		{"error code 0", message(header{kind: kindError}, []byte{0, 0, 0, 0}), ErrErrorCode},
-		{"error code unknown", message(header{kind: kindError}, binary.LittleEndian.AppendUint32(nil, errCodeLast+1)), ErrErrorCode},
+		{"credit with payload", encodeMsg(header{kind: kindCredit}, []byte{1}), ErrLength},
+		{"done with payload", encodeMsg(header{kind: kindDone}, []byte{1}), ErrLength},
+		{"error without code", encodeMsg(header{kind: kindError}, nil), ErrLength},
+		{"error code 0", encodeMsg(header{kind: kindError}, []byte{0, 0, 0, 0}), ErrErrorCode},
+		{"error code unknown", encodeMsg(header{kind: kindError}, binary.LittleEndian.AppendUint32(nil, errCodeLast+1)), ErrErrorCode},
 		{"advert without descriptor", advertWith(10, descriptorSize-1), ErrRendezvous},
 		{"advert of zero bytes", advertWith(0, descriptorSize), ErrRendezvous},
 	} {
@@ -109,7 +109,7 @@ func TestHeaderRejects(t *testing.T) {
 }
 
 func TestParseHeaderAllocs(t *testing.T) {
-	good := message(header{kind: kindRequest, id: 5}, []byte("GET / HTTP/1.1\r\n\r\n"))
+	good := encodeMsg(header{kind: kindRequest, id: 5}, []byte("GET / HTTP/1.1\r\n\r\n"))
 	bad := good[:3]
 	if n := testing.AllocsPerRun(100, func() {
 		parseHeader(good)

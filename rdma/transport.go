@@ -1,0 +1,124 @@
+package rdma
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The message transport: requests over connected endpoints, one request
+// per message, served by server.ServeMessages (ListenMessages) and sent by
+// Client (Dial). The wire protocol is in proto.go, flow control in
+// proto_credit.go.
+//
+// Buffers. Each connection registers one region of Credits receive slots
+// and one of send slots, MessageSize bytes each. A request that fits a
+// slot is parsed by the server in place in its receive slot
+// (Message.Data is a view of the registered region); the slot is posted
+// again after Release. Responses are copied once, from the server's output
+// buffer into a registered send slot.
+//
+// Rendezvous. A request larger than a slot goes as an advert: its first
+// bytes inline, the rest in a region the client registered for it. The
+// server registers a region for the whole request, copies the inline part
+// to its front and RDMA-READs the rest behind it, so the request is again
+// one contiguous view, parsed in place; then it answers kindDone and the
+// client frees its region. A response part larger than a slot goes the
+// other way: the server copies it into a region of its own and advertises
+// it, the client reads it and answers kindDone, and only then does Reply
+// return (the server core hands Reply its output buffer, valid only during
+// the call; waiting also bounds the server's registered memory to one
+// advert per exchange). MaxReply is therefore 0: a response goes in as few
+// messages as the server flushes, never split to fit a slot.
+//
+// Polling. One goroutine per connection drains both completion queues:
+// it busy-polls for spinPolls empty polls, then blocks in Wait. It never
+// blocks on anything else: requests go to the listener's queue, response
+// parts to the waiting caller's channel (sized so that it cannot fill),
+// and control messages that find no credit wait in a queue that the next
+// grant flushes.
+
+// Defaults of ListenConfig and DialOptions.
+const (
+	DefaultProvider    = "tcp"
+	DefaultCredits     = 32
+	DefaultMessageSize = 64 << 10
+	// DefaultMaxBody bounds a rendezvous request (what the server
+	// registers for one); server.Limits.MaxBodyBytes applies after it.
+	DefaultMaxBody = 1 << 30
+	// minMessageSize leaves room for a rendezvous advert with a useful
+	// inline prefix.
+	minMessageSize = 1 << 10
+	maxMessageSize = 64 << 20
+)
+
+// ListenConfig configures ListenMessages.
+type ListenConfig struct {
+	// Address is where to listen, "127.0.0.1:7471".
+	Address string
+	// Provider is the libfabric provider ("tcp", "verbs"); empty means
+	// DefaultProvider.
+	Provider string
+	// Credits is the number of receive buffers posted per connection: the
+	// requests a client may have in flight (one is kept for control
+	// messages). At least 4.
+	Credits int
+	// MessageSize is the size of each buffer; larger requests and
+	// responses move by rendezvous.
+	MessageSize int
+	// MaxBody bounds a rendezvous request; larger ones are refused with
+	// ErrTooLarge at the client. 0 means DefaultMaxBody.
+	MaxBody int64
+}
+
+// DialOptions configures Dial.
+type DialOptions struct {
+	// Provider as in ListenConfig.
+	Provider string
+	// Credits is the number of receive buffers the client posts: response
+	// messages in flight towards it. At least 4.
+	Credits int
+	// MessageSize must not exceed the server's; 0 means
+	// DefaultMessageSize.
+	MessageSize int
+	// Timeout bounds connecting; 0 means 5 s.
+	Timeout time.Duration
+}
+
+// Errors of the message transport.
+var (
+	// ErrConfig: a ListenConfig or DialOptions field out of range.
+	ErrConfig = errors.New("rdma: invalid transport configuration")
+	// ErrConnLost: the connection failed or closed while the request was
+	// in flight; the request may or may not have been served.
+	ErrConnLost = errors.New("rdma: connection lost")
+)
+
+// TimeoutError is returned by Client.RoundTrip when no response piece
+// arrived within the timeout; it wraps ErrTimeout and has the Timeout
+// method of net.Error.
+type TimeoutError struct{}
+
+func (TimeoutError) Error() string   { return "rdma: no response within the timeout" }
+func (TimeoutError) Timeout() bool   { return true }
+func (TimeoutError) Temporary() bool { return false }
+func (TimeoutError) Unwrap() error   { return ErrTimeout }
+
+func checkWindow(provider *string, credits, msgSize *int) error {
+	if *provider == "" {
+		*provider = DefaultProvider
+	}
+	if *credits == 0 {
+		*credits = DefaultCredits
+	}
+	if *msgSize == 0 {
+		*msgSize = DefaultMessageSize
+	}
+	if *credits < minCredits || *credits > maxCredits/4 {
+		return fmt.Errorf("%w: credits must be between %d and %d", ErrConfig, minCredits, maxCredits/4)
+	}
+	if *msgSize < minMessageSize || *msgSize > maxMessageSize {
+		return fmt.Errorf("%w: message size must be between %d and %d bytes", ErrConfig, minMessageSize, maxMessageSize)
+	}
+	return nil
+}

@@ -1,0 +1,368 @@
+//go:build rdma && cgo
+
+package rdma
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Client sends requests over one connection, pipelined up to the server's
+// credit window: RoundTrip blocks while the window is full, nothing is
+// dropped. It is safe for concurrent use.
+type Client struct {
+	f *Fabric
+	c *conn
+
+	// Guarded by c.mu.
+	nextID    uint64
+	calls     map[uint64]*call
+	rdvs      map[uint64]*Region // request rendezvous regions until done
+	reads     map[uint64]*clientRead
+	nextToken uint64
+	closeErr  error
+	freed     chan struct{}
+}
+
+// call is one RoundTrip waiting for its response.
+type call struct {
+	id uint64
+	ch chan item
+}
+
+// item is what the poller hands a waiting call: a message in a receive
+// slot, the end of a read, or the end of the connection.
+type item struct {
+	h    header
+	slot int
+	msg  []byte
+	read bool
+	err  error
+}
+
+type clientRead struct {
+	cl      *call
+	pending int
+	err     error
+}
+
+// Dial connects to a MessageListener at addr ("127.0.0.1:7471").
+func Dial(addr string, o DialOptions) (*Client, error) {
+	if err := checkWindow(&o.Provider, &o.Credits, &o.MessageSize); err != nil {
+		return nil, err
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Second
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q is not host:port", ErrAddr, safeAddr(addr))
+	}
+	f, err := OpenFabric(Options{Provider: o.Provider, Node: host, CQSize: cqSize(o.Credits)})
+	if err != nil {
+		return nil, err
+	}
+	ep, err := f.Dial(addr, o.Timeout)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	c, err := newConn(f, ep, o.Credits, o.Credits+2, o.MessageSize, newClientWindow(o.Credits))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	cl := &Client{f: f, c: c, calls: map[uint64]*call{}, rdvs: map[uint64]*Region{},
+		reads: map[uint64]*clientRead{}, freed: make(chan struct{})}
+	c.role = cl
+	c.start()
+	// The hello: grant every posted buffer, using the one buffer the
+	// server promises for it.
+	c.sendControl(kindCredit, 0, 0)
+	return cl, nil
+}
+
+func (cl *Client) onMessage(slot int, h header, msg []byte) {
+	c := cl.c
+	switch h.kind {
+	case kindResponse, kindContinuation, kindAdvert, kindError:
+		c.mu.Lock()
+		k := cl.calls[h.id]
+		if k != nil {
+			// Cannot block: the channel has room for every receive
+			// slot, a read and the close.
+			k.ch <- item{h: h, slot: slot, msg: msg}
+		}
+		c.mu.Unlock()
+		if k == nil {
+			// The caller gave up: drop the part, and free the
+			// server's advert.
+			c.releaseSlot(slot)
+			if h.kind == kindAdvert {
+				c.sendControl(kindDone, h.id, 0)
+			}
+		}
+	case kindDone:
+		c.mu.Lock()
+		r := cl.rdvs[h.id]
+		delete(cl.rdvs, h.id)
+		c.mu.Unlock()
+		if r != nil {
+			r.Close()
+		}
+		c.releaseSlot(slot)
+	default: // requests flow the other way
+		c.releaseSlot(slot)
+		c.fail(protoErr(ErrKind))
+	}
+}
+
+func (cl *Client) onRead(token uint64, err error) {
+	c := cl.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rd := cl.reads[token]
+	if rd == nil {
+		return
+	}
+	rd.pending--
+	if err != nil && rd.err == nil {
+		rd.err = err
+	}
+	if rd.pending == 0 {
+		delete(cl.reads, token)
+		if cl.calls[rd.cl.id] == rd.cl {
+			rd.cl.ch <- item{read: true, err: rd.err}
+		}
+	}
+}
+
+func (cl *Client) onClose(err error) {
+	c := cl.c
+	c.mu.Lock()
+	cl.closeErr = err
+	for _, k := range cl.calls {
+		k.ch <- item{err: err}
+	}
+	rdvs := cl.rdvs
+	cl.rdvs = map[uint64]*Region{}
+	c.mu.Unlock()
+	for _, r := range rdvs {
+		r.Close() // the endpoint is closed: the server reads no more
+	}
+}
+
+func (cl *Client) onFree() {
+	cl.f.Close()
+	close(cl.freed)
+}
+
+// RoundTrip sends req, a whole request, and calls part with each piece of
+// the response in order; more reports whether pieces follow. A piece is a
+// view of a registered receive buffer (or of a region the piece was read
+// into), valid only during the call. timeout bounds the wait for each
+// piece; 0 means none. RoundTrip implements proxy.MessageTarget's method.
+func (cl *Client) RoundTrip(req []byte, timeout time.Duration, part func(b []byte, more bool) error) error {
+	c := cl.c
+	k := &call{ch: make(chan item, c.nrecv+2)}
+	c.mu.Lock()
+	if c.closed {
+		err := c.err
+		c.mu.Unlock()
+		return errors.Join(ErrConnLost, err)
+	}
+	cl.nextID++
+	k.id = cl.nextID
+	cl.calls[k.id] = k
+	c.mu.Unlock()
+	defer cl.finish(k)
+
+	if err := cl.send(k.id, req); err != nil {
+		return err
+	}
+	var timer *time.Timer
+	var expired <-chan time.Time
+	if timeout > 0 {
+		timer = time.NewTimer(timeout)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	for {
+		var it item
+		select {
+		case it = <-k.ch:
+		case <-expired:
+			return TimeoutError{}
+		}
+		if timer != nil {
+			timer.Reset(timeout)
+		}
+		if it.err != nil || it.read {
+			return errors.Join(ErrConnLost, it.err)
+		}
+		switch it.h.kind {
+		case kindResponse, kindContinuation:
+			last := it.h.kind == kindResponse
+			err := part(it.msg[headerSize:], !last)
+			c.releaseSlot(it.slot)
+			if err != nil || last {
+				return err
+			}
+		case kindError:
+			err := errorOf(it.msg)
+			c.releaseSlot(it.slot)
+			return err
+		case kindAdvert:
+			more, err := cl.readPart(k, it, expired, part)
+			if err != nil || !more {
+				return err
+			}
+		}
+	}
+}
+
+// send sends req inline, or advertises it when it does not fit a message.
+func (cl *Client) send(id uint64, req []byte) error {
+	c := cl.c
+	if headerSize+len(req) <= c.msgSize {
+		return c.sendData(header{kind: kindRequest, id: id}, req)
+	}
+	inline := min(len(req), c.msgSize-headerSize-descriptorSize)
+	rest := req[inline:]
+	r, err := cl.f.Register(len(rest))
+	if err != nil {
+		return err
+	}
+	copy(r.Bytes(), rest)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		r.Close()
+		return ErrConnLost
+	}
+	cl.rdvs[id] = r
+	c.mu.Unlock()
+	var desc [descriptorSize]byte
+	(&descriptor{addr: r.Addr(0), length: uint64(len(rest)), key: r.Key()}).put(desc[:])
+	if err := c.sendData(header{kind: kindAdvert, id: id}, desc[:], req[:inline]); err != nil {
+		c.mu.Lock()
+		if cl.rdvs[id] == r {
+			delete(cl.rdvs, id)
+			c.mu.Unlock()
+			r.Close()
+		} else {
+			c.mu.Unlock() // onClose took it
+		}
+		return err
+	}
+	return nil
+}
+
+// readPart reads a response part the server advertised, hands it to part
+// and tells the server it is done.
+func (cl *Client) readPart(k *call, it item, expired <-chan time.Time, part func([]byte, bool) error) (bool, error) {
+	c := cl.c
+	d, _ := parseDescriptor(it.msg)
+	more := it.h.flags&flagMore != 0
+	c.releaseSlot(it.slot)
+	if d.length > uint64(maxInt) {
+		c.sendControl(kindError, k.id, errCodeTooLarge)
+		return false, ErrTooLarge
+	}
+	r, err := cl.f.Register(int(d.length))
+	if err != nil {
+		c.sendControl(kindError, k.id, errCodeRendezvous)
+		return false, err
+	}
+	defer r.Close()
+	c.mu.Lock()
+	cl.nextToken++
+	token := cl.nextToken
+	rd := &clientRead{cl: k}
+	cl.reads[token] = rd
+	c.mu.Unlock()
+	n, perr := c.postRead(r, 0, d, token)
+	c.mu.Lock()
+	rd.pending += n
+	if perr != nil && rd.err == nil {
+		rd.err = perr
+	}
+	if rd.pending == 0 {
+		delete(cl.reads, token)
+		k.ch <- item{read: true, err: rd.err}
+	}
+	c.mu.Unlock()
+	// Wait for the read; response messages cannot overtake it (the server
+	// sends nothing more for this request before the done).
+	var got item
+	select {
+	case got = <-k.ch:
+	case <-expired:
+		// The endpoint may still write r: close the connection (which
+		// closes the endpoint before returning) before the deferred
+		// r.Close.
+		c.close()
+		return false, TimeoutError{}
+	}
+	if !got.read {
+		if got.err != nil {
+			return false, errors.Join(ErrConnLost, got.err)
+		}
+		c.close()
+		return false, protoErr(ErrKind)
+	}
+	if got.err != nil {
+		c.sendControl(kindError, k.id, errCodeRendezvous)
+		return false, errors.Join(ErrRendezvousFail, got.err)
+	}
+	c.sendControl(kindDone, k.id, 0)
+	return more, part(r.Bytes()[:d.length], more)
+}
+
+// finish forgets k and returns whatever the poller still handed it.
+func (cl *Client) finish(k *call) {
+	c := cl.c
+	c.mu.Lock()
+	delete(cl.calls, k.id)
+	c.mu.Unlock()
+	for {
+		select {
+		case it := <-k.ch:
+			if it.msg != nil {
+				c.releaseSlot(it.slot)
+				if it.h.kind == kindAdvert {
+					c.sendControl(kindDone, k.id, 0)
+				}
+			}
+		default:
+			return
+		}
+	}
+}
+
+// Close closes the connection; RoundTrips in flight fail with ErrConnLost.
+// It returns once the connection's buffers are freed.
+func (cl *Client) Close() error {
+	cl.c.close()
+	<-cl.freed
+	return nil
+}
+
+// ClientStats counts a client's buffers in use.
+type ClientStats struct {
+	Held     int  // receive slots held by response parts being handed over
+	InFlight int  // RoundTrips waiting for their response
+	Closed   bool // the connection is closed
+}
+
+// Stats returns the client's counts.
+func (cl *Client) Stats() ClientStats {
+	c := cl.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ClientStats{Held: c.held, InFlight: len(cl.calls), Closed: c.closed}
+}
+
+const maxInt = int(^uint(0) >> 1)

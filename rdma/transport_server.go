@@ -1,0 +1,442 @@
+//go:build rdma && cgo
+
+package rdma
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/simdedge/simdedge/server"
+)
+
+// MessageListener accepts RDMA connections and yields their requests as
+// server.Messages; serve it with server.(*Server).ServeMessages. It is safe
+// for concurrent use.
+type MessageListener struct {
+	cfg ListenConfig
+	f   *Fabric
+	l   *Listener
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	queue  []*message // received, not yet taken by Receive
+	closed bool
+	conns  map[*serverConn]struct{}
+	// live counts connections whose regions are not freed yet; the
+	// fabric closes when the listener is closed and live is zero.
+	live     int
+	accepted int
+	done     chan struct{} // the accept loop ended
+}
+
+var _ server.MessageListener = (*MessageListener)(nil)
+
+// ListenMessages listens for connections at cfg.Address.
+func ListenMessages(cfg ListenConfig) (*MessageListener, error) {
+	if err := checkWindow(&cfg.Provider, &cfg.Credits, &cfg.MessageSize); err != nil {
+		return nil, err
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	host, _, err := net.SplitHostPort(cfg.Address)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q is not host:port", ErrAddr, safeAddr(cfg.Address))
+	}
+	f, err := OpenFabric(Options{Provider: cfg.Provider, Node: host, CQSize: cqSize(cfg.Credits)})
+	if err != nil {
+		return nil, err
+	}
+	l, err := f.Listen(cfg.Address)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	ml := &MessageListener{cfg: cfg, f: f, l: l, conns: map[*serverConn]struct{}{}, done: make(chan struct{})}
+	ml.cond.L = &ml.mu
+	go ml.acceptLoop()
+	return ml, nil
+}
+
+// cqSize fits a window: its receives, as many sends, reads and control.
+func cqSize(credits int) int { return max(DefaultCQSize, 2*credits+64) }
+
+func (ml *MessageListener) acceptLoop() {
+	defer close(ml.done)
+	for {
+		ep, err := ml.l.Accept()
+		if err != nil {
+			ml.mu.Lock()
+			closed := ml.closed
+			ml.mu.Unlock()
+			if closed || errors.Is(err, ErrClosed) {
+				return
+			}
+			continue // a failed handshake; the listener stays
+		}
+		sc := &serverConn{ml: ml, reads: map[uint64]*rdvRead{}, dones: map[uint64]chan error{}}
+		c, err := newConn(ml.f, ep, ml.cfg.Credits, ml.cfg.Credits+2, ml.cfg.MessageSize, newServerWindow(ml.cfg.Credits))
+		if err != nil {
+			continue // newConn closed the endpoint: the client sees it
+		}
+		sc.c, c.role = c, sc
+		ml.mu.Lock()
+		if ml.closed {
+			ml.mu.Unlock()
+			ep.Close()
+			c.recv.Close()
+			c.send.Close()
+			return
+		}
+		ml.conns[sc] = struct{}{}
+		ml.live++
+		ml.accepted++
+		ml.mu.Unlock()
+		c.start()
+	}
+}
+
+// Receive implements server.MessageListener.
+func (ml *MessageListener) Receive() (server.Message, error) {
+	ml.mu.Lock()
+	defer ml.mu.Unlock()
+	for len(ml.queue) == 0 && !ml.closed {
+		ml.cond.Wait()
+	}
+	if ml.closed {
+		return nil, fmt.Errorf("%w: %w", ErrClosed, net.ErrClosed)
+	}
+	m := ml.queue[0]
+	ml.queue[0] = nil
+	ml.queue = ml.queue[1:]
+	return m, nil
+}
+
+func (ml *MessageListener) push(m *message) bool {
+	ml.mu.Lock()
+	defer ml.mu.Unlock()
+	if ml.closed {
+		return false
+	}
+	ml.queue = append(ml.queue, m)
+	ml.cond.Signal()
+	return true
+}
+
+// Close stops accepting, closes every connection and fails Receive.
+// Messages being served stay valid until released; the fabric is closed
+// after the last of them.
+func (ml *MessageListener) Close() error {
+	ml.mu.Lock()
+	if ml.closed {
+		ml.mu.Unlock()
+		return nil
+	}
+	ml.closed = true
+	queued := ml.queue
+	ml.queue = nil
+	conns := make([]*serverConn, 0, len(ml.conns))
+	for sc := range ml.conns {
+		conns = append(conns, sc)
+	}
+	ml.cond.Broadcast()
+	ml.mu.Unlock()
+	for _, m := range queued {
+		m.Release()
+	}
+	err := ml.l.Close()
+	<-ml.done
+	for _, sc := range conns {
+		sc.c.close()
+	}
+	ml.maybeCloseFabric()
+	return err
+}
+
+func (ml *MessageListener) maybeCloseFabric() {
+	ml.mu.Lock()
+	last := ml.closed && ml.live == 0 && ml.f != nil
+	f := ml.f
+	if last {
+		ml.f = nil
+	}
+	ml.mu.Unlock()
+	if last {
+		f.Close()
+	}
+}
+
+// Addr implements server.MessageListener.
+func (ml *MessageListener) Addr() net.Addr { return ml.l.Addr() }
+
+// ListenerStats counts a MessageListener's connections and buffers.
+type ListenerStats struct {
+	Accepted int // connections accepted since Listen
+	Open     int // connections whose buffers are not freed yet
+	Held     int // receive slots held by messages being served
+	Queued   int // messages waiting for Receive
+}
+
+// Stats returns the listener's counts.
+func (ml *MessageListener) Stats() ListenerStats {
+	ml.mu.Lock()
+	s := ListenerStats{Accepted: ml.accepted, Open: ml.live, Queued: len(ml.queue)}
+	conns := make([]*serverConn, 0, len(ml.conns))
+	for sc := range ml.conns {
+		conns = append(conns, sc)
+	}
+	ml.mu.Unlock()
+	for _, sc := range conns {
+		h, _ := sc.c.stats()
+		s.Held += h
+	}
+	return s
+}
+
+// serverConn is the server half of a connection.
+type serverConn struct {
+	ml *MessageListener
+	c  *conn
+	// reads are rendezvous requests being read, by token; dones are
+	// Replies waiting for the client to read their advert, by request id.
+	// Both are guarded by c.mu.
+	reads     map[uint64]*rdvRead
+	nextToken uint64
+	dones     map[uint64]chan error
+}
+
+type rdvRead struct {
+	m       *message
+	pending int
+	err     error
+}
+
+func (sc *serverConn) onMessage(slot int, h header, msg []byte) {
+	c := sc.c
+	switch h.kind {
+	case kindRequest:
+		m := &message{sc: sc, slot: slot, id: h.id, data: msg[headerSize:]}
+		if !sc.ml.push(m) {
+			c.releaseSlot(slot)
+		}
+	case kindAdvert:
+		sc.startRead(slot, h, msg)
+	case kindDone, kindError:
+		c.mu.Lock()
+		ch := sc.dones[h.id]
+		delete(sc.dones, h.id)
+		c.mu.Unlock()
+		if ch != nil {
+			var err error
+			if h.kind == kindError {
+				err = errorOf(msg)
+			}
+			ch <- err
+		}
+		c.releaseSlot(slot)
+	default: // responses and continuations flow the other way
+		c.releaseSlot(slot)
+		c.fail(protoErr(ErrKind))
+	}
+}
+
+// startRead begins the rendezvous of a request: a region for all of it,
+// the inline prefix copied to its front, the rest read behind it.
+func (sc *serverConn) startRead(slot int, h header, msg []byte) {
+	c := sc.c
+	d, prefix := parseDescriptor(msg)
+	total := uint64(len(prefix)) + d.length
+	if d.length > uint64(sc.ml.cfg.MaxBody) || total > uint64(sc.ml.cfg.MaxBody) {
+		c.releaseSlot(slot)
+		c.sendControl(kindError, h.id, errCodeTooLarge)
+		return
+	}
+	r, err := sc.ml.f.Register(int(total))
+	if err != nil {
+		c.releaseSlot(slot)
+		c.sendControl(kindError, h.id, errCodeRendezvous)
+		return
+	}
+	copy(r.Bytes(), prefix)
+	off := len(prefix)
+	c.releaseSlot(slot) // the prefix is copied: the slot is free again
+	m := &message{sc: sc, slot: -1, id: h.id, big: r, data: r.Bytes()[:total]}
+	c.mu.Lock()
+	sc.nextToken++
+	token := sc.nextToken
+	rd := &rdvRead{m: m}
+	sc.reads[token] = rd
+	c.refs++ // the message's region outlives the slot
+	c.mu.Unlock()
+	n, err := c.postRead(r, off, d, token)
+	c.mu.Lock()
+	rd.pending += n
+	if err != nil {
+		rd.err = err
+	}
+	finished := rd.pending == 0
+	if finished {
+		delete(sc.reads, token)
+	}
+	c.mu.Unlock()
+	if finished {
+		sc.readDone(rd, h.id)
+	}
+}
+
+func (sc *serverConn) onRead(token uint64, err error) {
+	c := sc.c
+	c.mu.Lock()
+	rd := sc.reads[token]
+	if rd == nil {
+		c.mu.Unlock()
+		return
+	}
+	rd.pending--
+	if err != nil && rd.err == nil {
+		rd.err = err
+	}
+	finished := rd.pending == 0
+	if finished {
+		delete(sc.reads, token)
+	}
+	c.mu.Unlock()
+	if finished {
+		sc.readDone(rd, rd.m.id)
+	}
+}
+
+// readDone tells the client its buffer is free and serves the request, or
+// reports the failed read.
+func (sc *serverConn) readDone(rd *rdvRead, id uint64) {
+	c := sc.c
+	if rd.err != nil {
+		rd.m.big.Close()
+		c.unref()
+		c.sendControl(kindError, id, errCodeRendezvous)
+		return
+	}
+	c.sendControl(kindDone, id, 0)
+	if !sc.ml.push(rd.m) {
+		rd.m.Release()
+	}
+}
+
+func (sc *serverConn) onClose(err error) {
+	c := sc.c
+	c.mu.Lock()
+	dones := sc.dones
+	sc.dones = map[uint64]chan error{}
+	reads := sc.reads
+	sc.reads = map[uint64]*rdvRead{}
+	c.mu.Unlock()
+	for _, ch := range dones {
+		ch <- errors.Join(ErrConnLost, err)
+	}
+	for _, rd := range reads {
+		// The endpoint is closed: no READ still writes the region.
+		rd.m.big.Close()
+		c.unref()
+	}
+	ml := sc.ml
+	ml.mu.Lock()
+	delete(ml.conns, sc)
+	ml.mu.Unlock()
+}
+
+func (sc *serverConn) onFree() {
+	ml := sc.ml
+	ml.mu.Lock()
+	ml.live--
+	ml.mu.Unlock()
+	ml.maybeCloseFabric()
+}
+
+// message is one request: a view of a receive slot, or of its own region
+// when it came by rendezvous.
+type message struct {
+	sc       *serverConn
+	slot     int
+	id       uint64
+	data     []byte
+	big      *Region
+	released bool
+}
+
+var _ server.Message = (*message)(nil)
+
+func (m *message) Data() []byte         { return m.data }
+func (m *message) RemoteAddr() net.Addr { return m.sc.c.ep.RemoteAddr() }
+
+// MaxReply is 0: parts larger than a message go by rendezvous.
+func (m *message) MaxReply() int { return 0 }
+
+// Reply sends b as one response message, or by rendezvous when it does not
+// fit one; then it waits until the client has read it.
+func (m *message) Reply(b []byte, more bool) error {
+	c := m.sc.c
+	if headerSize+len(b) <= c.msgSize {
+		k := kindResponse
+		if more {
+			k = kindContinuation
+		}
+		return c.sendData(header{kind: k, id: m.id}, b)
+	}
+	r, err := m.sc.ml.f.Register(len(b))
+	if err != nil {
+		return err
+	}
+	defer r.Close() // after the client's done (or the connection's end)
+	copy(r.Bytes(), b)
+	ch := make(chan error, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrConnLost
+	}
+	m.sc.dones[m.id] = ch
+	c.mu.Unlock()
+	var desc [descriptorSize]byte
+	(&descriptor{addr: r.Addr(0), length: uint64(len(b)), key: r.Key()}).put(desc[:])
+	var flags uint16
+	if more {
+		flags = flagMore
+	}
+	if err := c.sendData(header{kind: kindAdvert, flags: flags, id: m.id}, desc[:]); err != nil {
+		c.mu.Lock()
+		delete(m.sc.dones, m.id)
+		c.mu.Unlock()
+		return err
+	}
+	return <-ch
+}
+
+// Release implements server.Message: the slot is posted again, or the
+// rendezvous region freed.
+func (m *message) Release() {
+	if m.released {
+		return
+	}
+	m.released = true
+	if m.big != nil {
+		m.big.Close()
+		m.sc.c.unref()
+		return
+	}
+	m.sc.c.releaseSlot(m.slot)
+}
+
+// safeAddr returns a printable, bounded form of a configured address.
+func safeAddr(s string) string {
+	if len(s) > 64 {
+		return "(address too long)"
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return "(unprintable address)"
+		}
+	}
+	return s
+}
