@@ -42,7 +42,9 @@ type Config struct {
 	Mode Mode
 	// RingSize is the entries of each ring (a power of two), FrameSize the
 	// bytes of a UMEM frame (2048 or 4096 on 4 KiB pages), Frames the UMEM
-	// frames per queue (default 2*RingSize: half receive, half transmit).
+	// frames per queue (default 2*RingSize), half for receiving, half for
+	// transmitting. Receive frames beyond the fill ring's size wait in a
+	// spare list; transmit frames beyond the TX ring's wait for a slot.
 	RingSize, FrameSize, Frames int
 	// Logger receives start-up and shutdown events (default: discard).
 	Logger *slog.Logger
@@ -83,10 +85,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: ring_size must be a power of two in 64..65536", ErrConfig)
 	case c.FrameSize < 2048 || c.FrameSize > os.Getpagesize() || bits.OnesCount(uint(c.FrameSize)) != 1:
 		return c, fmt.Errorf("%w: frame_size must be a power of two in 2048..%d", ErrConfig, os.Getpagesize())
-	case c.Frames < 2 || c.Frames > 2*c.RingSize:
-		// Each half must fit its rings: every receive frame in the fill
-		// ring, every transmit frame in the completion ring.
-		return c, fmt.Errorf("%w: frames must be in 2..2*ring_size", ErrConfig)
+	case c.Frames < 2 || c.Frames > 1<<20:
+		return c, fmt.Errorf("%w: frames must be in 2..1048576", ErrConfig)
 	}
 	seen := map[int]bool{}
 	for _, q := range c.Queues {

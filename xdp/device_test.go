@@ -6,13 +6,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/xdp/xdptest"
 )
 
 // TestDeviceFrames checks the userspace-stack side of the Listener: frames
 // to the TCP port reach HandleStream, and Transmit puts frames on the wire
 // (from several goroutines at once).
 func TestDeviceFrames(t *testing.T) {
-	v := newVethPair(t)
+	v := xdptest.NewVeth(t)
 	l := startListener(t, v, Native, echoHandler)
 	if l.MTU() != 1500 || len(l.MAC()) != 6 {
 		t.Fatalf("MTU %d MAC %v", l.MTU(), l.MAC())
@@ -24,10 +26,10 @@ func TestDeviceFrames(t *testing.T) {
 		default:
 		}
 	})
-	srvAddr := fmt.Sprintf("%d.%d.%d.%d", v.serverIP[0], v.serverIP[1], v.serverIP[2], v.serverIP[3])
+	srvAddr := fmt.Sprintf("%d.%d.%d.%d", v.ServerIP[0], v.ServerIP[1], v.ServerIP[2], v.ServerIP[3])
 	// Nothing answers the SYN (the kernel never sees it); the frame is all
 	// the test wants.
-	go inNS(v.clientNS, func() error {
+	go xdptest.InNS(v.ClientNS, func() error {
 		c, err := net.DialTimeout("tcp4", fmt.Sprintf("%s:%d", srvAddr, testTCPPort), 2*time.Second)
 		if err == nil {
 			c.Close()
@@ -40,7 +42,7 @@ func TestDeviceFrames(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no frame reached the stream handler")
 	}
-	k, _, _ := classify(syn, v.serverIP, false, testTCPPort, 0)
+	k, _, _ := classify(syn, v.ServerIP, false, testTCPPort, 0)
 	if k != kindStream || syn[ethLen+ipv4Len+13]&0x02 == 0 {
 		t.Fatalf("stream frame is not a SYN to the service port: % x", syn)
 	}
@@ -48,7 +50,7 @@ func TestDeviceFrames(t *testing.T) {
 	// Transmit UDP datagrams to a kernel socket of the client, built with
 	// the reply builder from the SYN's addresses.
 	var pc net.PacketConn
-	if err := inNS(v.clientNS, func() (err error) { pc, err = net.ListenPacket("udp4", ":0"); return err }); err != nil {
+	if err := xdptest.InNS(v.ClientNS, func() (err error) { pc, err = net.ListenPacket("udp4", ":0"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	defer pc.Close()
@@ -61,7 +63,7 @@ func TestDeviceFrames(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				req := testFrame{src: [4]byte(syn[ethLen+ipSrc:]), dst: v.serverIP, sport: cport, dport: testUDPPort,
+				req := testFrame{src: [4]byte(syn[ethLen+ipSrc:]), dst: v.ServerIP, sport: cport, dport: testUDPPort,
 					srcMAC: [6]byte(syn[ethSrc:]), dstMAC: [6]byte(l.MAC())}.build()
 				out := make([]byte, 256)
 				payload := fmt.Sprintf("s%d-%d", s, i)

@@ -186,13 +186,7 @@ func (l *Listener) Transmit(frame []byte) error {
 		return err
 	}
 	copy(q.sock.Buffer(a), frame)
-	if err := q.send(a, len(frame)); err != nil {
-		if errors.Is(err, ErrClosed) {
-			q.freeTX(a)
-		}
-		return err
-	}
-	return nil
+	return q.send(a, len(frame)) // on failure send keeps the frame
 }
 
 // Stats are the transport's counters.

@@ -2,7 +2,6 @@ package xdp
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/xdp/xdptest"
 )
 
 const (
@@ -23,11 +23,11 @@ const (
 
 // startListener runs Listen in the server namespace, with a server core
 // serving its datagrams through handler.
-func startListener(t *testing.T, v *vethPair, mode Mode, handler server.Handler) *Listener {
+func startListener(t *testing.T, v *xdptest.Veth, mode Mode, handler server.Handler) *Listener {
 	t.Helper()
 	var l *Listener
-	err := inNS(v.serverNS, func() (err error) {
-		l, err = Listen(Config{Interface: v.serverIf, Address: netip.AddrFrom4(v.serverIP),
+	err := xdptest.InNS(v.ServerNS, func() (err error) {
+		l, err = Listen(Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP),
 			TCPPort: testTCPPort, UDPPort: testUDPPort, Mode: mode, RingSize: 256})
 		return err
 	})
@@ -52,11 +52,11 @@ func startListener(t *testing.T, v *vethPair, mode Mode, handler server.Handler)
 }
 
 // dialDatagram makes a datagram client in the client namespace.
-func dialDatagram(t *testing.T, v *vethPair) *DatagramClient {
+func dialDatagram(t *testing.T, v *xdptest.Veth) *DatagramClient {
 	t.Helper()
 	var c *DatagramClient
-	err := inNS(v.clientNS, func() (err error) {
-		c, err = DialDatagram(fmt.Sprintf("%d.%d.%d.%d:%d", v.serverIP[0], v.serverIP[1], v.serverIP[2], v.serverIP[3], testUDPPort))
+	err := xdptest.InNS(v.ClientNS, func() (err error) {
+		c, err = DialDatagram(fmt.Sprintf("%d.%d.%d.%d:%d", v.ServerIP[0], v.ServerIP[1], v.ServerIP[2], v.ServerIP[3], testUDPPort))
 		return err
 	})
 	if err != nil {
@@ -82,7 +82,7 @@ func TestDatagramsOverVeth(t *testing.T) {
 	for _, mode := range []Mode{Native, Generic} {
 		t.Run(string(mode), func(t *testing.T) {
 			testenv.CheckGoroutines(t)
-			v := newVethPair(t)
+			v := xdptest.NewVeth(t)
 			l := startListener(t, v, mode, echoHandler)
 			c := dialDatagram(t, v)
 
@@ -134,25 +134,25 @@ func readAll(t *testing.T, r *http.Response) string {
 // TestKernelStillServesOthers checks that ARP, ping and other ports reach
 // the kernel while the program is attached, and that Close detaches it.
 func TestKernelStillServesOthers(t *testing.T) {
-	v := newVethPair(t)
+	v := xdptest.NewVeth(t)
 	l := startListener(t, v, Native, echoHandler)
-	server := fmt.Sprintf("%d.%d.%d.%d", v.serverIP[0], v.serverIP[1], v.serverIP[2], v.serverIP[3])
+	server := fmt.Sprintf("%d.%d.%d.%d", v.ServerIP[0], v.ServerIP[1], v.ServerIP[2], v.ServerIP[3])
 	// Flush the client's neighbour entry so the ping needs ARP.
-	run("ip", "-n", v.clientNS, "neigh", "flush", "dev", v.clientIf)
-	if err := ping(v, server); err != nil {
+	xdptest.Run("ip", "-n", v.ClientNS, "neigh", "flush", "dev", v.ClientIf)
+	if err := v.Ping(server); err != nil {
 		t.Fatalf("ping while attached: %v", err)
 	}
-	if out, err := run("ip", "-n", v.clientNS, "neigh", "show", server); err != nil || !strings.Contains(out, "lladdr") {
+	if out, err := xdptest.Run("ip", "-n", v.ClientNS, "neigh", "show", server); err != nil || !strings.Contains(out, "lladdr") {
 		t.Fatalf("ARP did not resolve the server: %v %q", err, out)
 	}
 	// A UDP port the program does not steer reaches a kernel socket.
 	var pc net.PacketConn
-	if err := inNS(v.serverNS, func() (err error) { pc, err = net.ListenPacket("udp4", server+":9999"); return err }); err != nil {
+	if err := xdptest.InNS(v.ServerNS, func() (err error) { pc, err = net.ListenPacket("udp4", server+":9999"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	defer pc.Close()
 	var cc net.Conn
-	if err := inNS(v.clientNS, func() (err error) { cc, err = net.Dial("udp4", server+":9999"); return err }); err != nil {
+	if err := xdptest.InNS(v.ClientNS, func() (err error) { cc, err = net.Dial("udp4", server+":9999"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	defer cc.Close()
@@ -162,46 +162,15 @@ func TestKernelStillServesOthers(t *testing.T) {
 	if n, _, err := pc.ReadFrom(buf); err != nil || string(buf[:n]) != "hello" {
 		t.Fatalf("kernel UDP socket: %q %v", buf[:n], err)
 	}
-	out, err := run("ip", "-n", v.serverNS, "link", "show", v.serverIf)
+	out, err := xdptest.Run("ip", "-n", v.ServerNS, "link", "show", v.ServerIf)
 	if err != nil || !strings.Contains(out, "xdp") {
 		t.Fatalf("program not attached: %v\n%s", err, out)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	out, err = run("ip", "-n", v.serverNS, "link", "show", v.serverIf)
+	out, err = xdptest.Run("ip", "-n", v.ServerNS, "link", "show", v.ServerIf)
 	if err != nil || strings.Contains(out, "xdp") {
 		t.Fatalf("program still attached after Close: %v\n%s", err, out)
 	}
-}
-
-// ping sends ICMP echo requests from the client namespace (a raw socket:
-// the image has no ping binary) and waits for one reply.
-func ping(v *vethPair, addr string) error {
-	var c net.PacketConn
-	if err := inNS(v.clientNS, func() (err error) { c, err = net.ListenPacket("ip4:icmp", "0.0.0.0"); return err }); err != nil {
-		return err
-	}
-	defer c.Close()
-	dst := &net.IPAddr{IP: net.ParseIP(addr)}
-	echo := []byte{8, 0, 0, 0, 0x12, 0x34, 0, 1, 'p', 'i', 'n', 'g'} // type 8: echo request
-	binary.BigEndian.PutUint16(echo[2:], checksum(echo, 0))
-	buf := make([]byte, 1500)
-	for range 5 {
-		if _, err := c.WriteTo(echo, dst); err != nil {
-			return err
-		}
-		c.SetReadDeadline(time.Now().Add(time.Second))
-		for {
-			n, from, err := c.ReadFrom(buf)
-			if err != nil {
-				break // timed out: send again
-			}
-			// Type 0: echo reply, with our identifier.
-			if from.String() == addr && n >= 8 && buf[0] == 0 && buf[4] == 0x12 && buf[5] == 0x34 {
-				return nil
-			}
-		}
-	}
-	return errors.New("no echo reply")
 }

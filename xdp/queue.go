@@ -35,6 +35,7 @@ type queue struct {
 	sock *xsk.Socket
 
 	fillMu sync.Mutex
+	spare  []uint64 // receive frames the fill ring had no room for; fillMu
 	txMu   sync.Mutex
 	txFree []uint64 // transmit frames not in flight
 	comp   []uint64 // completion scratch
@@ -44,15 +45,22 @@ type queue struct {
 	received, stream, datagrams, dropped, sent, txFull atomic.Uint64
 }
 
-// recycle returns received frames to the fill ring. The ring holds every
-// receive frame, so they always fit.
+// recycle returns received frames to the fill ring. With more receive
+// frames than ring entries, those that do not fit wait in spare and go
+// first next time.
 func (q *queue) recycle(addrs []uint64) {
 	if len(addrs) == 0 {
 		return
 	}
 	q.fillMu.Lock()
 	if !q.dead {
-		q.sock.Fill(addrs)
+		if len(q.spare) > 0 {
+			q.spare = append(q.spare, addrs...)
+			n := q.sock.Fill(q.spare)
+			q.spare = q.spare[:copy(q.spare, q.spare[n:])]
+		} else if n := q.sock.Fill(addrs); n < len(addrs) {
+			q.spare = append(q.spare, addrs[n:]...)
+		}
 		if q.sock.FillNeedsWakeup() {
 			q.sock.WakeRX()
 		}
@@ -176,8 +184,28 @@ func (q *queue) send(a uint64, n int) error {
 		return ErrClosed
 	}
 	q.desc[0] = unix.XDPDesc{Addr: a, Len: uint32(n)}
-	// The TX ring has a slot for every transmit frame, so this fits.
-	q.sock.Transmit(q.desc[:])
+	// With no more transmit frames than TX ring entries this fits at
+	// once; otherwise the kernel frees a slot as it sends.
+	for try := 0; q.sock.Transmit(q.desc[:]) == 0; try++ {
+		if try == txWaitTries {
+			q.txFree = append(q.txFree, a)
+			q.txFull.Add(1)
+			return ErrTXFull
+		}
+		if err := q.sock.Kick(); err != nil {
+			q.txFree = append(q.txFree, a)
+			return err
+		}
+		q.reclaim()
+		if try > 0 {
+			q.txMu.Unlock()
+			time.Sleep(txWaitPause)
+			q.txMu.Lock()
+			if q.dead {
+				return ErrClosed
+			}
+		}
+	}
 	q.sent.Add(1)
 	if q.sock.TXNeedsWakeup() {
 		return q.sock.Kick()
