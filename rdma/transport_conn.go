@@ -425,3 +425,7 @@ func putUint32(b []byte, v uint32) {
 	_ = b[3]
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
+
+// Supported reports whether this build has the transport (it has; whether
+// a provider works is for OpenFabric to say).
+func Supported() bool { return true }

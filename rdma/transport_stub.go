@@ -59,3 +59,7 @@ type ClientStats struct {
 
 // Stats returns zero counts.
 func (cl *Client) Stats() ClientStats { return ClientStats{} }
+
+// Supported reports whether this build has the transport (it does not:
+// it needs the rdma build tag and cgo).
+func Supported() bool { return false }

@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	defer stopBuiltins()
-	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Logger: log})
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
@@ -121,7 +121,7 @@ func reload(file string, builtins map[string][]string, log *slog.Logger, sw *rou
 	cfg, err := config.Load(file)
 	if err == nil {
 		var snap *config.Snapshot
-		if snap, err = cfg.Build(config.BuildOptions{Builtins: builtins, Logger: log}); err == nil {
+		if snap, err = cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log}); err == nil {
 			sw.Store(snap.Table)
 			old.Close()
 			log.Info("reloaded", "config", file, "routes", len(cfg.Routes))
@@ -177,7 +177,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			builtins[demoBuiltin] = []string{"127.0.0.1:1"}
 		}
 	}
-	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins})
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes})
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
