@@ -1,6 +1,6 @@
 module github.com/simdedge/simdedge/fuzz
 
-go 1.26.0
+go 1.26.3
 
 replace github.com/simdedge/simdedge => ../
 
@@ -12,7 +12,7 @@ require (
 require (
 	github.com/bits-and-blooms/bitset v1.20.0 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
-	github.com/klauspost/compress v1.15.15 // indirect
+	github.com/klauspost/compress v1.18.0 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/minio/simdjson-go v0.4.5 // indirect
 	golang.org/x/net v0.62.0 // indirect
