@@ -124,8 +124,9 @@ func (f *Fabric) Dial(addr string, timeout time.Duration) (*Endpoint, error) {
 	return f.dial(addr, timeout)
 }
 
-// Endpoint is a connected FI_EP_MSG endpoint with its own send and receive
-// completion queues. Posts may come from several goroutines at once; Poll
+// Endpoint is a connected FI_EP_MSG endpoint with its own completion queue,
+// which takes the completions of both directions (Completion.Op tells them
+// apart). Posts may come from several goroutines at once; Poll
 // and Wait from one goroutine at a time (they drain shared queues). Close
 // is safe at any time, also concurrently with the others.
 type Endpoint struct{ s endpointState }
@@ -205,10 +206,16 @@ func (e *Endpoint) PostWrite(r *Region, off, n int, remoteAddr, remoteKey, id ui
 	return e.postRMA(OpWrite, r, off, n, remoteAddr, remoteKey, id)
 }
 
-// Poll fills out with finished work from both completion queues without
-// blocking, in one cgo call, and returns how many it filled. When both
-// queues are empty and the peer has disconnected it returns ErrPeerClosed;
-// after Close, ErrClosed.
+// Poll fills out with finished work from the completion queue without
+// blocking, in one cgo call, and returns how many it filled. Once the peer
+// has disconnected, Poll on the empty queue returns ErrPeerClosed (it looks
+// for the disconnect every few dozen empty polls, since the look may cost a
+// system call); after Close, ErrClosed.
+//
+// Over software providers (tcp, sockets) an endpoint makes progress only
+// while its queue is read: a peer's RDMA READ of this side's memory, or a
+// large send, moves only while this side calls Poll or Wait. Hardware
+// providers (verbs) need no such help.
 func (e *Endpoint) Poll(out []Completion) (int, error) { return e.poll(out) }
 
 // Wait is Poll that blocks until at least one completion, a disconnect,

@@ -12,9 +12,9 @@ import (
 	"unsafe"
 )
 
-// Completion queues: Poll and Wait are one cgo call each, which drains the
-// send queue and then the receive queue into the endpoint's C-side scratch
-// array (sd_ep.out); Go then converts the entries. A call costs about 40 ns
+// Completion queue: Poll and Wait are one cgo call each, which drains the
+// endpoint's queue into its C-side scratch array (sd_ep.out); Go then
+// converts the entries. A call costs about 40 ns
 // (FACTS.md), so one call per batch keeps the boundary cheap.
 
 func (e *Endpoint) poll(out []Completion) (int, error) {

@@ -6,15 +6,21 @@
 // fi_getinfo + fi_fabric + fi_domain for one provider ("tcp", "verbs", ...);
 // a Listener is a passive endpoint listening through an event queue; an
 // Endpoint is a connected FI_EP_MSG endpoint (the reliable-connected queue
-// pair) with its own send and receive completion queues; a Region is memory
+// pair) with its own completion queue; a Region is memory
 // mapped outside the Go heap and registered with the domain, so the provider
 // (or the NIC) may read and write it while Go code runs.
 //
 // Work is posted with a caller-chosen 64-bit id (PostRecv, PostSend,
 // PostRead, PostWrite) and completes as a Completion carrying that id. Poll
-// drains both completion queues in one cgo call, because a cgo call costs
-// about 40 ns and a request needs several completions; Wait blocks until a
-// completion, a disconnect, Close or the timeout.
+// drains up to a slice of completions in one cgo call, because a cgo call
+// costs about 40 ns and a request needs several completions; Wait blocks
+// (poll(2) on the queue's file descriptor) until a completion, a
+// disconnect, Close or the timeout.
+//
+// Software providers progress only inside the application's calls: with
+// tcp every queue read is an epoll_wait system call, and one side's RDMA
+// READ of the other's memory advances only while the other side reads its
+// queue. A server loop that always waits on its endpoints satisfies this.
 //
 // The binding needs cgo and the build tag rdma (`go build -tags rdma`, with
 // Debian's libfabric-dev installed). Without them the package still builds:

@@ -72,16 +72,17 @@ func (e *Endpoint) postBatch(op Op, r *Region, spans []Span) (int, error) {
 	if len(spans) == 0 {
 		return 0, nil
 	}
+	spans = spans[:min(len(spans), math32)] // C counts in int; the queue fills long before
 	e.s.mu.RLock()
 	defer e.s.mu.RUnlock()
 	if e.s.closed.Load() {
 		return 0, ErrClosed
 	}
-	var posted C.int
-	ret := C.sd_post_batch(e.s.c, C.int(op), C.uintptr_t(r.s.base), r.s.desc,
-		(*C.sd_span)(unsafe.Pointer(&spans[0])), C.int(len(spans)), &posted)
-	if ret != 0 {
-		return int(posted), e.postError(op, int(ret))
+	res := int64(C.sd_post_batch(e.s.c, C.int(op), C.uintptr_t(r.s.base), r.s.desc,
+		(*C.sd_span)(unsafe.Pointer(&spans[0])), C.int(len(spans))))
+	posted, code := int(uint32(res)), int(res>>32)
+	if code != 0 {
+		return posted, e.postError(op, -code)
 	}
-	return int(posted), nil
+	return posted, nil
 }

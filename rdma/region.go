@@ -24,7 +24,7 @@ type regionState struct {
 	buf    []byte // the mapping, outside the Go heap
 	base   uintptr
 	mr     *C.struct_fid_mr
-	desc   unsafe.Pointer // fi_mr_desc, passed with every local access
+	desc   C.uintptr_t // fi_mr_desc, passed with every local access (not always a real pointer)
 	rkey   uint64
 	closed atomic.Bool
 }

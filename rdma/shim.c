@@ -111,12 +111,12 @@ const char *sd_provider_name(sd_fabric *f) { return f->info->fabric_attr->prov_n
 uint64_t sd_max_msg(sd_fabric *f) { return f->info->ep_attr->max_msg_size; }
 
 int sd_mr_reg(sd_fabric *f, uintptr_t buf, size_t len, uint64_t req_key,
-	struct fid_mr **mr, void **desc, uint64_t *key) {
+	struct fid_mr **mr, uintptr_t *desc, uint64_t *key) {
 	uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	int ret = fi_mr_reg(f->domain, (void *)buf, len, access, 0, req_key, 0, mr, NULL);
 	if (ret)
 		return ret;
-	*desc = fi_mr_desc(*mr);
+	*desc = (uintptr_t)fi_mr_desc(*mr);
 	*key = fi_mr_key(*mr);
 	if (*key == FI_KEY_NOTAVAIL) {
 		fi_close(&(*mr)->fid);
@@ -304,7 +304,7 @@ static int sd_ep_open(sd_fabric *f, struct fi_info *info, sd_ep **out) {
 	}
 	e->f = f;
 	e->info = info;
-	e->eqfd = e->txfd = e->rxfd = -1;
+	e->eqfd = e->cqfd = -1;
 	pthread_mutex_init(&e->mu, NULL);
 	int ret;
 	e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -334,21 +334,17 @@ static int sd_ep_open(sd_fabric *f, struct fi_info *info, sd_ep **out) {
 	ret = sd_eq_open(f, &e->eq, &e->eqfd);
 	if (ret)
 		goto fail;
-	struct fi_cq_attr cq = {.size = size, .format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD};
-	ret = fi_cq_open(f->domain, &cq, &e->txcq, NULL);
+	struct fi_cq_attr cq = {.size = 2 * size, .format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD};
+	ret = fi_cq_open(f->domain, &cq, &e->cq, NULL);
 	if (ret)
 		goto fail;
-	ret = fi_cq_open(f->domain, &cq, &e->rxcq, NULL);
-	if (ret)
-		goto fail;
-	if ((ret = sd_getwait(&e->txcq->fid, &e->txfd)) || (ret = sd_getwait(&e->rxcq->fid, &e->rxfd)))
+	if ((ret = sd_getwait(&e->cq->fid, &e->cqfd)))
 		goto fail;
 	ret = fi_endpoint(f->domain, info, &e->ep, NULL);
 	if (ret)
 		goto fail;
 	if ((ret = fi_ep_bind(e->ep, &e->eq->fid, 0)) ||
-		(ret = fi_ep_bind(e->ep, &e->txcq->fid, FI_TRANSMIT)) ||
-		(ret = fi_ep_bind(e->ep, &e->rxcq->fid, FI_RECV)) ||
+		(ret = fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_RECV)) ||
 		(ret = fi_enable(e->ep)))
 		goto fail;
 	*out = e;
@@ -471,11 +467,12 @@ static void sd_slot_put(sd_ep *e, sd_slot *s) {
 }
 
 // sd_post1 posts one operation; e->mu is held.
-static int sd_post1(sd_ep *e, int op, uintptr_t buf, size_t len, void *desc,
+static int sd_post1(sd_ep *e, int op, uintptr_t buf, size_t len, uintptr_t desc_,
 	uint64_t raddr, uint64_t rkey, uint64_t id) {
 	sd_slot *s = sd_slot_get(e, op, id, len);
 	if (!s)
 		return -FI_EAGAIN;
+	void *desc = (void *)desc_;
 	ssize_t ret;
 	switch (op) {
 	case SD_RECV:
@@ -498,7 +495,7 @@ static int sd_post1(sd_ep *e, int op, uintptr_t buf, size_t len, void *desc,
 	return (int)ret;
 }
 
-int sd_post(sd_ep *e, int op, uintptr_t buf, size_t len, void *desc,
+int sd_post(sd_ep *e, int op, uintptr_t buf, size_t len, uintptr_t desc,
 	uint64_t raddr, uint64_t rkey, uint64_t id) {
 	pthread_mutex_lock(&e->mu);
 	int ret = sd_post1(e, op, buf, len, desc, raddr, rkey, id);
@@ -506,7 +503,7 @@ int sd_post(sd_ep *e, int op, uintptr_t buf, size_t len, void *desc,
 	return ret;
 }
 
-int sd_post_batch(sd_ep *e, int op, uintptr_t base, void *desc, sd_span *spans, int n, int *posted) {
+int64_t sd_post_batch(sd_ep *e, int op, uintptr_t base, uintptr_t desc, sd_span *spans, int n) {
 	int ret = 0, i;
 	pthread_mutex_lock(&e->mu);
 	for (i = 0; i < n; i++) {
@@ -515,8 +512,9 @@ int sd_post_batch(sd_ep *e, int op, uintptr_t base, void *desc, sd_span *spans, 
 			break;
 	}
 	pthread_mutex_unlock(&e->mu);
-	*posted = i;
-	return ret;
+	// Count and error in one value: an out parameter would make Go
+	// allocate the variable it points to on every call.
+	return (int64_t)i | (int64_t)(uint32_t)(-ret) << 32;
 }
 
 // sd_drain reads up to n - *got completions from cq into e->out.
@@ -588,19 +586,24 @@ static void sd_check_eq(sd_ep *e) {
 	}
 }
 
-// sd_poll fills e->out with up to n completions, send queue first (its
-// entries free buffers the receive side may need). It returns how many.
+// sdEQEvery is how many consecutive empty polls pass between two looks at
+// the event queue for a disconnect: each look may cost a system call, and a
+// busy-polling loop makes thousands of empty polls per millisecond. Wait
+// looks every time (it sleeps on the queue's fd anyway).
+#define SD_EQ_EVERY 64
+
+// sd_poll fills e->out with up to n completions and returns how many.
 int sd_poll(sd_ep *e, int n) {
 	int got = 0;
 	if (n > e->nout)
 		n = e->nout;
-	int ret = sd_drain(e, e->txcq, n, &got);
-	if (!ret)
-		ret = sd_drain(e, e->rxcq, n, &got);
+	int ret = sd_drain(e, e->cq, n, &got);
 	if (ret && got == 0)
 		return ret;
-	if (got == 0)
+	if (got == 0 && ++e->idle >= SD_EQ_EVERY) {
+		e->idle = 0;
 		sd_check_eq(e);
+	}
 	return got;
 }
 
@@ -608,21 +611,23 @@ int sd_wait(sd_ep *e, int n, int timeout_ms) {
 	int64_t deadline = timeout_ms < 0 ? -1 : sd_now_ms() + timeout_ms;
 	for (;;) {
 		int got = sd_poll(e, n);
-		if (got != 0 || e->shutdown)
+		if (got != 0)
 			return got;
-		struct fid *fids[3] = {&e->txcq->fid, &e->rxcq->fid, &e->eq->fid};
-		int ret = fi_trywait(e->f->fabric, fids, 3);
+		sd_check_eq(e);
+		if (e->shutdown)
+			return 0;
+		struct fid *fids[2] = {&e->cq->fid, &e->eq->fid};
+		int ret = fi_trywait(e->f->fabric, fids, 2);
 		if (ret == -FI_EAGAIN)
 			continue;
 		if (ret)
 			return ret;
-		struct pollfd p[4] = {
-			{.fd = e->txfd, .events = POLLIN},
-			{.fd = e->rxfd, .events = POLLIN},
+		struct pollfd p[3] = {
+			{.fd = e->cqfd, .events = POLLIN},
 			{.fd = e->eqfd, .events = POLLIN},
 			{.fd = e->wakefd, .events = POLLIN},
 		};
-		ret = sd_block(p, 4, e->wakefd, sd_remaining(deadline));
+		ret = sd_block(p, 3, e->wakefd, sd_remaining(deadline));
 		if (ret == SD_WOKEN)
 			return -FI_ECANCELED;
 		if (ret)
@@ -650,9 +655,8 @@ int sd_ep_close(sd_ep *e) {
 		fi_shutdown(e->ep, 0);
 		ret = fi_close(&e->ep->fid);
 	}
-	struct fid *objs[3] = {e->txcq ? &e->txcq->fid : NULL, e->rxcq ? &e->rxcq->fid : NULL,
-		e->eq ? &e->eq->fid : NULL};
-	for (int i = 0; i < 3; i++) {
+	struct fid *objs[2] = {e->cq ? &e->cq->fid : NULL, e->eq ? &e->eq->fid : NULL};
+	for (int i = 0; i < 2; i++) {
 		if (objs[i] && (r = fi_close(objs[i])) && !ret)
 			ret = r;
 	}

@@ -1,6 +1,9 @@
 // C side of the libfabric binding. Every libfabric object lives in C
 // memory; Go holds pointers to these structs (C pointers, which the cgo
 // rules allow Go to keep) and never hands Go memory to C beyond one call.
+// Values that look like pointers but need not be (memory descriptors, which
+// some providers make small integers) cross as uintptr_t: Go's stack copier
+// rejects a non-pointer held in an unsafe.Pointer.
 
 #ifndef SIMDEDGE_RDMA_SHIM_H
 #define SIMDEDGE_RDMA_SHIM_H
@@ -59,14 +62,19 @@ typedef struct sd_span {
 	uint64_t id;
 } sd_span;
 
-// A connected endpoint with its event queue and completion queues.
+// A connected endpoint with its event queue and its completion queue. One
+// queue takes both directions' completions: with the tcp provider every
+// fi_cq_read drives progress with an epoll_wait system call, so a second
+// queue would double the cost of each Poll (measured: most of an idle
+// Poll's time is that system call).
 typedef struct sd_ep {
 	sd_fabric *f;
 	struct fi_info *info;
 	struct fid_ep *ep;
 	struct fid_eq *eq;
-	struct fid_cq *txcq, *rxcq;
-	int eqfd, txfd, rxfd, wakefd;
+	struct fid_cq *cq;
+	int eqfd, cqfd, wakefd;
+	unsigned idle; // empty polls since the event queue was last checked
 
 	pthread_mutex_t mu; // guards the slot free list and the counters
 	sd_slot *slots;
@@ -104,7 +112,7 @@ const char *sd_provider_name(sd_fabric *f);
 uint64_t sd_max_msg(sd_fabric *f);
 
 int sd_mr_reg(sd_fabric *f, uintptr_t buf, size_t len, uint64_t req_key,
-	struct fid_mr **mr, void **desc, uint64_t *key);
+	struct fid_mr **mr, uintptr_t *desc, uint64_t *key);
 int sd_mr_close(struct fid_mr *mr);
 
 int sd_listen(sd_fabric *f, const char *node, const char *service, sd_pep **out);
@@ -115,9 +123,11 @@ int sd_pep_close(sd_pep *p);
 
 int sd_dial(sd_fabric *f, const char *node, const char *service, int timeout_ms, sd_ep **out);
 int sd_ep_names(sd_ep *e, sd_addr *local, sd_addr *remote);
-int sd_post(sd_ep *e, int op, uintptr_t buf, size_t len, void *desc,
+int sd_post(sd_ep *e, int op, uintptr_t buf, size_t len, uintptr_t desc,
 	uint64_t raddr, uint64_t rkey, uint64_t id);
-int sd_post_batch(sd_ep *e, int op, uintptr_t base, void *desc, sd_span *spans, int n, int *posted);
+// sd_post_batch returns how many it posted in the low 32 bits and the
+// positive error code that stopped it (0 if none) in the high 32 bits.
+int64_t sd_post_batch(sd_ep *e, int op, uintptr_t base, uintptr_t desc, sd_span *spans, int n);
 int sd_poll(sd_ep *e, int n);
 int sd_wait(sd_ep *e, int n, int timeout_ms);
 void sd_ep_wake(sd_ep *e);
