@@ -173,16 +173,17 @@ func (ml *MessageListener) Addr() net.Addr { return ml.l.Addr() }
 
 // ListenerStats counts a MessageListener's connections and buffers.
 type ListenerStats struct {
-	Accepted int // connections accepted since Listen
-	Open     int // connections whose buffers are not freed yet
-	Held     int // receive slots held by messages being served
-	Queued   int // messages waiting for Receive
+	Accepted  int // connections accepted since Listen
+	Connected int // connections not closed
+	Open      int // connections whose buffers are not freed yet
+	Held      int // receive slots held by messages being served
+	Queued    int // messages waiting for Receive
 }
 
 // Stats returns the listener's counts.
 func (ml *MessageListener) Stats() ListenerStats {
 	ml.mu.Lock()
-	s := ListenerStats{Accepted: ml.accepted, Open: ml.live, Queued: len(ml.queue)}
+	s := ListenerStats{Accepted: ml.accepted, Connected: len(ml.conns), Open: ml.live, Queued: len(ml.queue)}
 	conns := make([]*serverConn, 0, len(ml.conns))
 	for sc := range ml.conns {
 		conns = append(conns, sc)

@@ -31,7 +31,7 @@ func (ml *MessageListener) Addr() net.Addr { return nil }
 
 // ListenerStats counts a MessageListener's connections and buffers.
 type ListenerStats struct {
-	Accepted, Open, Held, Queued int
+	Accepted, Connected, Open, Held, Queued int
 }
 
 // Stats returns zero counts.
