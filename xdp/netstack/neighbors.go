@@ -9,14 +9,14 @@ import "sync"
 // that way is learnt again from its next segment (a retransmission at the
 // latest).
 type neighbors struct {
-	max int
+	limit int
 
 	mu sync.RWMutex
 	m  map[[4]byte][6]byte
 }
 
-func newNeighbors(max int) *neighbors {
-	return &neighbors{max: max, m: make(map[[4]byte][6]byte)}
+func newNeighbors(limit int) *neighbors {
+	return &neighbors{limit: limit, m: make(map[[4]byte][6]byte)}
 }
 
 // learn records that ip is reached through mac. The common case, an
@@ -31,7 +31,7 @@ func (n *neighbors) learn(ip [4]byte, mac [6]byte) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if _, ok := n.m[ip]; !ok && len(n.m) >= n.max {
+	if _, ok := n.m[ip]; !ok && len(n.m) >= n.limit {
 		for k := range n.m { // Go randomises the starting point
 			delete(n.m, k)
 			break
