@@ -8,6 +8,9 @@ package rdma
 import "C"
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"time"
 	"unsafe"
 )
@@ -41,11 +44,60 @@ func (e *Endpoint) wait(out []Completion, timeout time.Duration) (int, error) {
 	if e.s.closed.Load() {
 		return 0, ErrClosed
 	}
-	ret := int(C.sd_wait(e.s.c, C.int(min(len(out), math32)), C.int(millis(timeout))))
-	if ret == -int(C.FI_ECANCELED) {
-		return 0, ErrClosed
+	if timeout > 0 {
+		e.s.waitFile.SetReadDeadline(time.Now().Add(timeout))
+		e.s.waitTimeout = true
+	} else if e.s.waitTimeout {
+		e.s.waitFile.SetReadDeadline(time.Time{})
+		e.s.waitTimeout = false
 	}
-	return e.collect(out, ret)
+	e.s.waitOut, e.s.waitN, e.s.waitErr = min(len(out), math32), 0, 0
+	// Read calls waitStep, and while it returns false blocks until the
+	// epoll descriptor is readable, then calls it again.
+	err := e.s.waitConn.Read(e.s.waitReady)
+	switch {
+	case e.s.closed.Load():
+		return 0, ErrClosed
+	case err != nil && e.s.waitN == 0:
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, ErrTimeout
+		}
+		return 0, fmt.Errorf("rdma: waiting for completions: %w", err)
+	case e.s.waitErr != 0:
+		return e.collect(out, e.s.waitErr)
+	}
+	return e.collect(out, e.s.waitN)
+}
+
+// waitStep reads the queue, and reports whether Wait may return: something
+// arrived, the peer left, Close was called, or an error. It returns false
+// only after fi_trywait said that blocking on the descriptor is safe.
+func (e *Endpoint) waitStep(uintptr) bool {
+	for {
+		if e.s.closed.Load() {
+			return true
+		}
+		n := int(C.sd_poll(e.s.c, C.int(e.s.waitOut)))
+		if n != 0 {
+			if n > 0 {
+				e.s.waitN = n
+			} else {
+				e.s.waitErr = n
+			}
+			return true
+		}
+		switch r := int(C.sd_wait_prepare(e.s.c)); {
+		case r == 0:
+			return false
+		case r == 1:
+			return true // shutdown: collect reports ErrPeerClosed
+		case r == -int(C.FI_EAGAIN):
+			continue
+		default:
+			e.s.waitErr = r
+			return true
+		}
+	}
 }
 
 // collect converts n entries of the scratch array (or the error n < 0).

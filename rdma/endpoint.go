@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 )
@@ -70,7 +72,7 @@ func (l *Listener) accept() (*Endpoint, error) {
 	if ret != 0 {
 		return nil, fiError("fi_accept", l.s.f.s.name, int(ret))
 	}
-	return l.s.f.adopt(c), nil
+	return l.s.f.adopt(c)
 }
 
 func (l *Listener) close() error {
@@ -117,7 +119,7 @@ func (f *Fabric) dial(addr string, timeout time.Duration) (*Endpoint, error) {
 	if ret := C.sd_dial(f.s.c, node, service, C.int(millis(timeout)), &c); ret != 0 {
 		return nil, fiError("fi_connect", f.s.name, int(ret))
 	}
-	return f.adopt(c), nil
+	return f.adopt(c)
 }
 
 // millis converts a timeout for C: -1 for none, at least 1 ms otherwise.
@@ -142,17 +144,47 @@ type endpointState struct {
 	// free c, after waking a blocked Wait.
 	mu     sync.RWMutex
 	closed atomic.Bool
+
+	// Wait blocks in Go's network poller on waitFile, an epoll descriptor
+	// (made in C) over the completion queue's, the event queue's and the
+	// Close wake-up's descriptors, rather than in a blocking cgo call: a
+	// goroutine blocked in cgo keeps its P until sysmon retakes it (up to
+	// 10 ms on an idle program), the parked goroutine gives it back at
+	// once. The remaining fields are Wait's state, kept here so that its
+	// callback is made once, not allocated per call.
+	waitFile    *os.File
+	waitConn    syscall.RawConn
+	waitReady   func(uintptr) bool
+	waitOut     int  // batch size asked for
+	waitN       int  // completions the callback read
+	waitErr     int  // negative libfabric code from the callback
+	waitTimeout bool // a deadline is set on waitFile
 }
 
-func (f *Fabric) adopt(c *C.sd_ep) *Endpoint {
+func (f *Fabric) adopt(c *C.sd_ep) (*Endpoint, error) {
 	var local, remote C.sd_addr
 	C.sd_ep_names(c, &local, &remote)
 	e := &Endpoint{s: endpointState{f: f, c: c, local: goAddr(&local), remote: goAddr(&remote),
 		maxMsg: clampInt(uint64(c.info.ep_attr.max_msg_size))}}
+	fd := int(C.sd_ep_waitfd(c))
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		C.sd_ep_close(c)
+		return nil, fmt.Errorf("rdma: wait descriptor: %w", err)
+	}
+	c.waitfd = -1 // Go owns it now
+	e.s.waitFile = os.NewFile(uintptr(fd), "rdma-wait")
+	rc, err := e.s.waitFile.SyscallConn()
+	if err != nil {
+		e.s.waitFile.Close()
+		C.sd_ep_close(c)
+		return nil, fmt.Errorf("rdma: wait descriptor: %w", err)
+	}
+	e.s.waitConn = rc
+	e.s.waitReady = e.waitStep
 	f.s.mu.Lock()
 	f.s.endpoints[e] = struct{}{}
 	f.s.mu.Unlock()
-	return e
+	return e, nil
 }
 
 func (e *Endpoint) localAddr() net.Addr  { return e.s.local }
@@ -170,6 +202,7 @@ func (e *Endpoint) close() error {
 	f.s.mu.Lock()
 	delete(f.s.endpoints, e)
 	f.s.mu.Unlock()
+	e.s.waitFile.Close()
 	ret := C.sd_ep_close(e.s.c)
 	e.s.c = nil
 	if ret != 0 {

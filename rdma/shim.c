@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 
 // The oldest API whose mr_mode bits the binding relies on.
@@ -304,7 +305,7 @@ static int sd_ep_open(sd_fabric *f, struct fi_info *info, sd_ep **out) {
 	}
 	e->f = f;
 	e->info = info;
-	e->eqfd = e->cqfd = -1;
+	e->eqfd = e->cqfd = e->waitfd = -1;
 	pthread_mutex_init(&e->mu, NULL);
 	int ret;
 	e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -340,6 +341,19 @@ static int sd_ep_open(sd_fabric *f, struct fi_info *info, sd_ep **out) {
 		goto fail;
 	if ((ret = sd_getwait(&e->cq->fid, &e->cqfd)))
 		goto fail;
+	e->waitfd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->waitfd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	int fds[3] = {e->cqfd, e->eqfd, e->wakefd};
+	for (int i = 0; i < 3; i++) {
+		struct epoll_event ev = {.events = EPOLLIN};
+		if (epoll_ctl(e->waitfd, EPOLL_CTL_ADD, fds[i], &ev) < 0) {
+			ret = -errno;
+			goto fail;
+		}
+	}
 	ret = fi_endpoint(f->domain, info, &e->ep, NULL);
 	if (ret)
 		goto fail;
@@ -589,7 +603,7 @@ static void sd_check_eq(sd_ep *e) {
 // sdEQEvery is how many consecutive empty polls pass between two looks at
 // the event queue for a disconnect: each look may cost a system call, and a
 // busy-polling loop makes thousands of empty polls per millisecond. Wait
-// looks every time (it sleeps on the queue's fd anyway).
+// looks every time before it sleeps (sd_wait_prepare).
 #define SD_EQ_EVERY 64
 
 // sd_poll fills e->out with up to n completions and returns how many.
@@ -607,33 +621,19 @@ int sd_poll(sd_ep *e, int n) {
 	return got;
 }
 
-int sd_wait(sd_ep *e, int n, int timeout_ms) {
-	int64_t deadline = timeout_ms < 0 ? -1 : sd_now_ms() + timeout_ms;
-	for (;;) {
-		int got = sd_poll(e, n);
-		if (got != 0)
-			return got;
-		sd_check_eq(e);
-		if (e->shutdown)
-			return 0;
-		struct fid *fids[2] = {&e->cq->fid, &e->eq->fid};
-		int ret = fi_trywait(e->f->fabric, fids, 2);
-		if (ret == -FI_EAGAIN)
-			continue;
-		if (ret)
-			return ret;
-		struct pollfd p[3] = {
-			{.fd = e->cqfd, .events = POLLIN},
-			{.fd = e->eqfd, .events = POLLIN},
-			{.fd = e->wakefd, .events = POLLIN},
-		};
-		ret = sd_block(p, 3, e->wakefd, sd_remaining(deadline));
-		if (ret == SD_WOKEN)
-			return -FI_ECANCELED;
-		if (ret)
-			return ret;
-	}
+// sd_wait_prepare is the step before Go's poller blocks on waitfd: it
+// returns 1 when the peer has gone (nothing more will arrive), 0 when
+// blocking is safe (fi_trywait), -FI_EAGAIN when completions or events
+// are pending (poll again), or another negative error.
+int sd_wait_prepare(sd_ep *e) {
+	sd_check_eq(e);
+	if (e->shutdown)
+		return 1;
+	struct fid *fids[2] = {&e->cq->fid, &e->eq->fid};
+	return fi_trywait(e->f->fabric, fids, 2);
 }
+
+int sd_ep_waitfd(sd_ep *e) { return e->waitfd; }
 
 void sd_ep_wake(sd_ep *e) {
 	uint64_t one = 1;
@@ -662,6 +662,10 @@ int sd_ep_close(sd_ep *e) {
 	}
 	if (e->wakefd >= 0)
 		close(e->wakefd);
+	// waitfd belongs to Go once the endpoint is adopted (sd_ep_waitfd);
+	// Go closes it. Before that, on a failed open, it is ours.
+	if (e->waitfd >= 0)
+		close(e->waitfd);
 	pthread_mutex_destroy(&e->mu);
 	free(e->slots);
 	free(e->out);

@@ -74,6 +74,7 @@ typedef struct sd_ep {
 	struct fid_eq *eq;
 	struct fid_cq *cq;
 	int eqfd, cqfd, wakefd;
+	int waitfd; // epoll over cqfd, eqfd and wakefd: what Go's poller waits on
 	unsigned idle; // empty polls since the event queue was last checked
 
 	pthread_mutex_t mu; // guards the slot free list and the counters
@@ -129,7 +130,8 @@ int sd_post(sd_ep *e, int op, uintptr_t buf, size_t len, uintptr_t desc,
 // positive error code that stopped it (0 if none) in the high 32 bits.
 int64_t sd_post_batch(sd_ep *e, int op, uintptr_t base, uintptr_t desc, sd_span *spans, int n);
 int sd_poll(sd_ep *e, int n);
-int sd_wait(sd_ep *e, int n, int timeout_ms);
+int sd_wait_prepare(sd_ep *e);
+int sd_ep_waitfd(sd_ep *e);
 void sd_ep_wake(sd_ep *e);
 void sd_ep_counts(sd_ep *e, int64_t *recvs, int64_t *ops);
 int sd_ep_close(sd_ep *e);
