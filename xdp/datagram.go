@@ -76,10 +76,14 @@ func (l *Listener) deliver(q *queue, base uint64, f []byte, start, end int) bool
 	ip := f[ethLen:]
 	m.remote = udpAddr{ip: [4]byte(ip[ipSrc : ipSrc+4]), port: uint16(ip[ipv4Len])<<8 | uint16(ip[ipv4Len+1])}
 	l.inflight.Add(1)
+	// Counted before the server can see it, so a client that got its
+	// answer reads a count that includes its request.
+	q.datagrams.Add(1)
 	select {
 	case d.ch <- m:
 		return true
 	default:
+		q.datagrams.Add(^uint64(0))
 		l.inflight.Done()
 		d.pool.Put(m)
 		return false

@@ -83,9 +83,10 @@ func Listen(c Config) (l *Listener, err error) {
 		return nil, err
 	}
 	l.prog = prog
+	started := l // the named result is nil on the error returns below
 	defer func() {
 		if err != nil {
-			l.shutdown()
+			started.shutdown()
 		}
 	}()
 	rxFrames := c.Frames / 2

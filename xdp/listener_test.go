@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +173,58 @@ func TestKernelStillServesOthers(t *testing.T) {
 	out, err = xdptest.Run("ip", "-n", v.ServerNS, "link", "show", v.ServerIf)
 	if err != nil || strings.Contains(out, "xdp") {
 		t.Fatalf("program still attached after Close: %v\n%s", err, out)
+	}
+}
+
+// TestDatagramsSmallRings runs concurrent clients against rings far
+// smaller than the UMEM (spare receive frames, transmit waiting for ring
+// slots and completions).
+func TestDatagramsSmallRings(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	v := xdptest.NewVeth(t)
+	var l *Listener
+	if err := xdptest.InNS(v.ServerNS, func() (err error) {
+		l, err = Listen(Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP), UDPPort: testUDPPort,
+			RingSize: 64, Frames: 1024})
+		return err
+	}); err != nil {
+		testenv.Need(t, testenv.RequireXDP, false, "cannot start AF_XDP: "+err.Error())
+	}
+	srv := server.New(server.Options{Handler: echoHandler})
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeMessages(l.Datagrams()) }()
+	defer func() {
+		srv.Close()
+		<-served
+		l.Close()
+	}()
+	const clients, each = 8, 100
+	errs := make(chan error, clients)
+	for i := range clients {
+		c := dialDatagram(t, v)
+		go func() {
+			for j := range each {
+				want := fmt.Sprintf("c%d-%d", i, j)
+				raw, err := c.RoundTrip([]byte("POST /x?n=1200 HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(len(want)) + "\r\n\r\n" + want))
+				if err != nil {
+					errs <- fmt.Errorf("client %d request %d: %w", i, j, err)
+					return
+				}
+				if !bytes.Contains(raw, []byte("POST /x "+want+"xxx")) {
+					errs <- fmt.Errorf("client %d request %d: %q", i, j, raw)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := l.Stats()
+	if st.Datagrams < clients*each {
+		t.Fatalf("stats %+v: want %d datagrams", st, clients*each)
 	}
 }

@@ -18,6 +18,7 @@ const rxBatch = 64
 // completed frame when all are in flight (copy mode completes them inside
 // the kick, so the first retry nearly always succeeds).
 const (
+	kickTries   = 8
 	txWaitTries = 50
 	txWaitPause = 100 * time.Microsecond
 )
@@ -103,7 +104,6 @@ func (q *queue) rxLoop(done *sync.WaitGroup) {
 				}
 			case kindDatagram:
 				if l.deliver(q, base, f, start, end) {
-					q.datagrams.Add(1)
 					continue // the frame comes back on Release
 				}
 				q.dropped.Add(1)
@@ -207,8 +207,23 @@ func (q *queue) send(a uint64, n int) error {
 		}
 	}
 	q.sent.Add(1)
-	if q.sock.TXNeedsWakeup() {
-		return q.sock.Kick()
+	// Drain the completion ring before the kick: in copy mode the kernel
+	// sends nothing while that ring is full (the kick fails with EAGAIN
+	// and the frame would wait in the TX ring for the next one).
+	q.reclaim()
+	if !q.sock.TXNeedsWakeup() {
+		return nil
 	}
-	return nil
+	// Copy mode sends inside the kick; if the kernel was short of room it
+	// left frames in the ring, and nothing else would kick for them.
+	for try := 0; ; try++ {
+		if err := q.sock.Kick(); err != nil {
+			return err
+		}
+		if q.sock.TXPending() == 0 || try == kickTries {
+			return nil
+		}
+		q.reclaim()
+		runtime.Gosched()
+	}
 }

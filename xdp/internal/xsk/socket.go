@@ -222,6 +222,10 @@ func (s *Socket) Transmit(descs []unix.XDPDesc) int {
 	return int(n)
 }
 
+// TXPending returns how many queued descriptors the kernel has not taken
+// from the TX ring yet.
+func (s *Socket) TXPending() int { return int(s.tx.cachedProd - s.tx.consumer.Load()) }
+
 // TXNeedsWakeup reports whether the kernel sends queued frames only after
 // a Kick (always so in copy mode).
 func (s *Socket) TXNeedsWakeup() bool { return s.tx.needWakeup() }
