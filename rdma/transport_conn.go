@@ -54,13 +54,12 @@ type role interface {
 
 // conn is one connected endpoint with its slots, credit window and poller.
 type conn struct {
-	ep       *Endpoint
-	role     role
-	msgSize  int
-	recv     *Region // nrecv receive slots
-	send     *Region // nsend send slots
-	nrecv    int
-	maxBatch int
+	ep      *Endpoint
+	role    role
+	msgSize int
+	recv    *Region // nrecv receive slots
+	send    *Region // nsend send slots
+	nrecv   int
 
 	mu       sync.Mutex
 	cond     sync.Cond // credits or send slots freed, or closed
