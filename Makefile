@@ -19,7 +19,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
 FUZZTIME ?= 60s
 FUZZ_SMOKE ?= 3s
 
-.PHONY: all deps test test-go test-tags test-race build-checks fmt-check vet generate generate-check \
+.PHONY: all deps test test-go test-tags test-race test-rdma build-checks fmt-check vet generate generate-check \
 	fuzz fuzz-smoke bench bench-quick bench-asm lint staticcheck run
 
 all: test
@@ -42,7 +42,7 @@ deps:
 	cd fuzz && $(GO) mod download
 	cd parse/url/_gen && $(GO) mod download
 
-test: deps fmt-check vet staticcheck test-go test-tags test-race build-checks generate-check fuzz-smoke
+test: deps fmt-check vet staticcheck test-go test-tags test-race test-rdma build-checks generate-check fuzz-smoke
 	@echo "make test: all checks passed"
 
 fmt-check:
@@ -70,6 +70,15 @@ test-tags:
 
 test-race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# test-rdma builds the libfabric binding (cgo, -tags rdma; libfabric-dev from
+# TEST_DEBS) and runs its tests for real over the tcp and sockets providers,
+# also under the race detector (Close races posts and polls by design).
+# .ci/run sets REQUIRE_RDMA=1, so a missing provider fails instead of skipping.
+test-rdma:
+	$(GO) vet -tags rdma ./rdma/... ./cmd/...
+	$(GO) test -count=1 -tags rdma ./rdma/... ./cmd/...
+	$(GO) test -count=1 -race -tags rdma ./rdma/...
 
 build-checks:
 	CGO_ENABLED=0 $(GO) build ./...
@@ -107,6 +116,7 @@ lint: fmt-check vet staticcheck
 
 staticcheck:
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(STATICCHECK) -tags rdma ./rdma/... ./cmd/...
 	cd bench && $(GO) run $(STATICCHECK) ./...
 	cd fuzz && $(GO) run $(STATICCHECK) ./...
 

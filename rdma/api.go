@@ -30,10 +30,6 @@ type Options struct {
 // hundred messages.
 const DefaultCQSize = 256
 
-// maxCQSize bounds Options.CQSize so that a configuration typo cannot ask
-// the provider for gigabytes of queue memory.
-const maxCQSize = 1 << 16
-
 // Fabric is an opened provider: fabric, domain and the attributes the
 // endpoints and regions created from it share. It is safe for concurrent
 // use. Close it after the endpoints, listeners and regions made from it.

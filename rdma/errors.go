@@ -68,7 +68,7 @@ func (e *Error) Error() string {
 	b.WriteString(e.Call)
 	if e.Provider != "" {
 		b.WriteString(", provider ")
-		b.WriteString(e.Provider)
+		b.WriteString(safeName(e.Provider))
 	}
 	if e.Msg != "" {
 		b.WriteString(": libfabric: ")

@@ -29,6 +29,10 @@ var hardwareProviders = map[string]bool{
 	"cxi": true, "usnic": true, "gni": true, "bgq": true,
 }
 
+// maxCQSize bounds Options.CQSize so that a configuration typo cannot ask
+// the provider for gigabytes of queue memory.
+const maxCQSize = 1 << 16
+
 type fabricState struct {
 	c      *C.sd_fabric
 	name   string
