@@ -565,3 +565,41 @@ func TestErrors(t *testing.T) {
 		t.Errorf("posting %d receives: %v, want ErrQueueFull", 4*rdma.DefaultCQSize, full)
 	}
 }
+
+// Dial gives up with ErrTimeout when the listener never accepts (the
+// connection request waits in its event queue), and Wait with ErrTimeout
+// on an idle endpoint; a later Accept of the abandoned request fails
+// cleanly or yields an endpoint that closes.
+func TestTimeouts(t *testing.T) {
+	f := openFabric(t, "tcp")
+	l, err := f.Listen(loopback + ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	start := time.Now()
+	if _, err := f.Dial(l.Addr().String(), 200*time.Millisecond); !errors.Is(err, rdma.ErrTimeout) {
+		t.Fatalf("Dial to a listener that does not accept: %v, want ErrTimeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Dial with a 200 ms timeout took %v", d)
+	}
+	p := connect(t, f)
+	var out [4]rdma.Completion
+	if n, err := p.client.Wait(out[:], 20*time.Millisecond); n != 0 || !errors.Is(err, rdma.ErrTimeout) {
+		t.Errorf("Wait on an idle endpoint = %d, %v; want ErrTimeout", n, err)
+	}
+	// A Wait without a deadline after one with a deadline still blocks
+	// until something arrives.
+	r := register(t, f, 4096)
+	if err := p.client.PostRecv(r, 0, 64, 1); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		p.server.PostSend(r, 1024, 8, 2)
+	}()
+	if n, err := p.client.Wait(out[:], 0); n != 1 || err != nil || out[0].ID != 1 {
+		t.Errorf("Wait without timeout = %d, %v, %+v", n, err, out[0])
+	}
+}
