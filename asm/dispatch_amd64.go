@@ -118,3 +118,13 @@ func toLower(dst, src []byte) {
 		toLowerGeneric(dst, src)
 	}
 }
+
+func validUTF8(b []byte) bool {
+	switch active {
+	case AVX512:
+		return validUTF8AVX512(b)
+	case AVX2:
+		return validUTF8AVX2(b)
+	}
+	return validUTF8Generic(b)
+}

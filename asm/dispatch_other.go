@@ -23,3 +23,5 @@ func indexTabNewline(b []byte) int { return indexTabNewlineGeneric(b) }
 func indexNotInRange(b []byte, lo, hi byte) int { return indexNotInRangeGeneric(b, lo, hi) }
 
 func toLower(dst, src []byte) { toLowerGeneric(dst, src) }
+
+func validUTF8(b []byte) bool { return validUTF8Generic(b) }

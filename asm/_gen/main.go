@@ -26,7 +26,7 @@ import (
 // avo takes it in the old "+build" syntax, where a comma means "and".
 const buildConstraint = "!purego,!noasm"
 
-var family = flag.String("kernel", "", "kernel family to generate: classify, prefixsum, scan or lower")
+var family = flag.String("kernel", "", "kernel family to generate: classify, prefixsum, scan, lower or utf8")
 
 func main() {
 	flag.Parse()
@@ -52,6 +52,10 @@ func main() {
 	case "lower":
 		toLowerAVX2()
 		toLowerAVX512()
+	case "utf8":
+		tabs, inc32, inc64, tailMask := utf8Data()
+		validUTF8AVX2(tabs, inc32, tailMask, utf8ConstData())
+		validUTF8AVX512(tabs, inc64)
 	default:
 		fmt.Fprintf(os.Stderr, "_gen: unknown -kernel %q\n", *family)
 		os.Exit(2)
