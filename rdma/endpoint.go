@@ -105,16 +105,21 @@ func (f *Fabric) dial(addr string, timeout time.Duration) (*Endpoint, error) {
 	node, service := C.CString(host), C.CString(port)
 	defer C.free(unsafe.Pointer(node))
 	defer C.free(unsafe.Pointer(service))
+	// The fabric's lock is not held while connecting (that takes a round
+	// trip or the timeout); the dial counts as an open endpoint meanwhile,
+	// so that Fabric.Close refuses (ErrBusy) to free the domain under it.
 	f.s.mu.Lock()
-	closed := f.s.closed
-	f.s.mu.Unlock()
-	if closed {
+	if f.s.closed {
+		f.s.mu.Unlock()
 		return nil, ErrClosed
 	}
-	// The fabric's lock is not held while connecting (that takes a round
-	// trip or the timeout); Fabric.Close meanwhile would free the domain
-	// under the connecting endpoint, which is why Close refuses (ErrBusy)
-	// while objects are open and Dial is documented as one of them.
+	f.s.dialing++
+	f.s.mu.Unlock()
+	defer func() {
+		f.s.mu.Lock()
+		f.s.dialing--
+		f.s.mu.Unlock()
+	}()
 	var c *C.sd_ep
 	if ret := C.sd_dial(f.s.c, node, service, C.int(millis(timeout)), &c); ret != 0 {
 		return nil, fiError("fi_connect", f.s.name, int(ret))

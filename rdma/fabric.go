@@ -43,6 +43,7 @@ type fabricState struct {
 	closed    bool
 	nextKey   uint64 // requested_key of the next region without FI_MR_PROV_KEY
 	regions   int
+	dialing   int // Dial calls connecting
 	listeners map[*Listener]struct{}
 	endpoints map[*Endpoint]struct{}
 }
@@ -177,9 +178,9 @@ func (f *Fabric) close() error {
 	if f.s.closed {
 		return nil
 	}
-	if f.s.regions != 0 || len(f.s.listeners) != 0 || len(f.s.endpoints) != 0 {
-		return fmt.Errorf("%w (%d endpoints, %d listeners, %d regions)", ErrBusy,
-			len(f.s.endpoints), len(f.s.listeners), f.s.regions)
+	if f.s.regions != 0 || len(f.s.listeners) != 0 || len(f.s.endpoints) != 0 || f.s.dialing != 0 {
+		return fmt.Errorf("%w (%d endpoints, %d connecting, %d listeners, %d regions)", ErrBusy,
+			len(f.s.endpoints), f.s.dialing, len(f.s.listeners), f.s.regions)
 	}
 	f.s.closed = true
 	fabrics.Lock()
