@@ -32,10 +32,17 @@ func BenchmarkJSON(b *testing.B) {
 		b.Run(name+"/simdedge_purego", func(b *testing.B) {
 			jsonParseLoop(b, data, sjson.NewParser(sjson.Options{Engine: sjson.EnginePureGo}))
 		})
+		b.Run(name+"/simdedge_simd", func(b *testing.B) {
+			if !jsonSIMDEngine() {
+				b.Skip("the simdjson-go engine needs amd64 with AVX2 and CLMUL")
+			}
+			jsonParseLoop(b, data, sjson.NewParser(sjson.Options{Engine: sjson.EngineSIMD}))
+		})
 		b.Run(name+"/simdedge_validate", func(b *testing.B) {
 			p := sjson.NewParser(sjson.Options{})
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			defer httpReportCPU(b, httpCPUTime())
 			for b.Loop() {
 				if err := p.Validate(data); err != nil {
 					b.Fatal(err)
@@ -45,6 +52,7 @@ func BenchmarkJSON(b *testing.B) {
 		b.Run(name+"/encoding_json", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			defer httpReportCPU(b, httpCPUTime())
 			for b.Loop() {
 				var v any
 				if err := stdjson.Unmarshal(data, &v); err != nil {
@@ -55,6 +63,7 @@ func BenchmarkJSON(b *testing.B) {
 		b.Run(name+"/encoding_json_valid", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			defer httpReportCPU(b, httpCPUTime())
 			for b.Loop() {
 				if !stdjson.Valid(data) {
 					b.Fatal("invalid")
@@ -65,6 +74,7 @@ func BenchmarkJSON(b *testing.B) {
 			var p fastjson.Parser
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			defer httpReportCPU(b, httpCPUTime())
 			for b.Loop() {
 				if _, err := p.ParseBytes(data); err != nil {
 					b.Fatal(err)
@@ -78,6 +88,7 @@ func BenchmarkJSON(b *testing.B) {
 			var pj *simdjson.ParsedJson
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			defer httpReportCPU(b, httpCPUTime())
 			for b.Loop() {
 				var err error
 				if pj, err = simdjson.Parse(data, pj, jsonNoCopy...); err != nil {
@@ -88,9 +99,23 @@ func BenchmarkJSON(b *testing.B) {
 	}
 }
 
+// jsonSIMDEngine reports whether parse/json's simdjson-go engine runs here
+// (amd64 with AVX2 and CLMUL, not under purego/noasm). Options.Engine =
+// EngineSIMD falls back to the pure-Go engine elsewhere, which would make
+// the simdedge_simd rows measure the wrong engine.
+func jsonSIMDEngine() bool {
+	for _, e := range sjson.Engines() {
+		if e == sjson.EngineSIMD {
+			return true
+		}
+	}
+	return false
+}
+
 func jsonParseLoop(b *testing.B, data []byte, p *sjson.Parser) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	defer httpReportCPU(b, httpCPUTime())
 	for b.Loop() {
 		if _, err := p.Parse(data); err != nil {
 			b.Fatal(err)
@@ -129,6 +154,7 @@ func BenchmarkJSONExtract(b *testing.B) {
 			}
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			defer httpReportCPU(b, httpCPUTime())
 			for b.Loop() {
 				f()
 			}
@@ -138,6 +164,10 @@ func BenchmarkJSONExtract(b *testing.B) {
 	run("simdedge", func() jsonExtractResult { return jsonExtractSimdedge(b, p, data) })
 	pg := sjson.NewParser(sjson.Options{Engine: sjson.EnginePureGo})
 	run("simdedge_purego", func() jsonExtractResult { return jsonExtractSimdedge(b, pg, data) })
+	if jsonSIMDEngine() {
+		ps := sjson.NewParser(sjson.Options{Engine: sjson.EngineSIMD})
+		run("simdedge_simd", func() jsonExtractResult { return jsonExtractSimdedge(b, ps, data) })
+	}
 	run("encoding_json", func() jsonExtractResult { return jsonExtractStd(b, data) })
 	var fp fastjson.Parser
 	run("fastjson", func() jsonExtractResult {

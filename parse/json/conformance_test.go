@@ -202,14 +202,18 @@ func TestNonJSONWhitespace(t *testing.T) {
 // pure-Go engine's verdict.
 func TestSIMDEngineBugs(t *testing.T) {
 	for _, in := range []string{"[true\x00]", "[null\x00]", "[false\x00,1]", "[-01.5]", "[-00.5]", "[-01e5]",
-		"[-00000000000000000000]", `["\u000 "]`, `["\u 000"]`, `["\ud800\u0041"]`, "[\"\xff\"]", "\f[]"} {
+		"[-00000000000000000000]", `["\u000 "]`, `["\u 000"]`, `["\ud800\u0041"]`, "[\"\xff\"]", "\f[]",
+		// A \u escape after escaped backslashes (the simd engine's check
+		// searches for "\u" and counts the backslashes before it).
+		`["\\\ud800"]`, `["\\\\\u00g0"]`, `["\\", "\udc00"]`, `["\/\ud800\\"]`} {
 		for _, p := range engineParsers(Options{}) {
 			if _, err := p.Parse([]byte(in)); err == nil {
 				t.Errorf("%v: %q accepted", p.Engine(), in)
 			}
 		}
 	}
-	for _, in := range []string{`["2014-08-31", "a, -01"]`, `[-0.5, -0, 0.0]`} {
+	for _, in := range []string{`["2014-08-31", "a, -01"]`, `[-0.5, -0, 0.0]`,
+		`["\\ud800"]`, `["\\\\u00g0", "\\u"]`, `["\\\ud83d\ude00\\"]`, `["\u005c\u0075"]`} {
 		for _, p := range engineParsers(Options{}) {
 			if _, err := p.Parse([]byte(in)); err != nil {
 				t.Errorf("%v: %q rejected: %v", p.Engine(), in, err)

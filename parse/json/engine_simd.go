@@ -4,9 +4,10 @@ package json
 
 import (
 	"bytes"
-	"unicode/utf8"
 
 	simdjson "github.com/minio/simdjson-go"
+
+	"github.com/simdedge/simdedge/asm"
 )
 
 // simdAvailable is decided once: simdjson-go needs AVX2 and CLMUL and has no
@@ -67,8 +68,10 @@ func (d *Document) parseSIMD(b []byte, nd bool) bool {
 	if !onlyJSONSpaceTrimmed(b, len(pj.Message)) {
 		return false
 	}
-	// simdjson-go validates no UTF-8 (RFC 8259 section 8.1).
-	if !d.opts.AllowInvalidUTF8 && !utf8.Valid(pj.Message) {
+	// simdjson-go validates no UTF-8 (RFC 8259 section 8.1). Outside
+	// strings an accepted document is ASCII, so checking the whole
+	// message checks every string; asm's kernel skips ASCII vectors.
+	if !d.opts.AllowInvalidUTF8 && !asm.ValidUTF8(pj.Message) {
 		return false
 	}
 	// It decodes "\ud800\u0041" into one wrong code point instead of
@@ -130,27 +133,38 @@ func onlyJSONSpaceTrimmed(b []byte, kept int) bool {
 	return len(b)-lead-trail == kept
 }
 
+// escapesValid re-checks every \u escape of an accepted document. It
+// searches for the two bytes `\u` (one vectorised pass when there are
+// none, the common case) instead of visiting every backslash. A `\u` found
+// is an escape exactly when an even number of backslashes precede it
+// inside the run that ends there: in "\\u" the backslash before u is
+// itself escaped. i only ever advances to the end of an escape, so the run
+// never needs to be counted back past i.
 func escapesValid(m []byte) bool {
-	for i := 0; i < len(m); {
-		k := bytes.IndexByte(m[i:], '\\')
+	const uEscape = `\u`
+	for i := 0; ; {
+		k := bytes.Index(m[i:], []byte(uEscape))
 		if k < 0 {
 			return true
 		}
-		i += k
-		// simdjson-go checks the other escapes itself; a \u escape it
-		// decodes without validating the hex digits ("\u000 ", found by
-		// FuzzParse). Every other escape is two bytes for pairing.
-		if i+1 < len(m) && m[i+1] == 'u' {
-			n, err := checkEscape(m, i)
-			if err != nil {
-				return false
-			}
-			i += n
+		j := i + k
+		run := 0
+		for j-run-1 >= i && m[j-run-1] == '\\' {
+			run++
+		}
+		if run%2 == 1 { // m[j] is the second byte of a "\\" escape
+			i = j + 1
 			continue
 		}
-		i += 2
+		// simdjson-go decodes a \u escape without validating its hex
+		// digits ("\u000 ", found by FuzzParse) and mis-decodes unpaired
+		// surrogates.
+		n, err := checkEscape(m, j)
+		if err != nil {
+			return false
+		}
+		i = j + n
 	}
-	return true
 }
 
 func tapeDepthOK(t []uint64, maxDepth int) bool {

@@ -3,6 +3,8 @@
 package json
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -38,6 +40,45 @@ func TestTapeDepth(t *testing.T) {
 			if got := tapeDepthOK(p.doc.tape, limit); got != (deepest <= limit) {
 				t.Errorf("%s: limit %d: got %v, depth %d", doc, limit, got, deepest)
 			}
+		}
+	}
+}
+
+// refEscapesValid is the walk escapesValid replaced: visit every
+// backslash from the start, pairing each with its escape.
+func refEscapesValid(m []byte) bool {
+	for i := 0; i < len(m); {
+		k := bytes.IndexByte(m[i:], '\\')
+		if k < 0 {
+			return true
+		}
+		i += k
+		if i+1 < len(m) && m[i+1] == 'u' {
+			n, err := checkEscape(m, i)
+			if err != nil {
+				return false
+			}
+			i += n
+			continue
+		}
+		i += 2
+	}
+	return true
+}
+
+// TestEscapesValid checks the "\u" search of the simd engine's escape
+// check against the backslash-by-backslash walk, on random strings of
+// backslashes, u, hex digits and surrogate halves.
+func TestEscapesValid(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	atoms := []string{`\`, `\\`, `u`, `\u`, `0`, `d8`, `00`, `dc`, `41`, `g`, `"`, `a`}
+	for range 200000 {
+		var b []byte
+		for range r.IntN(12) {
+			b = append(b, atoms[r.IntN(len(atoms))]...)
+		}
+		if got, want := escapesValid(b), refEscapesValid(b); got != want {
+			t.Fatalf("escapesValid(%q) = %v, want %v", b, got, want)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/simdedge/simdedge/asm"
 )
 
 // SWAR constants for scanning eight string bytes per step. A string byte is
@@ -56,7 +58,7 @@ func scanString(b []byte, i int, checkUTF8 bool) (end int, escaped bool, errAt i
 		}
 		switch c := b[i]; {
 		case c == '"':
-			if checkUTF8 && high&swarHighs != 0 && !utf8.Valid(b[start:i]) {
+			if checkUTF8 && high&swarHighs != 0 && !asm.ValidUTF8(b[start:i]) {
 				return 0, false, firstInvalidUTF8(b, start), ErrInvalidUTF8
 			}
 			return i, escaped, 0, nil
