@@ -5,8 +5,13 @@ go 1.26.3
 replace github.com/simdedge/simdedge => ../
 
 require (
+	github.com/cilium/ebpf v0.22.0
+	github.com/minio/simdjson-go v0.4.5
+	github.com/nlnwa/whatwg-url v0.6.2
 	github.com/simdedge/simdedge v0.0.0-00010101000000-000000000000
 	github.com/valyala/fasthttp v1.73.0
+	github.com/valyala/fastjson v1.6.10
+	golang.org/x/sys v0.49.0
 )
 
 require (
@@ -16,13 +21,9 @@ require (
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/klauspost/compress v1.19.1 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
-	github.com/minio/simdjson-go v0.4.5 // indirect
-	github.com/nlnwa/whatwg-url v0.6.2 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fastjson v1.6.10 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
 

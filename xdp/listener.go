@@ -197,9 +197,10 @@ type Stats struct {
 	// handler, bad header or checksum, message queue full); Sent frames;
 	// TXFull transmit failures for want of a free frame.
 	Received, Stream, Datagrams, Dropped, Sent, TXFull uint64
-	// KernelDropped are frames the kernel could not put in a socket (RX
-	// ring full, or fill ring empty), from XDP_STATISTICS.
-	KernelDropped uint64
+	// From the kernel (XDP_STATISTICS): frames it dropped for want of a
+	// fill-ring frame (RXDropped) or of RX ring room (RXRingFull), and
+	// the times it found the fill ring empty (FillEmpty).
+	RXDropped, RXRingFull, FillEmpty uint64
 }
 
 // Stats returns the counters summed over queues.
@@ -215,7 +216,9 @@ func (l *Listener) Stats() (Stats, error) {
 		s.Sent += q.sent.Load()
 		s.TXFull += q.txFull.Load()
 		if ks, e := q.sock.Stats(); e == nil {
-			s.KernelDropped += ks.Rx_dropped + ks.Rx_ring_full + ks.Rx_fill_ring_empty_descs
+			s.RXDropped += ks.Rx_dropped
+			s.RXRingFull += ks.Rx_ring_full
+			s.FillEmpty += ks.Rx_fill_ring_empty_descs
 		}
 	}
 	return s, err

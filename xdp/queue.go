@@ -43,6 +43,8 @@ type queue struct {
 	desc   [1]unix.XDPDesc
 	dead   bool
 
+	kicking atomic.Bool // a goroutine is in the TX kick (see kick)
+
 	received, stream, datagrams, dropped, sent, txFull atomic.Uint64
 }
 
@@ -179,21 +181,25 @@ func (q *queue) freeTX(a uint64) {
 // send queues n bytes of the transmit frame at a and kicks the kernel.
 func (q *queue) send(a uint64, n int) error {
 	q.txMu.Lock()
-	defer q.txMu.Unlock()
 	if q.dead {
+		q.txMu.Unlock()
 		return ErrClosed
 	}
 	q.desc[0] = unix.XDPDesc{Addr: a, Len: uint32(n)}
 	// With no more transmit frames than TX ring entries this fits at
 	// once; otherwise the kernel frees a slot as it sends.
 	for try := 0; q.sock.Transmit(q.desc[:]) == 0; try++ {
-		if try == txWaitTries {
-			q.txFree = append(q.txFree, a)
+		var err error
+		switch {
+		case try == txWaitTries:
 			q.txFull.Add(1)
-			return ErrTXFull
+			err = ErrTXFull
+		default:
+			err = q.sock.Kick()
 		}
-		if err := q.sock.Kick(); err != nil {
+		if err != nil {
 			q.txFree = append(q.txFree, a)
+			q.txMu.Unlock()
 			return err
 		}
 		q.reclaim()
@@ -202,6 +208,7 @@ func (q *queue) send(a uint64, n int) error {
 			time.Sleep(txWaitPause)
 			q.txMu.Lock()
 			if q.dead {
+				q.txMu.Unlock()
 				return ErrClosed
 			}
 		}
@@ -211,19 +218,51 @@ func (q *queue) send(a uint64, n int) error {
 	// sends nothing while that ring is full (the kick fails with EAGAIN
 	// and the frame would wait in the TX ring for the next one).
 	q.reclaim()
-	if !q.sock.TXNeedsWakeup() {
+	wake := q.sock.TXNeedsWakeup()
+	q.txMu.Unlock()
+	if !wake {
 		return nil
 	}
-	// Copy mode sends inside the kick; if the kernel was short of room it
-	// left frames in the ring, and nothing else would kick for them.
-	for try := 0; ; try++ {
-		if err := q.sock.Kick(); err != nil {
+	return q.kick()
+}
+
+// kick has the kernel send what the TX ring holds (in copy mode the
+// sending happens inside the syscall). Kicks combine: while one goroutine
+// is in the syscall, the others leave their frames to it, and it looks at
+// the ring again after clearing its flag, so every queued frame is sent
+// by some kick and most replies cost no syscall of their own under load.
+// It gives up after kickTries kicks in a row that sent nothing (the kernel
+// out of room); the next send kicks again.
+func (q *queue) kick() error {
+	stuck := 0
+	for {
+		if !q.kicking.CompareAndSwap(false, true) {
+			return nil // the kicker will see our frame
+		}
+		before := q.sock.TXQueued()
+		err := q.sock.Kick()
+		q.kicking.Store(false)
+		if err != nil {
 			return err
 		}
-		if q.sock.TXPending() == 0 || try == kickTries {
+		after := q.sock.TXQueued()
+		if after == 0 {
 			return nil
 		}
+		if after >= before {
+			if stuck++; stuck == kickTries {
+				return nil
+			}
+			runtime.Gosched()
+		} else {
+			stuck = 0
+		}
+		q.txMu.Lock()
+		if q.dead {
+			q.txMu.Unlock()
+			return ErrClosed
+		}
 		q.reclaim()
-		runtime.Gosched()
+		q.txMu.Unlock()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -44,6 +45,11 @@ type Options struct {
 type Socket struct {
 	file *os.File // owns the descriptor; its poller wakes RX waiters
 	raw  syscall.RawConn
+	fd   int
+	// use counts goroutines in a syscall on fd outside the poller (kicks,
+	// wakeups, statistics); Close sets its sign bit, then waits for them,
+	// so the descriptor is never used after it is closed and reused.
+	use atomic.Int64
 
 	umem      []byte
 	frameSize uint64
@@ -121,6 +127,7 @@ func Open(o Options) (s *Socket, err error) {
 	// A non-blocking descriptor handed to os.NewFile joins Go's poller,
 	// so a goroutine can wait for RX without holding a thread, and Close
 	// wakes it.
+	s.fd = fd
 	s.file = os.NewFile(uintptr(fd), "xsk")
 	if s.raw, err = s.file.SyscallConn(); err != nil {
 		return nil, err
@@ -142,11 +149,7 @@ func sysErr(op string, err error) error {
 
 // FD returns the socket's descriptor, for registering it in an XSKMAP.
 // It stays valid until Close.
-func (s *Socket) FD() int {
-	fd := -1
-	s.raw.Control(func(f uintptr) { fd = int(f) })
-	return fd
-}
+func (s *Socket) FD() int { return s.fd }
 
 // FrameSize is the size of one UMEM frame.
 func (s *Socket) FrameSize() int { return int(s.frameSize) }
@@ -222,9 +225,10 @@ func (s *Socket) Transmit(descs []unix.XDPDesc) int {
 	return int(n)
 }
 
-// TXPending returns how many queued descriptors the kernel has not taken
-// from the TX ring yet.
-func (s *Socket) TXPending() int { return int(s.tx.cachedProd - s.tx.consumer.Load()) }
+// TXQueued returns how many submitted descriptors the kernel has not
+// taken from the TX ring yet. Unlike Transmit it reads only the shared
+// indices, so any goroutine may call it.
+func (s *Socket) TXQueued() int { return int(s.tx.producer.Load() - s.tx.consumer.Load()) }
 
 // TXNeedsWakeup reports whether the kernel sends queued frames only after
 // a Kick (always so in copy mode).

@@ -1,0 +1,31 @@
+// Package xdp benchmarks simdedge's datagram fast path (HTTP/1.1 requests
+// in UDP datagrams, parsed in place in AF_XDP UMEM frames, xdp.Listener)
+// against the same server core and handler behind a plain kernel UDP
+// socket (udpListener, this package).
+//
+// How the packets are produced: not by a client's kernel. A veth pair's
+// kernel-built traffic costs the sender more than either receiver, and on
+// veth AF_XDP shows no gain for it (FACTS.md). Instead the benchmark models
+// a NIC: it injects raw, ready-made Ethernet frames (the same 83-byte
+// request frame every time, checksums valid) into the server's veth with
+// BPF_PROG_TEST_RUN in live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES,
+// xdp.Program.Inject), running simdedge's own steering program on them as
+// the driver would. With an AF_XDP socket registered the program redirects
+// them into the socket (copy mode: the kernel copies each frame into the
+// UMEM); without one its XDP_PASS fallback hands them to the kernel's
+// stack, which delivers them to the UDP socket. Replies go out for real,
+// through the AF_XDP TX ring or sendto, over the veth to the client
+// namespace, where a socket absorbs them.
+//
+// The generator is closed-loop: it keeps at most window requests
+// outstanding (injected, not yet answered), so neither receive queue
+// overflows and every injected request is answered. Metrics per request:
+// ns/op (wall time: 1e9/ns/op is requests per second), cpu-ns/op (CPU time
+// of the whole process, user and system, generator included: the kernel
+// work of receiving a frame runs inside the injecting syscall, as it would
+// run in a NIC's softirq), gen-cpu-ns/op (the injecting thread alone).
+//
+// Needs root (network namespaces, BPF); run with bench/xdp/run.sh, which
+// interleaves the two transports over rounds and compares them with
+// benchstat.
+package xdp
