@@ -85,11 +85,16 @@ build-checks:
 	GOARCH=arm64 $(GO) build ./...
 	$(GO) build -o /dev/null ./cmd/simdedge
 
-# generate rebuilds every generated file: the asm kernels (avo), the
-# FlatBuffers envelope code (flatc, from Debian's flatbuffers-compiler) and
-# parse/url's UTS #46 tables (from x/text, x/net/idna and Python's idna
-# package, which the machine image ships).
+# generate rebuilds every generated file: the asm kernels (avo), xdp's
+# steering program (bpf2go, with clang and llvm installed here: builds and
+# tests use the committed object), the FlatBuffers envelope code (flatc,
+# from Debian's flatbuffers-compiler) and parse/url's UTS #46 tables (from
+# x/text, x/net/idna and Python's idna package, which the machine image
+# ships).
 generate:
+	@command -v clang >/dev/null && command -v llvm-strip >/dev/null || { \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang llvm >/dev/null; }
 	$(GO) generate ./...
 	@dpkg -s flatbuffers-compiler >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -100,7 +105,7 @@ generate:
 
 # generate-check regenerates every generated file in place and fails if the
 # result differs from what is committed.
-GENERATED := asm parse/json/envelope/internal parse/url/idna_tables.go
+GENERATED := asm xdp/bpf parse/json/envelope/internal parse/url/idna_tables.go
 generate-check: generate
 	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run make generate and commit"; exit 1; }
 
@@ -125,7 +130,7 @@ staticcheck:
 # fasthttp, nginx, httputil.ReverseProxy), installing wrk and nginx-light when
 # missing. It writes bench/results/<date>-<host>.md, its SVG plots and a
 # benchstat file. QUICK=1 for a smoke run of a few minutes;
-# AREAS=url,http,json,asm,origin,proxy (or micro, load) to select; COUNT=n on
+# AREAS=url,http,json,asm,xdp,origin,proxy (or micro, load) to select; COUNT=n on
 # the command line overrides the number of micro rounds.
 bench:
 	cd bench && $(GO) run ./cmd/benchrun $(if $(QUICK),-quick) $(if $(AREAS),-areas $(AREAS)) \

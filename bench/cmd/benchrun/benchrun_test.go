@@ -12,8 +12,8 @@ func TestParseAreas(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"all", []string{"url", "http", "json", "asm", "origin", "proxy"}},
-		{"micro", []string{"url", "http", "json", "asm"}},
+		{"all", []string{"url", "http", "json", "asm", "xdp", "origin", "proxy"}},
+		{"micro", []string{"url", "http", "json", "asm", "xdp"}},
 		{"load,url", []string{"origin", "proxy", "url"}},
 		{"asm, asm", []string{"asm"}},
 	}

@@ -32,6 +32,9 @@ var microAreas = []microArea{
 	{"http", "bench", "./micro/", "^BenchmarkHTTPRequest$"},
 	{"json", "bench", "./micro/", "^BenchmarkJSON"},
 	{"asm", "root", "./asm", "."},
+	// The datagram fast path against a kernel UDP socket, fed raw frames
+	// by a live-frames generator (needs root; see bench/xdp).
+	{"xdp", "bench", "./xdp/", "^BenchmarkDatagram$"},
 }
 
 // simd and generic are the implementations counted as "ours" in the
@@ -47,6 +50,7 @@ func areaSpecs(asmLevels []string) map[string]report.AreaSpec {
 		"HTTPRequest":   {Section: "http", Peer: report.PeerRef{Impl: "net_http"}, Ours: oursParsers},
 		"JSON":          {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
 		"JSONExtract":   {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
+		"Datagram":      {Section: "xdp", Peer: report.PeerRef{Impl: "transport=udp"}, Ours: []string{"transport=xdp"}},
 	}
 	var ours []string
 	for _, l := range asmLevels {
