@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/simdedge/simdedge/asm"
 )
 
 // buildGo is the pure-Go engine: one pass over the input that validates it
@@ -21,7 +23,15 @@ import (
 //
 // On error it returns the offending byte offset.
 func (d *Document) buildGo(b []byte, nd bool) (errAt int, err error) {
-	d.own, d.stack, errAt, err = buildTape(d.own[:0], d.stack[:0], b, nd, d.opts.MaxDepth, !d.opts.AllowInvalidUTF8)
+	checkUTF8 := !d.opts.AllowInvalidUTF8
+	var mk *marks
+	if !d.noMarks && useMarks() && (!checkUTF8 || asm.ValidUTF8(b)) {
+		// The whole input is valid UTF-8 (or need not be): strings need
+		// no check of their own (see marks.go).
+		d.marks.reset(b)
+		mk, checkUTF8 = &d.marks, false
+	}
+	d.own, d.stack, errAt, err = buildTape(d.own[:0], d.stack[:0], b, nd, d.opts.MaxDepth, checkUTF8, mk)
 	if err != nil {
 		d.own = d.own[:0]
 	}
@@ -30,7 +40,10 @@ func (d *Document) buildGo(b []byte, nd bool) (errAt int, err error) {
 
 // buildTape appends the tape of b to tape. It takes and returns the slices
 // instead of a closure or a defer over them so that they stay in registers.
-func buildTape(tape []uint64, stack []int, b []byte, nd bool, maxDepth int, checkUTF8 bool) (_ []uint64, _ []int, errAt int, err error) {
+//
+// mk, when not nil, holds the input's class masks (marks.go) and replaces
+// the word loops of the string and whitespace scans.
+func buildTape(tape []uint64, stack []int, b []byte, nd bool, maxDepth int, checkUTF8 bool, mk *marks) (_ []uint64, _ []int, errAt int, err error) {
 	var (
 		i      int
 		rootAt int
@@ -40,7 +53,7 @@ func buildTape(tape []uint64, stack []int, b []byte, nd bool, maxDepth int, chec
 		prev   int
 	)
 
-	i = skipWS(b, 0)
+	i = skipWSMarked(b, 0, mk)
 	if i >= len(b) {
 		if nd {
 			return tape, stack, 0, nil
@@ -61,7 +74,7 @@ value:
 		}
 		stack = append(stack, len(tape)<<stackKindBits|stackObject)
 		tape = append(tape, entry(tagObject, 0))
-		i = skipWS(b, i+1)
+		i = skipWSMarked(b, i+1, mk)
 		if i < len(b) && b[i] == '}' {
 			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
 			stack = stack[:len(stack)-1]
@@ -75,7 +88,7 @@ value:
 		}
 		stack = append(stack, len(tape)<<stackKindBits)
 		tape = append(tape, entry(tagArray, 0))
-		i = skipWS(b, i+1)
+		i = skipWSMarked(b, i+1, mk)
 		if i < len(b) && b[i] == ']' {
 			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
 			stack = stack[:len(stack)-1]
@@ -84,7 +97,11 @@ value:
 		}
 		goto value
 	case '"':
-		end, esc, errAt, err = scanString(b, i+1, checkUTF8)
+		if mk != nil {
+			end, esc, errAt, err = scanStringMarked(b, i+1, mk)
+		} else {
+			end, esc, errAt, err = scanString(b, i+1, checkUTF8)
+		}
 		if err != nil {
 			return tape, stack, errAt, err
 		}
@@ -121,7 +138,7 @@ value:
 	}
 after:
 	prev = i
-	i = skipWS(b, i)
+	i = skipWSMarked(b, i, mk)
 	if len(stack) == 0 {
 		tape[rootAt] = entry(tagRoot, uint64(len(tape)+1))
 		tape = append(tape, entry(tagRoot, uint64(rootAt)))
@@ -141,7 +158,7 @@ after:
 	if top&stackObject != 0 {
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = skipWSMarked(b, i+1, mk)
 			goto key
 		case '}':
 			tape = closeContainer(tape, top>>stackKindBits, tagObjEnd)
@@ -153,7 +170,7 @@ after:
 	}
 	switch b[i] {
 	case ',':
-		i = skipWS(b, i+1)
+		i = skipWSMarked(b, i+1, mk)
 		goto value
 	case ']':
 		tape = closeContainer(tape, top>>stackKindBits, tagArrEnd)
@@ -169,12 +186,16 @@ key:
 	if b[i] != '"' {
 		return tape, stack, i, ErrExpectedKey
 	}
-	end, esc, errAt, err = scanString(b, i+1, checkUTF8)
+	if mk != nil {
+		end, esc, errAt, err = scanStringMarked(b, i+1, mk)
+	} else {
+		end, esc, errAt, err = scanString(b, i+1, checkUTF8)
+	}
 	if err != nil {
 		return tape, stack, errAt, err
 	}
 	tape = appendString(tape, i+1, end, esc)
-	i = skipWS(b, end+1)
+	i = skipWSMarked(b, end+1, mk)
 	if i >= len(b) {
 		return tape, stack, i, ErrUnexpectedEOF
 	}
@@ -186,7 +207,7 @@ key:
 	if i+2 < len(b) && b[i+1] == ' ' && b[i+2] > ' ' {
 		i += 2
 	} else {
-		i = skipWS(b, i+1)
+		i = skipWSMarked(b, i+1, mk)
 	}
 	goto value
 }

@@ -18,6 +18,13 @@ func engineParsers(opts Options) []*Parser {
 		p := NewParser(o)
 		p.doc.simdMin = 0
 		ps = append(ps, p)
+		if e == EnginePureGo && useMarks() {
+			// The same engine without marks (marks.go): its word loops
+			// must give the same documents and the same errors.
+			p := NewParser(o)
+			p.doc.noMarks = true
+			ps = append(ps, p)
+		}
 	}
 	return ps
 }

@@ -19,12 +19,16 @@ type Document struct {
 	msg   []byte   // the input the offsets refer to
 	own   []uint64 // pure-Go engine tape storage, reused
 	stack []int    // pure-Go engine container stack, reused
+	marks marks    // pure-Go engine class masks (marks.go), reused
 	kinds []bool   // Validate's container stack (true: object), reused
 	opts  Options
 	simd  simdState
 	// simdMin is simdMinLen; tests lower it to run the simd engine on
 	// small inputs.
 	simdMin int
+	// noMarks makes the pure-Go engine use its word loops even where
+	// marks pay; tests compare both paths.
+	noMarks bool
 }
 
 // NewParser returns a Parser with the given options (zero: defaults).
