@@ -3,8 +3,12 @@
 package rdma_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"runtime/metrics"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -166,6 +170,109 @@ func pingPong(b *testing.B, prov string, size int, blocking bool) {
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkPingPongProcs is BenchmarkPingPong with the echoing side in a
+// second process (the test binary re-executed, as in the two-process
+// tests), which is how fi_pingpong runs: in one process both endpoints
+// share the provider's progress engine and its locks. cpu-ns/op adds the
+// peer's CPU time (from /proc, 10 ms ticks, so runs should last seconds).
+func BenchmarkPingPongProcs(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"64B", 64}, {"4KiB", 4096}} {
+		for _, mode := range []string{"poll", "wait"} {
+			b.Run("tcp/"+size.name+"/"+mode, func(b *testing.B) {
+				pingPongProcs(b, size.n, mode == "wait")
+			})
+		}
+	}
+}
+
+func pingPongProcs(b *testing.B, size int, blocking bool) {
+	f := openFabric(b, "tcp")
+	env := helperPollEnv + "=0"
+	if !blocking {
+		env = helperPollEnv + "=1"
+	}
+	cmd, addr := startHelper(b, env)
+	e, err := f.Dial(addr, 10*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := register(b, f, 2*helperSlot)
+	if err := e.PostRecv(r, helperSlot, helperSlot, 0); err != nil {
+		b.Fatal(err)
+	}
+	collect(b, e, 1) // the helper's hello
+	// Requests must not say "crc"; they start with "echo".
+	copy(r.Bytes(), bytes.Repeat([]byte("echo"), size/4+1)[:size])
+	if err := e.PostRecv(r, helperSlot, helperSlot, 0); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(2 * size))
+	peer := procCPU(b, cmd.Process.Pid)
+	var out [16]rdma.Completion
+	measure(b, func() {
+		for range b.N {
+			if err := e.PostSend(r, 0, size, 1); err != nil {
+				b.Fatal(err)
+			}
+			for got := false; !got; {
+				var n int
+				var err error
+				if blocking {
+					n, err = e.Wait(out[:], time.Second)
+				} else {
+					n, err = e.Poll(out[:])
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, c := range out[:n] {
+					if c.Err != nil {
+						b.Fatal(c.Err)
+					}
+					if c.Op == rdma.OpRecv {
+						got = true
+						if c.Len != size {
+							b.Fatalf("echo of %d bytes, want %d", c.Len, size)
+						}
+						if err := e.PostRecv(r, helperSlot, helperSlot, 0); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+		}
+	})
+	if b.N > 0 {
+		b.ReportMetric(float64(procCPU(b, cmd.Process.Pid)-peer)/float64(b.N), "peer-cpu-ns/op")
+	}
+	e.Close()
+	if err := waitExit(b, cmd); err != nil {
+		b.Errorf("helper: %v", err)
+	}
+}
+
+// procCPU reads a process's user+system CPU time from /proc/PID/stat
+// (fields 14 and 15, in clock ticks of 10 ms).
+func procCPU(tb testing.TB, pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// The command name (field 2) may contain spaces; fields follow its ')'.
+	rest := raw[bytes.LastIndexByte(raw, ')')+2:]
+	fields := bytes.Fields(rest)
+	utime, err1 := strconv.ParseInt(string(fields[11]), 10, 64)
+	stime, err2 := strconv.ParseInt(string(fields[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		tb.Fatalf("/proc/%d/stat: %v %v", pid, err1, err2)
+	}
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(utime+stime) * tick
 }
 
 // BenchmarkPoll/empty is the cost of one Poll on idle queues: the cgo call,

@@ -42,6 +42,10 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(0)
 }
 
+// helperPollEnv set to 1 makes the helper busy-poll instead of waiting,
+// for the two-process benchmark's poll mode.
+const helperPollEnv = "SIMDEDGE_RDMA_HELPER_POLL"
+
 func helper() error {
 	f, err := rdma.OpenFabric(rdma.Options{Provider: "tcp", Node: loopback})
 	if err != nil {
@@ -83,8 +87,15 @@ func helper() error {
 		return err
 	}
 	out := make([]rdma.Completion, 32)
+	spin := os.Getenv(helperPollEnv) == "1"
 	for {
-		n, err := e.Wait(out, 30*time.Second)
+		var n int
+		var err error
+		if spin {
+			n, err = e.Poll(out)
+		} else {
+			n, err = e.Wait(out, 30*time.Second)
+		}
 		if errors.Is(err, rdma.ErrPeerClosed) {
 			return nil // the test ended the connection
 		}
@@ -120,10 +131,10 @@ func helper() error {
 }
 
 // startHelper runs the peer process and returns it with its address.
-func startHelper(t *testing.T) (*exec.Cmd, string) {
+func startHelper(t testing.TB, env ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Env = append(append(os.Environ(), helperEnv+"=1"), env...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -155,7 +166,7 @@ func startHelper(t *testing.T) (*exec.Cmd, string) {
 }
 
 // waitExit waits (bounded) for the helper to exit and returns its error.
-func waitExit(t *testing.T, cmd *exec.Cmd) error {
+func waitExit(t testing.TB, cmd *exec.Cmd) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
