@@ -103,8 +103,9 @@ type Listener struct{ s listenerState }
 func (f *Fabric) Listen(addr string) (*Listener, error) { return f.listen(addr) }
 
 // Accept waits for a connection request, accepts it and returns the
-// connected endpoint. After Close it returns ErrClosed. Accept may be called
-// from one goroutine at a time.
+// connected endpoint. After Close it returns ErrClosed. Other errors concern
+// one connection attempt (a peer that gave up, say): call Accept again.
+// Accept may be called from one goroutine at a time.
 func (l *Listener) Accept() (*Endpoint, error) { return l.accept() }
 
 // Addr returns the address the listener is bound to.
@@ -116,6 +117,8 @@ func (l *Listener) Close() error { return l.close() }
 
 // Dial connects to a listener at addr within timeout (0 means no limit).
 // A refused connection returns ErrRefused, an expired timeout ErrTimeout.
+// The fabric's domain must reach addr: Options.Node names a local address
+// (for tcp, the interface), never the remote one.
 func (f *Fabric) Dial(addr string, timeout time.Duration) (*Endpoint, error) {
 	return f.dial(addr, timeout)
 }

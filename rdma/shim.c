@@ -25,6 +25,9 @@
 #define SD_MR_MODE (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 #define SD_MODE (FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA)
 
+// How long Accept waits for FI_CONNECTED after fi_accept.
+#define SD_ACCEPT_MS 10000
+
 // Room for a connection-management event; no private data is exchanged.
 #define SD_CM_ENTRY (sizeof(struct fi_eq_cm_entry) + 64)
 
@@ -368,14 +371,15 @@ fail:
 	return ret;
 }
 
-// sd_connected waits for FI_CONNECTED on e's event queue.
-static int sd_connected(sd_ep *e, int timeout_ms) {
+// sd_connected waits for FI_CONNECTED on e's event queue; wakefd (or -1)
+// interrupts it with SD_WOKEN.
+static int sd_connected(sd_ep *e, int wakefd, int timeout_ms) {
 	uint32_t event;
 	union {
 		struct fi_eq_cm_entry cm;
 		uint8_t raw[SD_CM_ENTRY];
 	} entry;
-	int ret = sd_eq_wait(e->f, e->eq, e->eqfd, -1, timeout_ms, &event, &entry.cm);
+	int ret = sd_eq_wait(e->f, e->eq, e->eqfd, wakefd, timeout_ms, &event, &entry.cm);
 	if (ret)
 		return ret;
 	if (event == FI_CONNECTED)
@@ -404,9 +408,12 @@ int sd_pep_accept(sd_pep *p, int timeout_ms, sd_ep **out) {
 		ret = sd_ep_open(p->f, entry.cm.info, &e);
 		if (ret)
 			return ret;
+		// The peer answers fi_accept at once unless it gave up; the
+		// bound keeps a vanished peer from holding Accept, and the
+		// listener's Close interrupts it.
 		ret = fi_accept(e->ep, NULL, 0);
 		if (!ret)
-			ret = sd_connected(e, 10000);
+			ret = sd_connected(e, p->wakefd, SD_ACCEPT_MS);
 		if (ret) {
 			sd_ep_close(e);
 			return ret;
@@ -433,7 +440,7 @@ int sd_dial(sd_fabric *f, const char *node, const char *service, int timeout_ms,
 		return ret;
 	ret = fi_connect(e->ep, e->info->dest_addr, NULL, 0);
 	if (!ret)
-		ret = sd_connected(e, timeout_ms);
+		ret = sd_connected(e, -1, timeout_ms);
 	if (ret) {
 		sd_ep_close(e);
 		return ret;
