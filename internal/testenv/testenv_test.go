@@ -30,3 +30,29 @@ func TestNeedSkips(t *testing.T) {
 		t.Error("Need did not stop the test")
 	}
 }
+
+func TestNeedRDMA(t *testing.T) {
+	t.Setenv(RequireRDMA, "")
+	ran := false
+	t.Run("available", func(t *testing.T) {
+		NeedRDMA(t, nil)
+		ran = true
+	})
+	if !ran {
+		t.Error("NeedRDMA(nil) stopped the test")
+	}
+	ran = false
+	t.Run("missing", func(t *testing.T) {
+		NeedRDMA(t, errTest)
+		ran = true
+	})
+	if ran {
+		t.Error("NeedRDMA(err) did not stop the test")
+	}
+}
+
+var errTest = testError("rdma: no RDMA device or provider")
+
+type testError string
+
+func (e testError) Error() string { return string(e) }
