@@ -133,12 +133,17 @@ func socketErr(queue int, err error) error {
 		return fmt.Errorf("%w: %w", ErrKernel, err)
 	case errors.Is(err, xsk.ErrPermission):
 		return fmt.Errorf("%w: %w", ErrPermission, err)
+	case errors.Is(err, xsk.ErrQueue):
+		return fmt.Errorf("%w: %w", ErrQueue, err)
 	}
 	return fmt.Errorf("xdp: socket for queue %d: %w", queue, err)
 }
 
 // checkQueues fails with ErrQueue when a queue is beyond the interface's
-// RX queues (as sysfs lists them; without sysfs the bind reports it).
+// RX queues as sysfs lists them. sysfs shows the network namespace it was
+// mounted in, which need not be the caller's (ip netns exec remounts it;
+// a thread that switched namespaces does not): when the interface is not
+// there, the socket's bind reports a missing queue instead.
 func checkQueues(iface string, queues []int) error {
 	ents, err := os.ReadDir("/sys/class/net/" + iface + "/queues")
 	if err != nil {

@@ -228,3 +228,86 @@ func TestDatagramsSmallRings(t *testing.T) {
 		t.Fatalf("stats %+v: want %d datagrams", st, clients*each)
 	}
 }
+
+// TestQueues serves two RX queues, one socket each: flows from many client
+// ports spread over both, and all are answered; a queue the interface
+// lacks is refused with ErrQueue.
+func TestQueues(t *testing.T) {
+	v := xdptest.NewVethQueues(t, 2)
+	err := xdptest.InNS(v.ServerNS, func() error {
+		_, err := Listen(Config{Interface: v.ServerIf, UDPPort: testUDPPort, Queues: []int{0, 2}})
+		return err
+	})
+	if !errors.Is(err, ErrQueue) {
+		t.Fatalf("queue 2 of 2: %v, want ErrQueue", err)
+	}
+	var l *Listener
+	if err := xdptest.InNS(v.ServerNS, func() (err error) {
+		l, err = Listen(Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP), UDPPort: testUDPPort, Queues: []int{0, 1}})
+		return err
+	}); err != nil {
+		testenv.Need(t, testenv.RequireXDP, false, "cannot start AF_XDP: "+err.Error())
+	}
+	srv := server.New(server.Options{Handler: echoHandler})
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeMessages(l.Datagrams()) }()
+	defer func() {
+		srv.Close()
+		<-served
+		l.Close()
+	}()
+	const flows = 16
+	for i := range flows {
+		c := dialDatagram(t, v)
+		raw, err := c.RoundTrip([]byte(fmt.Sprintf("GET /q%d HTTP/1.1\r\nHost: x\r\n\r\n", i)))
+		if err != nil || !bytes.Contains(raw, []byte(fmt.Sprintf("GET /q%d ", i))) {
+			t.Fatalf("flow %d: %v %q", i, err, raw)
+		}
+	}
+	busy := 0
+	for _, q := range l.queues {
+		if q.datagrams.Load() > 0 {
+			busy++
+		}
+	}
+	// 16 flows all hashed to one queue: 2^-15.
+	if busy != 2 {
+		t.Errorf("datagrams arrived on %d of 2 queues", busy)
+	}
+}
+
+// TestDatagramAllocs: the transport allocates nothing per request; the one
+// allocation per request is the server core's goroutine per message.
+func TestDatagramAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	v := xdptest.NewVeth(t)
+	startListener(t, v, Native, server.HandlerFunc(func(w *server.ResponseWriter, _ *server.Request) { w.WriteString("ok") }))
+	// A bare UDP socket: the datagram client's deadlines allocate.
+	var c net.Conn
+	if err := xdptest.InNS(v.ClientNS, func() (err error) {
+		c, err = net.Dial("udp4", net.JoinHostPort(xdptest.Addr(v.ServerIP), strconv.Itoa(testUDPPort)))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second)) // bounds every read below
+	req := []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	buf := make([]byte, 2048)
+	roundTrip := func() {
+		if _, err := c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.Read(buf); err != nil || !bytes.HasSuffix(buf[:n], []byte("\r\n\r\nok")) {
+			t.Fatalf("%v %q", err, buf[:n])
+		}
+	}
+	for range 100 {
+		roundTrip() // warm the pools
+	}
+	if n := testing.AllocsPerRun(500, roundTrip); n > 1 {
+		t.Fatalf("%.2f allocations per request, want at most 1 (the server core's goroutine)", n)
+	}
+}

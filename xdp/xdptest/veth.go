@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,6 +64,13 @@ func Run(name string, args ...string) (string, error) {
 // (fails under REQUIRE_ROOT/REQUIRE_NETNS) without root or namespaces.
 func NewVeth(t testing.TB) *Veth {
 	t.Helper()
+	return NewVethQueues(t, 1)
+}
+
+// NewVethQueues is NewVeth with queues RX and TX queues on each end (veth
+// spreads flows over them by hash).
+func NewVethQueues(t testing.TB, queues int) *Veth {
+	t.Helper()
 	testenv.NeedRoot(t)
 	ip := testenv.Command(t, "ip")
 	ethtool := testenv.Command(t, "ethtool")
@@ -76,8 +84,10 @@ func NewVeth(t testing.TB) *Veth {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { Run(ip, "netns", "del", v.ClientNS) })
+	q := strconv.Itoa(queues)
 	for _, s := range [][]string{
-		{ip, "link", "add", v.ServerIf, "netns", v.ServerNS, "type", "veth", "peer", "name", v.ClientIf, "netns", v.ClientNS},
+		{ip, "link", "add", v.ServerIf, "netns", v.ServerNS, "numtxqueues", q, "numrxqueues", q, "type", "veth",
+			"peer", "name", v.ClientIf, "netns", v.ClientNS, "numtxqueues", q, "numrxqueues", q},
 		{ip, "-n", v.ServerNS, "addr", "add", Addr(v.ServerIP) + "/24", "dev", v.ServerIf},
 		{ip, "-n", v.ClientNS, "addr", "add", Addr(v.ClientIP) + "/24", "dev", v.ClientIf},
 		{ip, "-n", v.ServerNS, "link", "set", "lo", "up"},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,6 +20,9 @@ var (
 	// ErrPermission means socket or bind was refused (needs CAP_NET_RAW,
 	// and CAP_NET_ADMIN for the interface).
 	ErrPermission = errors.New("xsk: permission denied")
+	// ErrQueue means bind refused the queue: the device has no such RX
+	// queue.
+	ErrQueue = errors.New("xsk: no such queue")
 )
 
 // Options describe one socket. FrameSize must be a power of two between
@@ -50,6 +54,9 @@ type Socket struct {
 	// wakeups, statistics); Close sets its sign bit, then waits for them,
 	// so the descriptor is never used after it is closed and reused.
 	use atomic.Int64
+	// rxReady is WaitRX's poller callback, made once: a closure built per
+	// wait would be an allocation per idle wakeup.
+	rxReady func(uintptr) bool
 
 	umem      []byte
 	frameSize uint64
@@ -70,11 +77,12 @@ func Open(o Options) (s *Socket, err error) {
 		return nil, sysErr("socket", err)
 	}
 	s = &Socket{frameSize: uint64(o.FrameSize)}
+	opened := s // s, the named result, is nil on the error returns below
 	defer func() {
 		if err != nil {
-			s.unmap()
-			if s.file != nil {
-				s.file.Close()
+			opened.unmap()
+			if opened.file != nil {
+				opened.file.Close()
 			} else {
 				unix.Close(fd)
 			}
@@ -121,18 +129,45 @@ func Open(o Options) (s *Socket, err error) {
 	if o.Copy {
 		flags |= unix.XDP_COPY
 	}
-	if err = unix.Bind(fd, &unix.SockaddrXDP{Flags: flags, Ifindex: uint32(o.Ifindex), QueueID: uint32(o.Queue)}); err != nil {
+	if err = bind(fd, &unix.SockaddrXDP{Flags: flags, Ifindex: uint32(o.Ifindex), QueueID: uint32(o.Queue)}); err != nil {
+		if errors.Is(err, unix.EINVAL) {
+			// The kernel's answer to a queue beyond the device's.
+			return nil, fmt.Errorf("%w: queue %d: %w", ErrQueue, o.Queue, err)
+		}
 		return nil, sysErr("bind", err)
 	}
 	// A non-blocking descriptor handed to os.NewFile joins Go's poller,
 	// so a goroutine can wait for RX without holding a thread, and Close
 	// wakes it.
 	s.fd = fd
+	s.rxReady = func(uintptr) bool { return s.RXReady() }
 	s.file = os.NewFile(uintptr(fd), "xsk")
 	if s.raw, err = s.file.SyscallConn(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// bindTries and bindPause bound how long bind waits for a queue to come
+// free: the kernel releases a closed socket's hold on its queue in a
+// deferred work item, so a socket opened right after another closed (a
+// restart, a test) can find the queue still busy for a moment.
+const (
+	bindTries = 40
+	bindPause = 25 * time.Millisecond
+)
+
+func bind(fd int, sa *unix.SockaddrXDP) error {
+	for try := 0; ; try++ {
+		err := unix.Bind(fd, sa)
+		if !errors.Is(err, unix.EBUSY) {
+			return err
+		}
+		if try == bindTries {
+			return fmt.Errorf("queue %d in use by another AF_XDP socket: %w", sa.QueueID, err)
+		}
+		time.Sleep(bindPause)
+	}
 }
 
 // sysErr wraps a syscall failure, marking the two causes package xdp

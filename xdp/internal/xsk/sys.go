@@ -104,7 +104,7 @@ func (s *Socket) WakeRX() {
 // os.ErrClosed) holds). The ring is checked after the poller is armed, so
 // a frame that arrives in between is not missed.
 func (s *Socket) WaitRX() error {
-	return s.raw.Read(func(uintptr) bool { return s.RXReady() })
+	return s.raw.Read(s.rxReady)
 }
 
 // Close waits for syscalls in progress, closes the descriptor and wakes

@@ -1,0 +1,5 @@
+//go:build !race
+
+package xdp
+
+const raceEnabled = false
