@@ -272,6 +272,9 @@ func (r *rig) run(n int64) (res result, err error) {
 				fds := []unix.PollFd{{Fd: int32(r.efd), Events: unix.POLLIN}}
 				if k, _ := unix.Poll(fds, int(stallTimeout/time.Millisecond)); k == 0 {
 					lost = injected - (r.served.Load() - base) // the outstanding ones are gone
+					if lost > n/100+window {
+						return fmt.Errorf("%d of %d requests lost: the transport stopped answering; %s", lost, injected, r.stats())
+					}
 				} else {
 					unix.Read(r.efd, buf)
 				}
