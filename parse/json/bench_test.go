@@ -29,6 +29,7 @@ func BenchmarkParse(b *testing.B) {
 				p := NewParser(Options{Engine: e})
 				b.SetBytes(int64(len(data)))
 				b.ReportAllocs()
+				defer reportCPU(b, cpuTime())
 				for b.Loop() {
 					if _, err := p.Parse(data); err != nil {
 						b.Fatal(err)
@@ -55,6 +56,7 @@ func BenchmarkSmall(b *testing.B) {
 				p.doc.simdMin = 0
 				b.SetBytes(int64(len(doc)))
 				b.ReportAllocs()
+				defer reportCPU(b, cpuTime())
 				for b.Loop() {
 					if _, err := p.Parse(doc); err != nil {
 						b.Fatal(err)

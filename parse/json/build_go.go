@@ -98,7 +98,11 @@ value:
 		goto value
 	case '"':
 		if mk != nil {
-			end, esc, errAt, err = scanStringMarked(b, i+1, mk)
+			if end = mk.stopFast(i + 1); end >= 0 && b[end] == '"' {
+				esc = false
+			} else {
+				end, esc, errAt, err = scanStringMarked(b, i+1, mk)
+			}
 		} else {
 			end, esc, errAt, err = scanString(b, i+1, checkUTF8)
 		}
@@ -158,7 +162,16 @@ after:
 	if top&stackObject != 0 {
 		switch b[i] {
 		case ',':
-			i = skipWSMarked(b, i+1, mk)
+			i++
+			// A line feed and an indentation, in pretty-printed
+			// documents: one mask scan, inline (see marks.go).
+			if mk != nil && uint(i-mk.base) < uint(mk.end-mk.base) {
+				if k := bits.TrailingZeros64(^mk.bits(i, markSpace)); k < asm.BlockSize && i+k < mk.end {
+					i += k
+					goto key
+				}
+			}
+			i = skipWSMarked(b, i, mk)
 			goto key
 		case '}':
 			tape = closeContainer(tape, top>>stackKindBits, tagObjEnd)
@@ -170,7 +183,14 @@ after:
 	}
 	switch b[i] {
 	case ',':
-		i = skipWSMarked(b, i+1, mk)
+		i++
+		if mk != nil && uint(i-mk.base) < uint(mk.end-mk.base) { // as for objects
+			if k := bits.TrailingZeros64(^mk.bits(i, markSpace)); k < asm.BlockSize && i+k < mk.end {
+				i += k
+				goto value
+			}
+		}
+		i = skipWSMarked(b, i, mk)
 		goto value
 	case ']':
 		tape = closeContainer(tape, top>>stackKindBits, tagArrEnd)
@@ -187,7 +207,11 @@ key:
 		return tape, stack, i, ErrExpectedKey
 	}
 	if mk != nil {
-		end, esc, errAt, err = scanStringMarked(b, i+1, mk)
+		if end = mk.stopFast(i + 1); end >= 0 && b[end] == '"' {
+			esc = false
+		} else {
+			end, esc, errAt, err = scanStringMarked(b, i+1, mk)
+		}
 	} else {
 		end, esc, errAt, err = scanString(b, i+1, checkUTF8)
 	}

@@ -157,10 +157,32 @@ func skipWSMarked(b []byte, i int, m *marks) int {
 	return skipWSSlowMarked(b, i, m)
 }
 
+// skipWSSlowMarked is one out-of-line call for a whitespace run, with the
+// mask scan in its body rather than behind a second call.
+//
 //go:noinline
 func skipWSSlowMarked(b []byte, i int, m *marks) int {
-	if m != nil {
-		return m.nextNonSpace(i)
+	if m == nil {
+		return skipWSSlow(b, i)
 	}
-	return skipWSSlow(b, i)
+	if uint(i-m.base) < uint(m.end-m.base) {
+		if x := ^m.bits(i, markSpace); x != 0 {
+			if j := i + bits.TrailingZeros64(x); j < m.end {
+				return j
+			}
+		}
+	}
+	return m.nextNonSpace(i)
+}
+
+// stopFast returns the first string stop at or after i when it lies in
+// the 64 bytes from i and inside the window, else -1: the common short
+// string, small enough to inline into the parser's loop.
+func (m *marks) stopFast(i int) int {
+	if uint(i-m.base) < uint(m.end-m.base) {
+		if x := m.bits(i, markStop); x != 0 {
+			return i + bits.TrailingZeros64(x)
+		}
+	}
+	return -1
 }
