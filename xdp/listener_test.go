@@ -112,6 +112,13 @@ func TestDatagramsOverVeth(t *testing.T) {
 			if err != nil || !bytes.HasPrefix(raw, []byte("HTTP/1.1 400 ")) {
 				t.Fatalf("obs-fold: %v %q, want 400", err, raw)
 			}
+			// An empty datagram and binary garbage get 400, not silence.
+			for _, bad := range [][]byte{{}, {0, 1, 2, 0xff, '\r', '\n', '\r', '\n'}} {
+				raw, err = c.RoundTrip(bad)
+				if err != nil || !bytes.HasPrefix(raw, []byte("HTTP/1.1 400 ")) {
+					t.Fatalf("request %q: %v %q, want 400", bad, err, raw)
+				}
+			}
 			st, err := l.Stats()
 			if err != nil {
 				t.Fatal(err)
