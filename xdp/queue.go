@@ -14,9 +14,11 @@ import (
 // rxBatch is how many descriptors the RX loop takes from the ring at once.
 const rxBatch = 64
 
+// kickTries bounds the kicks in a row that send nothing (see kick).
 // txWaitTries and txWaitPause bound how long a transmit waits for a
-// completed frame when all are in flight (copy mode completes them inside
-// the kick, so the first retry nearly always succeeds).
+// completed frame, or a TX ring slot, when all are in flight (copy mode
+// completes frames inside the kick, so the first retry nearly always
+// succeeds).
 const (
 	kickTries   = 8
 	txWaitTries = 50
