@@ -1,6 +1,7 @@
 package xdp
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -98,5 +99,74 @@ func TestDeviceFrames(t *testing.T) {
 	}
 	if err := l.Transmit(make([]byte, 1515)); err != ErrFrameTooLarge {
 		t.Fatalf("Transmit of 1515 bytes: %v, want ErrFrameTooLarge", err)
+	}
+}
+
+// TestTransmitDuringClose: a userspace stack may flush a segment while the
+// listener closes; Transmit then fails with ErrClosed rather than writing
+// into UMEM that Close has unmapped (which would crash the process).
+func TestTransmitDuringClose(t *testing.T) {
+	v := xdptest.NewVeth(t)
+	l := startListener(t, v, Native, echoHandler)
+	frame := make([]byte, 128) // contents do not matter: it only has to leave
+	copy(frame, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	const senders = 4
+	deadline := time.Now().Add(5 * time.Second)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	sent := make([]int, senders)
+	closedErr := make([]error, senders)
+	for s := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := l.Transmit(frame)
+				switch {
+				case err == nil:
+					sent[s]++
+				case errors.Is(err, ErrClosed):
+					closedErr[s] = err
+					return
+				case errors.Is(err, ErrTXFull):
+					// the kernel has not sent the ring yet; try again
+				default:
+					t.Errorf("Transmit: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := l.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	// Every sender sees ErrClosed soon after Close returned.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		close(stop)
+		<-done
+		t.Fatal("Transmit kept succeeding after Close")
+	}
+	total := 0
+	for s := range senders {
+		total += sent[s]
+		if closedErr[s] == nil {
+			t.Errorf("sender %d never saw ErrClosed", s)
+		}
+	}
+	if total == 0 {
+		t.Error("nothing was transmitted before Close")
+	}
+	if err := l.Transmit(frame); !errors.Is(err, ErrClosed) {
+		t.Errorf("Transmit after Close: %v, want ErrClosed", err)
 	}
 }

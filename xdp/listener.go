@@ -43,6 +43,12 @@ type Listener struct {
 
 	dgrams   *datagramListener
 	inflight sync.WaitGroup // datagrams delivered and not yet released
+	// txGate is held shared by each Transmit while it writes into UMEM and
+	// exclusively by Close before it unmaps, so a Transmit racing Close
+	// (a userspace stack flushing a segment as it is stopped) returns
+	// ErrClosed instead of writing to unmapped memory.
+	txGate   sync.RWMutex
+	unmapped bool
 	loops    sync.WaitGroup
 	once     sync.Once
 	closeErr error
@@ -186,6 +192,11 @@ func (l *Listener) Transmit(frame []byte) error {
 	if len(frame) > l.cfg.FrameSize || len(frame) > l.iface.MTU+ethLen {
 		return ErrFrameTooLarge
 	}
+	l.txGate.RLock()
+	defer l.txGate.RUnlock()
+	if l.unmapped {
+		return ErrClosed
+	}
 	q := l.queues[int(l.txNext.Add(1))%len(l.queues)]
 	a, err := q.allocTX()
 	if err != nil {
@@ -261,6 +272,9 @@ func (l *Listener) shutdown() {
 		l.closeErr = errors.Join(errs...)
 		return
 	}
+	l.txGate.Lock()
+	l.unmapped = true
+	l.txGate.Unlock()
 	for _, q := range l.queues {
 		q.fillMu.Lock()
 		q.txMu.Lock()

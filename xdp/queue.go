@@ -1,6 +1,9 @@
 package xdp
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -157,7 +160,7 @@ func (q *queue) allocTX() (uint64, error) {
 			return 0, ErrTXFull
 		}
 		if err := q.sock.Kick(); err != nil {
-			return 0, err
+			return 0, closedAs(err)
 		}
 		if try > 0 {
 			q.txMu.Unlock()
@@ -197,7 +200,7 @@ func (q *queue) send(a uint64, n int) error {
 			q.txFull.Add(1)
 			err = ErrTXFull
 		default:
-			err = q.sock.Kick()
+			err = closedAs(q.sock.Kick())
 		}
 		if err != nil {
 			q.txFree = append(q.txFree, a)
@@ -242,7 +245,7 @@ func (q *queue) kick() error {
 			return nil // the kicker will see our frame
 		}
 		before := q.sock.TXQueued()
-		err := q.sock.Kick()
+		err := closedAs(q.sock.Kick())
 		q.kicking.Store(false)
 		if err != nil {
 			return err
@@ -267,4 +270,13 @@ func (q *queue) kick() error {
 		q.reclaim()
 		q.txMu.Unlock()
 	}
+}
+
+// closedAs reports a socket closed under a sender (Close has begun) as the
+// package's ErrClosed, the error callers test for.
+func closedAs(err error) error {
+	if errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
 }
