@@ -3,8 +3,6 @@
 package json
 
 import (
-	"bytes"
-
 	simdjson "github.com/minio/simdjson-go"
 
 	"github.com/simdedge/simdedge/asm"
@@ -40,7 +38,8 @@ const simdMinLen = 2048
 var noCopyStrings = []simdjson.ParserOption{simdjson.WithCopyStrings(false)}
 
 type simdState struct {
-	pj *simdjson.ParsedJson
+	pj     *simdjson.ParsedJson
+	checks []uint64 // bytesChecksOK's scratch
 }
 
 // parseSIMD parses b with simdjson-go and reports whether the result can be
@@ -74,46 +73,14 @@ func (d *Document) parseSIMD(b []byte, nd bool) bool {
 	if !d.opts.AllowInvalidUTF8 && !asm.ValidUTF8(pj.Message) {
 		return false
 	}
-	// It decodes "\ud800\u0041" into one wrong code point instead of
-	// rejecting the unpaired surrogate, and accepts non-hex digits in \u
-	// escapes, so every \u escape is re-checked. In an
-	// accepted document every backslash is inside a string, so walking them
-	// from the start pairs each with its escape correctly.
-	if !escapesValid(pj.Message) {
-		return false
-	}
-	// It accepts a NUL byte after true, false and null ("[true\x00]",
-	// found by FuzzParse). A raw NUL is invalid anywhere in an accepted
-	// document (in strings it is a control character), so any NUL rejects.
-	if bytes.IndexByte(pj.Message, 0) >= 0 {
-		return false
-	}
-	// It accepts a negative number with leading zeros when the number is
-	// a float or longer than 20 bytes ("-01.5", found by FuzzParseND).
-	if !negativeZerosOK(pj.Message) {
+	// It accepts a NUL after literals, invalid \u escapes and "-01.5"
+	// (bytesChecksOK).
+	var ok bool
+	if d.simd.checks, ok = bytesChecksOK(pj.Message, d.simd.checks); !ok {
 		return false
 	}
 	// It has no depth limit.
 	return tapeDepthOK(pj.Tape, d.opts.MaxDepth)
-}
-
-// negativeZerosOK reports that no number in m starts with "-0" followed by
-// a digit. A '-' starts a number only after '[', ',', ':' or whitespace;
-// the same bytes inside a string ("a, -01") only cost a needless re-parse.
-func negativeZerosOK(m []byte) bool {
-	const negZero = "-0"
-	for i := 0; ; {
-		k := bytes.Index(m[i:], []byte(negZero))
-		if k < 0 {
-			return true
-		}
-		i += k
-		if i+len(negZero) < len(m) && m[i+len(negZero)]-'0' <= 9 &&
-			i > 0 && isNumberLead[m[i-1]] {
-			return false
-		}
-		i += len(negZero)
-	}
 }
 
 // isNumberLead holds the bytes that may precede a number in a document.
@@ -131,40 +98,6 @@ func onlyJSONSpaceTrimmed(b []byte, kept int) bool {
 		trail++
 	}
 	return len(b)-lead-trail == kept
-}
-
-// escapesValid re-checks every \u escape of an accepted document. It
-// searches for the two bytes `\u` (one vectorised pass when there are
-// none, the common case) instead of visiting every backslash. A `\u` found
-// is an escape exactly when an even number of backslashes precede it
-// inside the run that ends there: in "\\u" the backslash before u is
-// itself escaped. i only ever advances to the end of an escape, so the run
-// never needs to be counted back past i.
-func escapesValid(m []byte) bool {
-	const uEscape = `\u`
-	for i := 0; ; {
-		k := bytes.Index(m[i:], []byte(uEscape))
-		if k < 0 {
-			return true
-		}
-		j := i + k
-		run := 0
-		for j-run-1 >= i && m[j-run-1] == '\\' {
-			run++
-		}
-		if run%2 == 1 { // m[j] is the second byte of a "\\" escape
-			i = j + 1
-			continue
-		}
-		// simdjson-go decodes a \u escape without validating its hex
-		// digits ("\u000 ", found by FuzzParse) and mis-decodes unpaired
-		// surrogates.
-		n, err := checkEscape(m, j)
-		if err != nil {
-			return false
-		}
-		i = j + n
-	}
 }
 
 func tapeDepthOK(t []uint64, maxDepth int) bool {
