@@ -275,6 +275,19 @@ func procCPU(tb testing.TB, pid int) time.Duration {
 	return time.Duration(utime+stime) * tick
 }
 
+// BenchmarkCgoCall is the bare cost of crossing into C and back.
+func BenchmarkCgoCall(b *testing.B) {
+	x := 0
+	measure(b, func() {
+		for range b.N {
+			x = rdma.CgoNoop(x)
+		}
+	})
+	if x != b.N {
+		b.Fatal("sd_noop miscounted")
+	}
+}
+
 // BenchmarkPoll/empty is the cost of one Poll on idle queues: the cgo call,
 // two fi_cq_read and the event-queue check. batchN moves N messages per op
 // (N receives and N sends posted in one call each, all their completions

@@ -135,3 +135,7 @@ func (e *Endpoint) completionError(code int) error {
 	}
 	return fiError("completion", e.s.f.s.name, -code)
 }
+
+// cgoNoop makes one cgo call that does nothing, for BenchmarkCgoCall: the
+// fixed cost that batching spreads over many completions.
+func cgoNoop(x int) int { return int(C.sd_noop(C.int(x))) }

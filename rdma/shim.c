@@ -680,3 +680,5 @@ int sd_ep_close(sd_ep *e) {
 	free(e);
 	return ret;
 }
+
+int sd_noop(int x) { return x + 1; }

@@ -136,4 +136,7 @@ void sd_ep_wake(sd_ep *e);
 void sd_ep_counts(sd_ep *e, int64_t *recvs, int64_t *ops);
 int sd_ep_close(sd_ep *e);
 
+// sd_noop does nothing: the benchmark of a bare cgo call.
+int sd_noop(int x);
+
 #endif

@@ -1,0 +1,6 @@
+//go:build rdma && cgo
+
+package rdma
+
+// CgoNoop exposes cgoNoop to the external test package's benchmarks.
+var CgoNoop = cgoNoop
