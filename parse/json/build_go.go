@@ -23,14 +23,7 @@ import (
 //
 // On error it returns the offending byte offset.
 func (d *Document) buildGo(b []byte, nd bool) (errAt int, err error) {
-	checkUTF8 := !d.opts.AllowInvalidUTF8
-	var mk *marks
-	if !d.noMarks && useMarks() && (!checkUTF8 || asm.ValidUTF8(b)) {
-		// The whole input is valid UTF-8 (or need not be): strings need
-		// no check of their own (see marks.go).
-		d.marks.reset(b)
-		mk, checkUTF8 = &d.marks, false
-	}
+	mk, checkUTF8 := d.marksFor(b)
 	d.own, d.stack, errAt, err = buildTape(d.own[:0], d.stack[:0], b, nd, d.opts.MaxDepth, checkUTF8, mk)
 	if err != nil {
 		d.own = d.own[:0]

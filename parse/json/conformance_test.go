@@ -225,18 +225,19 @@ func TestSIMDEngineBugs(t *testing.T) {
 // TestValidateAgrees checks Validate against Parse on every edge case (the
 // fuzzers check it on arbitrary input).
 func TestValidateAgrees(t *testing.T) {
-	p := NewParser(Options{})
-	for _, tc := range edgeCases {
-		_, perr := p.Parse([]byte(tc.in))
-		verr := p.Validate([]byte(tc.in))
-		if (perr == nil) != (verr == nil) {
-			t.Errorf("%s: Parse %v, Validate %v", tc.name, perr, verr)
-			continue
-		}
-		if perr != nil {
-			pe, ve := perr.(*Error), verr.(*Error)
-			if pe.Offset != ve.Offset || pe.Err != ve.Err {
+	for _, p := range engineParsers(Options{}) { // with and without marks
+		for _, tc := range edgeCases {
+			_, perr := p.Parse([]byte(tc.in))
+			verr := p.Validate([]byte(tc.in))
+			if (perr == nil) != (verr == nil) {
 				t.Errorf("%s: Parse %v, Validate %v", tc.name, perr, verr)
+				continue
+			}
+			if perr != nil {
+				pe, ve := perr.(*Error), verr.(*Error)
+				if pe.Offset != ve.Offset || pe.Err != ve.Err {
+					t.Errorf("%s: Parse %v, Validate %v", tc.name, perr, verr)
+				}
 			}
 		}
 	}

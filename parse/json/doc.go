@@ -34,17 +34,23 @@
 // # Engines, measured
 //
 // The simd engine runs simdjson-go, then checks what simdjson-go does not:
-// UTF-8 (one utf8.Valid pass), \u escapes (it mis-decodes unpaired
+// UTF-8 (one asm.ValidUTF8 pass), \u escapes (it mis-decodes unpaired
 // surrogates and accepts non-hex digits), a NUL after literals and negative
 // numbers with leading zeros (both accepted by simdjson-go 0.4.5, found by
-// this package's fuzzers), whitespace beyond RFC 8259's four bytes, and the
-// depth limit (simdjson-go has none). When any check fails, or simdjson-go
-// rejects the input, the pure-Go engine re-parses and gives the verdict, so
-// both engines accept and reject exactly the same inputs with the same
-// error offsets. On the 2-core AVX-512 development machine (Go 1.26) the
-// pure-Go engine, which validates in its single pass and converts numbers
-// lazily, was faster than simdjson-go plus these checks on every corpus;
-// see bench/micro (BenchmarkJSON) before choosing Options.Engine.
+// this package's fuzzers; these three in one asm.Classify pass), whitespace
+// beyond RFC 8259's four bytes, and the depth limit (simdjson-go has none).
+// When any check fails, or simdjson-go rejects the input, the pure-Go engine
+// re-parses and gives the verdict, so both engines accept and reject exactly
+// the same inputs with the same error offsets.
+//
+// The pure-Go engine is a single pass over the input; where asm runs SIMD
+// kernels it first classifies each 16 KiB window into bit masks of string
+// stops and whitespace (asm.Classify) and checks UTF-8 once per document
+// (asm.ValidUTF8), so its string and whitespace scans are bit scans. On the
+// 2-core AVX-512 development machine (Go 1.26) it used less CPU per
+// document than simdjson-go on every corpus, and than valyala/fastjson on
+// twitter.json; see bench/micro (BenchmarkJSON) before choosing
+// Options.Engine.
 //
 // NDJSON bodies are parsed with Parser.ParseND and walked with Document.Roots,
 // or streamed from an io.Reader line by line with NDReader.

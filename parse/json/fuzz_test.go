@@ -56,9 +56,11 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("engines build different trees")
 			}
 		}
-		if verr := ps[0].Validate(in); (verr == nil) != (firstErr == nil) ||
-			(verr != nil && verr.(*Error).Offset != firstErr.(*Error).Offset) {
-			t.Fatalf("Validate %v, Parse %v", verr, firstErr)
+		for _, p := range ps { // with and without marks
+			if verr := p.Validate(in); (verr == nil) != (firstErr == nil) ||
+				(verr != nil && verr.(*Error).Offset != firstErr.(*Error).Offset) {
+				t.Fatalf("Validate %v, Parse %v", verr, firstErr)
+			}
 		}
 		stdOK := stdjson.Valid(in)
 		switch {

@@ -55,6 +55,19 @@ type marks struct {
 // useMarks reports whether marks pay on this build and CPU level.
 func useMarks() bool { return asm.Active() != asm.Generic }
 
+// marksFor prepares d's marks for b and reports whether the scans must
+// still check UTF-8 per string: marks are used when they pay and the whole
+// input is valid UTF-8 (or need not be), so strings need no check of their
+// own; otherwise mk is nil and the word loops check each string.
+func (d *Document) marksFor(b []byte) (mk *marks, checkUTF8 bool) {
+	checkUTF8 = !d.opts.AllowInvalidUTF8
+	if d.noMarks || !useMarks() || (checkUTF8 && !asm.ValidUTF8(b)) {
+		return nil, checkUTF8
+	}
+	d.marks.reset(b)
+	return &d.marks, false
+}
+
 func (m *marks) reset(b []byte) {
 	if m.buf == nil {
 		// One block of zero words after the window, so that bits() may

@@ -74,7 +74,8 @@ func (p *Parser) Validate(b []byte) error {
 		at  int
 		err error
 	)
-	d.kinds, at, err = validate(d.kinds[:0], b, d.opts.MaxDepth, !d.opts.AllowInvalidUTF8)
+	mk, checkUTF8 := d.marksFor(b)
+	d.kinds, at, err = validate(d.kinds[:0], b, d.opts.MaxDepth, checkUTF8, mk)
 	if err != nil {
 		return &Error{Op: opValidate, Offset: at, Err: err}
 	}

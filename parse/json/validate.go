@@ -5,12 +5,12 @@ package json
 // stack only records whether each open container is an object. It exists
 // so that Validate does not pay for tape writes, and it must accept and
 // reject exactly what buildTape does (TestValidateAgrees, FuzzParse).
-func validate(kinds []bool, b []byte, maxDepth int, checkUTF8 bool) (_ []bool, errAt int, err error) {
+func validate(kinds []bool, b []byte, maxDepth int, checkUTF8 bool, mk *marks) (_ []bool, errAt int, err error) {
 	var (
 		i   int
 		end int
 	)
-	i = skipWS(b, 0)
+	i = skipWSMarked(b, 0, mk)
 	if i >= len(b) {
 		return kinds, i, ErrEmpty
 	}
@@ -24,7 +24,7 @@ value:
 			return kinds, i, ErrDepth
 		}
 		kinds = append(kinds, c == '{')
-		i = skipWS(b, i+1)
+		i = skipWSMarked(b, i+1, mk)
 		if i < len(b) && b[i] == c+closerDelta {
 			kinds = kinds[:len(kinds)-1]
 			i++
@@ -35,7 +35,11 @@ value:
 		}
 		goto value
 	case '"':
-		end, _, errAt, err = scanString(b, i+1, checkUTF8)
+		if mk != nil {
+			end, _, errAt, err = scanStringMarked(b, i+1, mk)
+		} else {
+			end, _, errAt, err = scanString(b, i+1, checkUTF8)
+		}
 		if err != nil {
 			return kinds, errAt, err
 		}
@@ -66,7 +70,7 @@ value:
 		i = end
 	}
 after:
-	i = skipWS(b, i)
+	i = skipWSMarked(b, i, mk)
 	if len(kinds) == 0 {
 		if i >= len(b) {
 			return kinds, 0, nil
@@ -79,7 +83,7 @@ after:
 	if kinds[len(kinds)-1] {
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = skipWSMarked(b, i+1, mk)
 			goto key
 		case '}':
 			kinds = kinds[:len(kinds)-1]
@@ -90,7 +94,7 @@ after:
 	}
 	switch b[i] {
 	case ',':
-		i = skipWS(b, i+1)
+		i = skipWSMarked(b, i+1, mk)
 		goto value
 	case ']':
 		kinds = kinds[:len(kinds)-1]
@@ -105,11 +109,15 @@ key:
 	if b[i] != '"' {
 		return kinds, i, ErrExpectedKey
 	}
-	end, _, errAt, err = scanString(b, i+1, checkUTF8)
+	if mk != nil {
+		end, _, errAt, err = scanStringMarked(b, i+1, mk)
+	} else {
+		end, _, errAt, err = scanString(b, i+1, checkUTF8)
+	}
 	if err != nil {
 		return kinds, errAt, err
 	}
-	i = skipWS(b, end+1)
+	i = skipWSMarked(b, end+1, mk)
 	if i >= len(b) {
 		return kinds, i, ErrUnexpectedEOF
 	}
@@ -121,7 +129,7 @@ key:
 	if i+2 < len(b) && b[i+1] == ' ' && b[i+2] > ' ' {
 		i += 2
 	} else {
-		i = skipWS(b, i+1)
+		i = skipWSMarked(b, i+1, mk)
 	}
 	goto value
 }
