@@ -13,16 +13,17 @@ import (
 var simdAvailable = simdjson.SupportedCPU()
 
 // The default engine (options.go) stays the pure-Go one even where
-// simdjson-go runs.
-// Measured on the AMD EPYC (Zen 5) development machine with Go 1.26,
-// fastest of 60 interleaved rounds (bench/micro TestJSONMinTime): the
-// pure-Go engine parsed twitter.json in 448 µs against 598 µs for the
-// simdjson-go engine (494 µs for raw simdjson-go), citm 791 against 1205,
-// canada 1284 against 9640, and extracted the twitter fields in 463 against
-// 579, with no allocation against three. simdjson-go also needs checks
-// after it for inputs it wrongly accepts (see parseSIMD). Select it with
-// Options.Engine = EngineSIMD; it is tested and fuzzed to agree with the
-// pure-Go engine on every input.
+// simdjson-go runs. Measured on the AMD EPYC (Zen 5) development machine
+// with Go 1.26, process CPU time per parse, medians of 10 interleaved
+// rounds (bench/micro BenchmarkJSON, cpu-ns/op): the pure-Go engine (with
+// its marks, see marks.go) parsed twitter.json in 265 µs against 659 µs for
+// the simdjson-go engine (654 µs for raw simdjson-go, whose two stages run
+// in two goroutines and so cost more CPU than wall time), citm 646 against
+// 1632, canada 1641 against 13420, and extracted the twitter fields in 303
+// against 718, with no allocation against three. simdjson-go also needs
+// checks after it for inputs it wrongly accepts (see parseSIMD). Select it
+// with Options.Engine = EngineSIMD; it is tested and fuzzed to agree with
+// the pure-Go engine on every input.
 
 // simdMinLen is the input length below which the pure-Go engine is used even
 // when simdjson-go is available: simdjson-go has a fixed cost per call (its
