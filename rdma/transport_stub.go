@@ -18,7 +18,13 @@ type MessageListener struct{}
 var _ server.MessageListener = (*MessageListener)(nil)
 
 // ListenMessages returns ErrNotSupported in this build.
-func ListenMessages(cfg ListenConfig) (*MessageListener, error) { return nil, ErrNotSupported }
+// A configuration error is reported first, as the real build would.
+func ListenMessages(cfg ListenConfig) (*MessageListener, error) {
+	if err := checkWindow(&cfg.Provider, &cfg.Credits, &cfg.MessageSize); err != nil {
+		return nil, err
+	}
+	return nil, ErrNotSupported
+}
 
 // Receive returns ErrNotSupported.
 func (ml *MessageListener) Receive() (server.Message, error) { return nil, ErrNotSupported }
@@ -41,7 +47,13 @@ func (ml *MessageListener) Stats() ListenerStats { return ListenerStats{} }
 type Client struct{}
 
 // Dial returns ErrNotSupported in this build.
-func Dial(addr string, o DialOptions) (*Client, error) { return nil, ErrNotSupported }
+// A configuration error is reported first, as the real build would.
+func Dial(addr string, o DialOptions) (*Client, error) {
+	if err := checkWindow(&o.Provider, &o.Credits, &o.MessageSize); err != nil {
+		return nil, err
+	}
+	return nil, ErrNotSupported
+}
 
 // RoundTrip returns ErrNotSupported.
 func (cl *Client) RoundTrip(req []byte, timeout time.Duration, part func(b []byte, more bool) error) error {
