@@ -51,18 +51,28 @@ func BenchmarkSmall(b *testing.B) {
 		}
 		doc = append(doc[:len(doc)-1], ']')
 		for _, e := range Engines() {
-			b.Run(fmt.Sprintf("%d/%v", size, e), func(b *testing.B) {
-				p := NewParser(Options{Engine: e})
-				p.doc.simdMin = 0
-				b.SetBytes(int64(len(doc)))
-				b.ReportAllocs()
-				defer reportCPU(b, cpuTime())
-				for b.Loop() {
-					if _, err := p.Parse(doc); err != nil {
-						b.Fatal(err)
+			for _, noMarks := range []bool{false, true} {
+				name := fmt.Sprintf("%d/%v", size, e)
+				if noMarks {
+					if e != EnginePureGo || !useMarks() {
+						continue
 					}
+					name += "_nomarks" // the word loops, for marks.go's decision
 				}
-			})
+				b.Run(name, func(b *testing.B) {
+					p := NewParser(Options{Engine: e})
+					p.doc.simdMin = 0
+					p.doc.noMarks = noMarks
+					b.SetBytes(int64(len(doc)))
+					b.ReportAllocs()
+					defer reportCPU(b, cpuTime())
+					for b.Loop() {
+						if _, err := p.Parse(doc); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -91,7 +91,10 @@ value:
 		goto value
 	case '"':
 		if mk != nil {
-			if end = mk.stopFast(i + 1); end >= 0 && b[end] == '"' {
+			if end = wordStop(b, i+1); end < 0 {
+				end = mk.stopFast(i + 1)
+			}
+			if end >= 0 && b[end] == '"' {
 				esc = false
 			} else {
 				end, esc, errAt, err = scanStringMarked(b, i+1, mk)
@@ -158,6 +161,9 @@ after:
 			i++
 			// A line feed and an indentation, in pretty-printed
 			// documents: one mask scan, inline (see marks.go).
+			if i < len(b) && b[i] > ' ' {
+				goto key // compact documents
+			}
 			if mk != nil && uint(i-mk.base) < uint(mk.end-mk.base) {
 				if k := bits.TrailingZeros64(^mk.bits(i, markSpace)); k < asm.BlockSize && i+k < mk.end {
 					i += k
@@ -177,6 +183,9 @@ after:
 	switch b[i] {
 	case ',':
 		i++
+		if i < len(b) && b[i] > ' ' {
+			goto value
+		}
 		if mk != nil && uint(i-mk.base) < uint(mk.end-mk.base) { // as for objects
 			if k := bits.TrailingZeros64(^mk.bits(i, markSpace)); k < asm.BlockSize && i+k < mk.end {
 				i += k
@@ -200,7 +209,10 @@ key:
 		return tape, stack, i, ErrExpectedKey
 	}
 	if mk != nil {
-		if end = mk.stopFast(i + 1); end >= 0 && b[end] == '"' {
+		if end = wordStop(b, i+1); end < 0 {
+			end = mk.stopFast(i + 1)
+		}
+		if end >= 0 && b[end] == '"' {
 			esc = false
 		} else {
 			end, esc, errAt, err = scanStringMarked(b, i+1, mk)
