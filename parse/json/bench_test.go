@@ -41,7 +41,9 @@ func BenchmarkParse(b *testing.B) {
 }
 
 // BenchmarkSmall measures both engines on small bodies, to place
-// simdMinLen: below it the simd engine's fixed cost per call loses.
+// simdMinLen and marksMinLen: below them the simd engine's and the marks'
+// fixed costs per call lose. Both thresholds are lowered to 0 here, so
+// the rows compare the paths at every size.
 func BenchmarkSmall(b *testing.B) {
 	const item = `{"id":505874924095815681,"name":"ayuu0123","tags":["a","b"],"ok":true,"score":1.5},`
 	for _, size := range []int{128, 512, 1024, 2048, 4096, 16384} {
@@ -61,7 +63,7 @@ func BenchmarkSmall(b *testing.B) {
 				}
 				b.Run(name, func(b *testing.B) {
 					p := NewParser(Options{Engine: e})
-					p.doc.simdMin = 0
+					p.doc.simdMin, p.doc.marksMin = 0, 0
 					p.doc.noMarks = noMarks
 					b.SetBytes(int64(len(doc)))
 					b.ReportAllocs()

@@ -16,7 +16,7 @@ func engineParsers(opts Options) []*Parser {
 		o := opts
 		o.Engine = e
 		p := NewParser(o)
-		p.doc.simdMin = 0
+		p.doc.simdMin, p.doc.marksMin = 0, 0
 		ps = append(ps, p)
 		if e == EnginePureGo && useMarks() {
 			// The same engine without marks (marks.go): its word loops

@@ -27,15 +27,17 @@ type Document struct {
 	// small inputs.
 	simdMin int
 	// noMarks makes the pure-Go engine use its word loops even where
-	// marks pay; tests compare both paths.
-	noMarks bool
+	// marks pay, and marksMin is marksMinLen; tests set them to compare
+	// both paths on inputs of every size.
+	noMarks  bool
+	marksMin int
 }
 
 // NewParser returns a Parser with the given options (zero: defaults).
 func NewParser(opts Options) *Parser {
 	p := &Parser{}
 	p.doc.opts = opts.withDefaults()
-	p.doc.simdMin = simdMinLen
+	p.doc.simdMin, p.doc.marksMin = simdMinLen, marksMinLen
 	return p
 }
 
@@ -65,7 +67,7 @@ func (p *Parser) Validate(b []byte) error {
 	d := &p.doc
 	if d.opts.MaxDepth == 0 {
 		d.opts = d.opts.withDefaults()
-		d.simdMin = simdMinLen
+		d.simdMin, d.marksMin = simdMinLen, marksMinLen
 	}
 	if len(b) > d.opts.MaxSize {
 		return &Error{Op: opValidate, Offset: d.opts.MaxSize, Err: ErrTooLarge}
@@ -86,7 +88,7 @@ func (p *Parser) parse(b []byte, nd bool, op string) (*Document, error) {
 	d := &p.doc
 	if d.opts.MaxDepth == 0 { // zero Parser value
 		d.opts = d.opts.withDefaults()
-		d.simdMin = simdMinLen
+		d.simdMin, d.marksMin = simdMinLen, marksMinLen
 	}
 	if len(b) > d.opts.MaxSize {
 		return nil, &Error{Op: op, Offset: d.opts.MaxSize, Err: ErrTooLarge}
