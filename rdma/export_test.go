@@ -4,3 +4,11 @@ package rdma
 
 // CgoNoop exposes cgoNoop to the external test package's benchmarks.
 var CgoNoop = cgoNoop
+
+// SetPollSpin sets the poller's spin count and returns the previous one,
+// for the benchmarks that measure whether spinning pays.
+func SetPollSpin(n int) int {
+	old := pollSpin
+	pollSpin = n
+	return old
+}

@@ -86,3 +86,60 @@ func (e *Endpoint) postBatch(op Op, r *Region, spans []Span) (int, error) {
 	}
 	return posted, nil
 }
+
+// unsignaled marks a send span of exchange that needs no completion when
+// the endpoint was bound for selective completion (selective reports it).
+// It is bit 55 of the id, outside the transport's work-request kinds.
+const unsignaled = uint64(C.SD_UNSIGNALED)
+
+// selective reports whether sends marked unsignaled complete silently.
+func (e *Endpoint) selective() bool { return e.s.c != nil && e.s.c.selective != 0 }
+
+// exchange posts recvs into rr, then sends from sr, then polls up to
+// len(out) completions into out, all in one cgo call: what the message
+// transport does per step, which as separate calls cost a crossing each
+// (the provider's own work is the same). It returns how many completions
+// it read; posted tells how many operations were posted (recvs first)
+// when err is not nil. The spans must lie in their regions.
+func (e *Endpoint) exchange(rr *Region, recvs []Span, sr *Region, sends []Span, out []Completion) (n, posted int, err error) {
+	var rbase, rdesc, sbase, sdesc C.uintptr_t
+	var rp, sp *C.sd_span
+	if len(recvs) > 0 {
+		if rr == nil || rr.s.closed.Load() {
+			return 0, 0, ErrClosed
+		}
+		rbase, rdesc, rp = C.uintptr_t(rr.s.base), rr.s.desc, (*C.sd_span)(unsafe.Pointer(&recvs[0]))
+	}
+	if len(sends) > 0 {
+		if sr == nil || sr.s.closed.Load() {
+			return 0, 0, ErrClosed
+		}
+		sbase, sdesc, sp = C.uintptr_t(sr.s.base), sr.s.desc, (*C.sd_span)(unsafe.Pointer(&sends[0]))
+	}
+	e.s.mu.RLock()
+	defer e.s.mu.RUnlock()
+	if e.s.closed.Load() {
+		return 0, 0, ErrClosed
+	}
+	// The counts fit: recvs and sends are bounded by the queue sizes
+	// (maxCQSize) and polls by the scratch array.
+	res := int64(C.sd_exchange(e.s.c, rbase, rdesc, rp, C.int(len(recvs)), sbase, sdesc, sp, C.int(len(sends)),
+		C.int(min(len(out), 1<<20))))
+	posted, got, code := int(res&(1<<24-1)), int(res>>24&(1<<24-1)), int(res>>48)
+	if code != 0 {
+		op := OpSend
+		if posted < len(recvs) {
+			op = OpRecv
+		}
+		if posted == len(recvs)+len(sends) {
+			_, err = e.collect(out, -code) // the poll failed
+			return 0, posted, err
+		}
+		return 0, posted, e.postError(op, -code)
+	}
+	if len(out) == 0 {
+		return 0, posted, nil
+	}
+	n, err = e.collect(out, got)
+	return n, posted, err
+}

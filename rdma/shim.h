@@ -88,7 +88,19 @@ typedef struct sd_ep {
 
 	int shutdown; // FI_SHUTDOWN (or a connection error) seen on eq
 	int eq_err;   // that error's FI_E* code, 0 for a clean shutdown
+
+	// selective: the completion queue is bound with
+	// FI_SELECTIVE_COMPLETION for sends, so that a send posted with
+	// SD_UNSIGNALED in its id completes silently (its failure still
+	// completes, with unsig as context). Every other operation asks for
+	// its completion.
+	int selective;
+	sd_slot unsig;
 } sd_ep;
+
+// SD_UNSIGNALED in a send span's id asks for no completion (sd_exchange,
+// when e->selective).
+#define SD_UNSIGNALED (1ULL << 55)
 
 // A passive endpoint.
 typedef struct sd_pep {
@@ -130,6 +142,14 @@ int sd_post(sd_ep *e, int op, uintptr_t buf, size_t len, uintptr_t desc,
 // positive error code that stopped it (0 if none) in the high 32 bits.
 int64_t sd_post_batch(sd_ep *e, int op, uintptr_t base, uintptr_t desc, sd_span *spans, int n);
 int sd_poll(sd_ep *e, int n);
+// sd_exchange posts nr receives into rbase, then ns sends from sbase, then
+// polls up to npoll completions into e->out; one call for what a
+// request/response step needs. It returns the number of operations posted
+// in bits 0-23, the completions read in bits 24-47 and the positive error
+// code that stopped it (0 if none) in bits 48-63: an out parameter would
+// make Go allocate, and a field of e would race between callers.
+int64_t sd_exchange(sd_ep *e, uintptr_t rbase, uintptr_t rdesc, sd_span *r, int nr,
+	uintptr_t sbase, uintptr_t sdesc, sd_span *s, int ns, int npoll);
 int sd_wait_prepare(sd_ep *e);
 int sd_ep_waitfd(sd_ep *e);
 void sd_ep_wake(sd_ep *e);

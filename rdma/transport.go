@@ -31,12 +31,19 @@ import (
 // advert per exchange). MaxReply is therefore 0: a response goes in as few
 // messages as the server flushes, never split to fit a slot.
 //
-// Polling. One goroutine per connection drains both completion queues:
-// it busy-polls for spinPolls empty polls, then blocks in Wait. It never
+// Polling. One goroutine per connection drains the completion queue and
+// blocks in Endpoint.Wait (Go's network poller) when it is empty. It never
 // blocks on anything else: requests go to the listener's queue, response
 // parts to the waiting caller's channel (sized so that it cannot fill),
 // and control messages that find no credit wait in a queue that the next
 // grant flushes.
+//
+// Cgo calls per request. Released receive slots are not posted one by
+// one: they wait for the next send or the poller's next poll and go in the
+// same cgo call (Endpoint.exchange). Sends ask for a completion only every
+// few messages (FI_SELECTIVE_COMPLETION when the provider has it), since
+// each completion wakes the peer-waiting poller once more; a completion
+// frees its slot and every send posted before it.
 
 // Defaults of ListenConfig and DialOptions.
 const (

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -43,9 +44,31 @@ func (l latencies) report(b *testing.B) {
 	b.ReportMetric(float64(l[len(l)*99/100].Nanoseconds())/1e3, "p99-us")
 }
 
+// spins are the poller spin counts the benchmarks compare: 0 blocks in
+// Wait at once (the default), 16 polls first (~30 µs of empty polls over
+// the tcp provider).
+var spins = []int{0, 16}
+
+func withSpin(b *testing.B, n int, f func(b *testing.B)) {
+	b.Run("spin="+strconv.Itoa(n), func(b *testing.B) {
+		old := rdma.SetPollSpin(n)
+		defer rdma.SetPollSpin(old)
+		f(b)
+	})
+}
+
 func BenchmarkTransportRoundTrip(b *testing.B) {
+	for _, n := range spins {
+		withSpin(b, n, func(b *testing.B) {
+			_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
+			roundTrips(b, addr)
+		})
+	}
+}
+
+// roundTrips runs b.N requests one at a time against addr.
+func roundTrips(b *testing.B, addr string) {
 	needTransport(b)
-	_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
 	c := dialClient(b, addr, rdma.DialOptions{Credits: 32, MessageSize: 4096})
 	n := 0
 	part := func(p []byte, more bool) error { n += len(p); return nil }
@@ -69,8 +92,16 @@ func BenchmarkTransportRoundTrip(b *testing.B) {
 // BenchmarkTransportPipelined: 16 requests in flight on one connection:
 // requests/s is 1e9 / ns/op.
 func BenchmarkTransportPipelined(b *testing.B) {
+	for _, n := range spins {
+		withSpin(b, n, func(b *testing.B) {
+			_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
+			pipelined(b, addr)
+		})
+	}
+}
+
+func pipelined(b *testing.B, addr string) {
 	needTransport(b)
-	_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
 	c := dialClient(b, addr, rdma.DialOptions{Credits: 32, MessageSize: 4096})
 	b.SetBytes(int64(len(benchReq)))
 	b.SetParallelism(8) // 16 goroutines on 2 Ps
@@ -85,6 +116,28 @@ func BenchmarkTransportPipelined(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkTransportProcs: the backend in a second process (the test
+// binary re-run as TestTransportBackendProcess, blocking in Wait), as
+// fi_pingpong runs; cpu-ns/op is this process, peer-cpu-ns/op the
+// backend's (from /proc, 10 ms ticks: use thousands of iterations).
+func BenchmarkTransportProcs(b *testing.B) {
+	for _, mode := range []string{"pingpong", "pipelined16"} {
+		b.Run(mode, func(b *testing.B) {
+			cmd, addr, stop := startBackendProcess(b)
+			peer := procCPU(b, cmd.Process.Pid)
+			if mode == "pingpong" {
+				roundTrips(b, addr)
+			} else {
+				pipelined(b, addr)
+			}
+			if b.N > 0 {
+				b.ReportMetric(float64(procCPU(b, cmd.Process.Pid)-peer)/float64(b.N), "peer-cpu-ns/op")
+			}
+			stop()
+		})
+	}
 }
 
 func BenchmarkKernelTCPKeepAlive(b *testing.B) {

@@ -16,18 +16,11 @@ const (
 	wrSend uint64 = 2 << 56
 	wrRead uint64 = 3 << 56
 	wrKind uint64 = 0xff << 56
+	// wrSlot masks the slot index (bit 55 is the unsignaled flag).
+	wrSlot uint64 = 1<<55 - 1
 )
 
 const (
-	// spinPolls is how many empty polls the poller makes before it
-	// blocks in Wait: about 20-40 µs on this machine, enough to catch the
-	// next message of a busy connection without a wake-up.
-	spinPolls = 256
-	// minNap and maxNap bound the poller's sleeps once spinning found
-	// nothing: an idle connection costs one poll per maxNap, and a request
-	// on a connection idle for long waits up to maxNap more.
-	minNap = 20 * time.Microsecond
-	maxNap = time.Millisecond
 	// readChunk bounds one RDMA READ; larger rendezvous are read in
 	// several, all posted at once.
 	readChunk = 8 << 20
@@ -36,6 +29,14 @@ const (
 	// provider hiccup, not back-pressure).
 	queueFullRetries = 1000
 )
+
+// pollSpin is how many empty polls the poller makes (yielding between
+// them) before it blocks in Endpoint.Wait. Measured on this 2-core machine
+// over the tcp provider: every empty poll is an epoll_wait and a read in
+// the provider (~1.8 µs), and the peer's answer takes tens of µs, so
+// spinning only burnt CPU (BenchmarkTransport*/spin=N); 0 blocks at once.
+// A variable so that the benchmarks can compare.
+var pollSpin = 0
 
 // role is the server or client half of a connection.
 type role interface {
@@ -60,6 +61,7 @@ type conn struct {
 	recv    *Region // nrecv receive slots
 	send    *Region // nsend send slots
 	nrecv   int
+	nsend   int
 
 	mu       sync.Mutex
 	cond     sync.Cond // credits or send slots freed, or closed
@@ -74,6 +76,27 @@ type conn struct {
 	refs  int
 	held  int
 	freed bool
+
+	// Receives to post again, not yet posted: they go with the next send
+	// or the poller's next poll (one cgo call for both), or at once when
+	// the poller is parked in Wait (parked). They count as credits only
+	// once posted.
+	repost    []Span
+	repostUpd []bool // the slot had held a credit update
+	accounted []bool // repostLocked's scratch, swapped with repostUpd
+	parked    bool
+
+	// Sends in flight, in posting order. With selective completion
+	// (selective) most sends complete silently; every sigEvery-th send,
+	// and every send once few slots are free, asks for a completion, and
+	// that completion frees it and every send posted before it: a
+	// connected endpoint completes its sends in order (RC queue pairs; the
+	// tcp provider's send queue).
+	inflight  []int
+	selective bool
+	sigEvery  int
+	unsig     int
+	one       [1]Span // scratch of postSendLocked
 }
 
 type ctrlMsg struct {
@@ -85,8 +108,13 @@ type ctrlMsg struct {
 // newConn registers the slots, posts every receive and starts the poller.
 // On error the endpoint is closed.
 func newConn(f *Fabric, ep *Endpoint, nrecv, nsend, msgSize int, w window) (*conn, error) {
-	c := &conn{ep: ep, msgSize: msgSize, nrecv: nrecv, w: w, refs: 1}
+	c := &conn{ep: ep, msgSize: msgSize, nrecv: nrecv, nsend: nsend, w: w, refs: 1,
+		selective: ep.selective(), sigEvery: max(1, nsend/4)}
 	c.cond.L = &c.mu
+	c.repost = make([]Span, 0, nrecv)
+	c.repostUpd = make([]bool, 0, nrecv)
+	c.accounted = make([]bool, 0, nrecv)
+	c.inflight = make([]int, 0, nsend)
 	var err error
 	if c.recv, err = f.Register(nrecv * msgSize); err != nil {
 		ep.Close()
@@ -117,34 +145,47 @@ func newConn(f *Fabric, ep *Endpoint, nrecv, nsend, msgSize int, w window) (*con
 // start runs the poller; the role must be set.
 func (c *conn) start() { go c.poll() }
 
-// poll is the connection's poller. It busy-polls (yielding between polls)
-// for spinPolls empty polls, then sleeps with a backoff from minNap to
-// maxNap between polls.
-//
-// It does not block in Endpoint.Wait, measured: a goroutine blocked in a
-// cgo call keeps its P until sysmon retakes it, and sysmon, backing off
-// when the program is idle, takes up to 10 ms to do so. With two Ps and a
-// poller blocked on each side of a connection, the handler goroutine a
-// request wakes waited for sysmon: 1.9 ms median round trip on the tcp
-// provider instead of tens of µs. time.Sleep gives the P back at once.
+// poll is the connection's poller. It posts the receives released since
+// its last round together with its next poll (one cgo call), and when
+// there are none and nothing arrived it blocks in Endpoint.Wait, which
+// parks the goroutine in Go's network poller (its P goes back to the
+// scheduler) after pollSpin empty polls.
 func (c *conn) poll() {
 	buf := make([]Completion, 64)
+	spans := make([]Span, 0, c.nrecv)
+	upd := make([]bool, 0, c.nrecv)
 	idle := 0
-	nap := minNap
 	for {
-		n, err := c.ep.Poll(buf)
-		if n == 0 && err == nil {
-			if idle < spinPolls {
+		c.mu.Lock()
+		spans = append(spans[:0], c.repost...)
+		upd = append(upd[:0], c.repostUpd...)
+		c.repost, c.repostUpd = c.repost[:0], c.repostUpd[:0]
+		wait := len(spans) == 0 && idle >= pollSpin
+		c.parked = wait
+		c.mu.Unlock()
+		var n int
+		var err error
+		switch {
+		case len(spans) > 0:
+			var posted int
+			n, posted, err = c.ep.exchange(c.recv, spans, nil, nil, buf)
+			c.mu.Lock()
+			c.accountLocked(upd[:min(posted, len(upd))])
+			c.mu.Unlock()
+		case wait:
+			n, err = c.ep.Wait(buf, 0)
+			c.mu.Lock()
+			c.parked = false
+			c.mu.Unlock()
+		default:
+			n, err = c.ep.Poll(buf)
+			if n == 0 && err == nil {
 				idle++
 				runtime.Gosched()
-				continue
 			}
-			time.Sleep(nap)
-			nap = min(2*nap, maxNap)
-			continue
 		}
 		if n > 0 {
-			idle, nap = 0, minNap
+			idle = 0
 			c.handle(buf[:n])
 		}
 		if err != nil {
@@ -159,6 +200,29 @@ func (c *conn) poll() {
 	if free {
 		c.free()
 	}
+}
+
+// accountLocked counts receives just posted (upd says which had held a
+// credit update) as pending credits and sends a credit update if they call
+// for one. upd must not be the queue itself (c.repostUpd): the update's
+// send posts the queue.
+func (c *conn) accountLocked(upd []bool) {
+	for _, u := range upd {
+		c.w.reposted(u)
+	}
+	if len(upd) > 0 && c.w.needUpdate() {
+		c.queueUpdateLocked()
+	}
+	c.flushCtrlLocked()
+}
+
+func (c *conn) queueUpdateLocked() {
+	for _, m := range c.ctrl {
+		if m.kind == kindCredit {
+			return // a queued update will carry everything pending
+		}
+	}
+	c.ctrl = append(c.ctrl, ctrlMsg{kind: kindCredit})
 }
 
 func (c *conn) handle(cs []Completion) {
@@ -197,7 +261,7 @@ func (c *conn) handle(cs []Completion) {
 				return
 			}
 			c.mu.Lock()
-			c.freeSend = append(c.freeSend, int(cp.ID&^wrKind))
+			c.reapLocked(int(cp.ID & wrSlot))
 			c.mu.Unlock()
 		case wrRead:
 			c.role.onRead(cp.ID&^wrKind, cp.Err)
@@ -207,6 +271,17 @@ func (c *conn) handle(cs []Completion) {
 	c.flushCtrlLocked()
 	c.cond.Broadcast()
 	c.mu.Unlock()
+}
+
+// reapLocked frees send slot and every send posted before it.
+func (c *conn) reapLocked(slot int) {
+	for i, s := range c.inflight {
+		if s == slot {
+			c.freeSend = append(c.freeSend, c.inflight[:i+1]...)
+			c.inflight = append(c.inflight[:0], c.inflight[i+1:]...)
+			return
+		}
+	}
 }
 
 // releaseSlot posts receive slot again (its message is done with).
@@ -238,21 +313,24 @@ func (c *conn) unref() {
 	}
 }
 
+// repostLocked queues receive slot to be posted again: with the next
+// send or poll, or now when the poller is blocked in Wait.
 func (c *conn) repostLocked(slot int, update bool) {
-	if err := c.ep.PostRecv(c.recv, slot*c.msgSize, c.msgSize, wrRecv|uint64(slot)); err != nil {
+	c.repost = append(c.repost, Span{Off: slot * c.msgSize, Len: c.msgSize, ID: wrRecv | uint64(slot)})
+	c.repostUpd = append(c.repostUpd, update)
+	if !c.parked {
+		return // the poller posts it before it polls again
+	}
+	_, posted, err := c.ep.exchange(c.recv, c.repost, nil, nil, nil)
+	if err != nil {
+		c.repost, c.repostUpd = c.repost[:0], c.repostUpd[:0]
 		c.failLocked(err)
 		return
 	}
-	c.w.reposted(update)
-	if c.w.needUpdate() {
-		for _, m := range c.ctrl {
-			if m.kind == kindCredit {
-				return // a queued update will carry everything pending
-			}
-		}
-		c.ctrl = append(c.ctrl, ctrlMsg{kind: kindCredit})
-	}
-	c.flushCtrlLocked()
+	// Swap the queue with the poller-free scratch before accounting.
+	c.repostUpd, c.accounted = c.accounted[:0], c.repostUpd[:posted]
+	c.repost = c.repost[:0]
+	c.accountLocked(c.accounted)
 }
 
 // sendControl queues a control message and sends what the credits allow.
@@ -276,15 +354,15 @@ func (c *conn) flushCtrlLocked() {
 		slot := c.freeSend[len(c.freeSend)-1]
 		c.freeSend = c.freeSend[:len(c.freeSend)-1]
 		b := c.send.Bytes()[slot*c.msgSize:]
-		h := header{kind: m.kind, id: m.id, credits: c.w.spend()}
+		h := header{kind: m.kind, id: m.id}
 		n := headerSize
 		if m.kind == kindError {
 			h.length = errorSize
 			putUint32(b[headerSize:], m.code)
 			n += errorSize
 		}
-		h.put(b)
-		if err := c.postSend(slot, n); err != nil {
+		c.w.take()
+		if err := c.postSendLocked(slot, n, &h); err != nil {
 			c.failLocked(err)
 			return
 		}
@@ -338,11 +416,7 @@ func (c *conn) sendData(h header, parts ...[]byte) error {
 		}
 		return errors.Join(ErrConnLost, err)
 	}
-	// The grant is taken at the last moment, so it carries everything
-	// re-posted while the payload was copied.
-	h.credits = c.w.grant()
-	h.put(b)
-	err := c.postSend(slot, n)
+	err := c.postSendLocked(slot, n, &h)
 	if err != nil {
 		c.failLocked(err)
 		err = errors.Join(ErrConnLost, err)
@@ -351,10 +425,39 @@ func (c *conn) sendData(h header, parts ...[]byte) error {
 	return err
 }
 
-// postSend posts send slot with c.mu held, retrying a full work queue.
-func (c *conn) postSend(slot, n int) error {
+// postSendLocked posts the n bytes of send slot with header h (its credit
+// already taken), together with the queued receives, in one cgo call: the
+// receives first, so that the grant written into h may count them. The
+// grant is taken at the last moment, so it carries everything re-posted
+// while the payload was copied. It retries a full work queue.
+func (c *conn) postSendLocked(slot, n int, h *header) error {
 	for i := 0; ; i++ {
-		err := c.ep.PostSend(c.send, slot*c.msgSize, n, wrSend|uint64(slot))
+		for _, u := range c.repostUpd {
+			c.w.reposted(u)
+		}
+		h.credits = c.w.grant()
+		h.put(c.send.Bytes()[slot*c.msgSize:])
+		id := wrSend | uint64(slot)
+		c.unsig++
+		if c.selective && c.unsig < c.sigEvery && len(c.freeSend) >= c.sigEvery {
+			id |= unsignaled
+		} else {
+			c.unsig = 0
+		}
+		c.one[0] = Span{Off: slot * c.msgSize, Len: n, ID: id}
+		_, posted, err := c.ep.exchange(c.recv, c.repost, c.send, c.one[:], nil)
+		if posted >= len(c.repost) {
+			c.repost, c.repostUpd = c.repost[:0], c.repostUpd[:0]
+		} else {
+			return err // a receive failed to post: the connection fails
+		}
+		if err == nil {
+			c.inflight = append(c.inflight, slot)
+			return nil
+		}
+		// The grant went nowhere: give it back to pending.
+		c.w.pending += int(h.credits)
+		c.w.granted -= uint64(h.credits)
 		if !errors.Is(err, ErrQueueFull) || i == queueFullRetries {
 			return err
 		}

@@ -190,7 +190,7 @@ func TestTransportBackendProcess(t *testing.T) {
 	if os.Getenv(backendEnv) != "1" {
 		return
 	}
-	ml, err := rdma.ListenMessages(rdma.ListenConfig{Address: loopback + ":0", Credits: 8, MessageSize: 4096})
+	ml, err := rdma.ListenMessages(rdma.ListenConfig{Address: loopback + ":0", Credits: 32, MessageSize: 4096})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "backend:", err)
 		os.Exit(1)
@@ -208,29 +208,48 @@ func TestTransportBackendProcess(t *testing.T) {
 	os.Exit(0)
 }
 
-func TestTransportTwoProcesses(t *testing.T) {
-	needTransport(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTransportBackendProcess$", "-test.count=1")
+// startBackendProcess runs TestTransportBackendProcess as a second
+// process and returns it with its address; stop closes its stdin and
+// waits for it to exit.
+func startBackendProcess(tb testing.TB) (cmd *exec.Cmd, addr string, stop func() error) {
+	tb.Helper()
+	cmd = exec.Command(os.Args[0], "-test.run=^TestTransportBackendProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), backendEnv+"=1")
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line := make(chan string, 1)
 	go func() { s, _ := bufio.NewReader(stdout).ReadString('\n'); line <- s }()
-	var addr string
 	select {
 	case s := <-line:
 		var ok bool
 		if addr, ok = strings.CutPrefix(strings.TrimSpace(s), "addr "); !ok {
-			t.Fatalf("backend printed %q", s)
+			tb.Fatalf("backend printed %q", s)
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatal("backend did not start in 20 s")
+		tb.Fatal("backend did not start in 20 s")
 	}
+	stop = func() error {
+		stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(20 * time.Second):
+			return errors.New("backend did not exit in 20 s")
+		}
+	}
+	return cmd, addr, stop
+}
+
+func TestTransportTwoProcesses(t *testing.T) {
+	needTransport(t)
+	_, addr, stop := startBackendProcess(t)
 	c := dialClient(t, addr, rdma.DialOptions{Credits: 8, MessageSize: 4096})
 	for i := range 100 {
 		resp, err := wholeRoundTrip(c, fmt.Appendf(nil, "GET /n%d HTTP/1.1\r\nHost: x\r\n\r\n", i))
@@ -249,16 +268,8 @@ func TestTransportTwoProcesses(t *testing.T) {
 		t.Fatalf("3 MB response: %d bytes, %v", len(resp), err)
 	}
 	// The backend exits: the client's next request fails cleanly.
-	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("backend exit: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("backend did not exit in 20 s")
+	if err := stop(); err != nil {
+		t.Fatalf("backend exit: %v", err)
 	}
 	if _, err := wholeRoundTrip(c, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); !errors.Is(err, rdma.ErrConnLost) {
 		t.Errorf("request to an exited backend: %v, want ErrConnLost", err)
