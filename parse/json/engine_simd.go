@@ -16,11 +16,11 @@ var simdAvailable = simdjson.SupportedCPU()
 // simdjson-go runs. Measured on the AMD EPYC (Zen 5) development machine
 // with Go 1.26, process CPU time per parse, medians of 10 interleaved
 // rounds (bench/micro BenchmarkJSON, cpu-ns/op): the pure-Go engine (with
-// its marks, see marks.go) parsed twitter.json in 265 µs against 659 µs for
-// the simdjson-go engine (654 µs for raw simdjson-go, whose two stages run
-// in two goroutines and so cost more CPU than wall time), citm 646 against
-// 1632, canada 1641 against 13420, and extracted the twitter fields in 303
-// against 718, with no allocation against three. simdjson-go also needs
+// its marks, see marks.go) parsed twitter.json in 291 µs against 655 µs for
+// the simdjson-go engine (665 µs for raw simdjson-go, whose two stages run
+// in two goroutines and so cost more CPU than wall time), citm 687 against
+// 1609, canada 1487 against 13040, and extracted the twitter fields in 314
+// against 657, with no allocation against three. simdjson-go also needs
 // checks after it for inputs it wrongly accepts (see parseSIMD). Select it
 // with Options.Engine = EngineSIMD; it is tested and fuzzed to agree with
 // the pure-Go engine on every input.
