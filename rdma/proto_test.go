@@ -225,3 +225,22 @@ func TestWindowRejectsOverrun(t *testing.T) {
 		t.Errorf("an absurd grant: err = %v, want ErrCredits", err)
 	}
 }
+
+// The client's domain is local: a loopback server picks the loopback
+// domain, any other leaves the choice to the provider (or DialOptions.Local),
+// never the server's address (which fails with ErrNoDevice off loopback).
+func TestLocalNode(t *testing.T) {
+	for _, c := range []struct{ host, local, want string }{
+		{"127.0.0.1", "", "127.0.0.1"},
+		{"::1", "", "::1"},
+		{"localhost", "", "localhost"},
+		{"10.1.2.3", "", ""},
+		{"backend.example", "", ""},
+		{"10.1.2.3", "10.9.9.9", "10.9.9.9"},
+	} {
+		o := DialOptions{Local: c.local}
+		if got := localNode(c.host, &o); got != c.want {
+			t.Errorf("localNode(%q, Local %q) = %q, want %q", c.host, c.local, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package rdma
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -76,7 +77,15 @@ type ListenConfig struct {
 	// MaxBody bounds a rendezvous request; larger ones are refused with
 	// ErrTooLarge at the client. 0 means DefaultMaxBody.
 	MaxBody int64
+	// ReplyTimeout bounds how long a response part sent by rendezvous
+	// waits for the client to read it; on expiry the connection is closed
+	// (the client holds the server's buffer). 0 means
+	// DefaultReplyTimeout.
+	ReplyTimeout time.Duration
 }
+
+// DefaultReplyTimeout is ListenConfig.ReplyTimeout's default.
+const DefaultReplyTimeout = 30 * time.Second
 
 // DialOptions configures Dial.
 type DialOptions struct {
@@ -90,6 +99,23 @@ type DialOptions struct {
 	MessageSize int
 	// Timeout bounds connecting; 0 means 5 s.
 	Timeout time.Duration
+	// Local is a local address (or host name) whose domain dials: for the
+	// tcp provider, the interface. Empty picks the loopback domain when
+	// the server's address is a loopback address, and leaves the choice
+	// to the provider otherwise. Never the server's address: a domain is
+	// local (Options.Node).
+	Local string
+}
+
+// localNode is the Options.Node a client dialling host uses.
+func localNode(host string, o *DialOptions) string {
+	if o.Local != "" {
+		return o.Local
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() || host == "localhost" {
+		return host
+	}
+	return ""
 }
 
 // Errors of the message transport.

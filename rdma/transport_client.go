@@ -24,12 +24,22 @@ type Client struct {
 	nextToken uint64
 	closeErr  error
 	freed     chan struct{}
+	// spare are finished calls kept for reuse (their channel, timer):
+	// RoundTrip allocates nothing in steady state.
+	spare []*call
+	// inPart counts part callbacks running (Close must not wait for
+	// the buffers they hold).
+	inPart int
+	// noDone, set by tests only, makes the client keep its "done" for a
+	// rendezvous response part it read (a misbehaving client).
+	noDone bool
 }
 
 // call is one RoundTrip waiting for its response.
 type call struct {
-	id uint64
-	ch chan item
+	id    uint64
+	ch    chan item
+	timer *time.Timer
 }
 
 // item is what the poller hands a waiting call: a message in a receive
@@ -60,7 +70,7 @@ func Dial(addr string, o DialOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is not host:port", ErrAddr, safeAddr(addr))
 	}
-	f, err := OpenFabric(Options{Provider: o.Provider, Node: host, CQSize: cqSize(o.Credits)})
+	f, err := OpenFabric(Options{Provider: o.Provider, Node: localNode(host, &o), CQSize: cqSize(o.Credits)})
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +176,18 @@ func (cl *Client) onFree() {
 // piece; 0 means none. RoundTrip implements proxy.MessageTarget's method.
 func (cl *Client) RoundTrip(req []byte, timeout time.Duration, part func(b []byte, more bool) error) error {
 	c := cl.c
-	k := &call{ch: make(chan item, c.nrecv+2)}
 	c.mu.Lock()
 	if c.closed {
 		err := c.err
 		c.mu.Unlock()
 		return errors.Join(ErrConnLost, err)
+	}
+	var k *call
+	if n := len(cl.spare); n > 0 {
+		k = cl.spare[n-1]
+		cl.spare = cl.spare[:n-1]
+	} else {
+		k = &call{ch: make(chan item, c.nrecv+2)}
 	}
 	cl.nextID++
 	k.id = cl.nextID
@@ -182,12 +198,14 @@ func (cl *Client) RoundTrip(req []byte, timeout time.Duration, part func(b []byt
 	if err := cl.send(k.id, req); err != nil {
 		return err
 	}
-	var timer *time.Timer
 	var expired <-chan time.Time
 	if timeout > 0 {
-		timer = time.NewTimer(timeout)
-		defer timer.Stop()
-		expired = timer.C
+		if k.timer == nil {
+			k.timer = time.NewTimer(timeout)
+		} else {
+			k.timer.Reset(timeout)
+		}
+		expired = k.timer.C
 	}
 	for {
 		var it item
@@ -196,8 +214,8 @@ func (cl *Client) RoundTrip(req []byte, timeout time.Duration, part func(b []byt
 		case <-expired:
 			return TimeoutError{}
 		}
-		if timer != nil {
-			timer.Reset(timeout)
+		if k.timer != nil && expired != nil {
+			k.timer.Reset(timeout)
 		}
 		if it.err != nil || it.read {
 			return errors.Join(ErrConnLost, it.err)
@@ -205,7 +223,7 @@ func (cl *Client) RoundTrip(req []byte, timeout time.Duration, part func(b []byt
 		switch it.h.kind {
 		case kindResponse, kindContinuation:
 			last := it.h.kind == kindResponse
-			err := part(it.msg[headerSize:], !last)
+			err := cl.callPart(part, it.msg[headerSize:], !last)
 			c.releaseSlot(it.slot)
 			if err != nil || last {
 				return err
@@ -317,16 +335,39 @@ func (cl *Client) readPart(k *call, it item, expired <-chan time.Time, part func
 		c.sendControl(kindError, k.id, errCodeRendezvous)
 		return false, errors.Join(ErrRendezvousFail, got.err)
 	}
-	c.sendControl(kindDone, k.id, 0)
-	return more, part(r.Bytes()[:d.length], more)
+	if !cl.noDone {
+		c.sendControl(kindDone, k.id, 0)
+	}
+	return more, cl.callPart(part, r.Bytes()[:d.length], more)
 }
 
-// finish forgets k and returns whatever the poller still handed it.
+// callPart runs a part callback, counted so that a Close made from inside
+// it does not wait for the buffer the callback is reading.
+func (cl *Client) callPart(part func([]byte, bool) error, b []byte, more bool) error {
+	c := cl.c
+	c.mu.Lock()
+	cl.inPart++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		cl.inPart--
+		c.mu.Unlock()
+	}()
+	return part(b, more)
+}
+
+// finish forgets k, returns whatever the poller still handed it and keeps
+// it for reuse.
 func (cl *Client) finish(k *call) {
 	c := cl.c
 	c.mu.Lock()
 	delete(cl.calls, k.id)
 	c.mu.Unlock()
+	if k.timer != nil {
+		k.timer.Stop()
+	}
+	// No one sends to k.ch any more: the poller does so only under c.mu
+	// for calls in cl.calls.
 	for {
 		select {
 		case it := <-k.ch:
@@ -336,17 +377,31 @@ func (cl *Client) finish(k *call) {
 					c.sendControl(kindDone, k.id, 0)
 				}
 			}
+			continue
 		default:
-			return
 		}
+		break
 	}
+	c.mu.Lock()
+	if len(cl.spare) < c.nrecv {
+		cl.spare = append(cl.spare, k)
+	}
+	c.mu.Unlock()
 }
 
 // Close closes the connection; RoundTrips in flight fail with ErrConnLost.
-// It returns once the connection's buffers are freed.
+// It returns once the connection's buffers are freed, or, when a part
+// callback is running (Close may be called from inside one), at once: the
+// buffers are then freed when the callbacks return.
 func (cl *Client) Close() error {
 	cl.c.close()
-	<-cl.freed
+	c := cl.c
+	c.mu.Lock()
+	inPart := cl.inPart
+	c.mu.Unlock()
+	if inPart == 0 {
+		<-cl.freed
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/simdedge/simdedge/server"
 )
@@ -40,6 +41,9 @@ func ListenMessages(cfg ListenConfig) (*MessageListener, error) {
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.ReplyTimeout <= 0 {
+		cfg.ReplyTimeout = DefaultReplyTimeout
 	}
 	host, _, err := net.SplitHostPort(cfg.Address)
 	if err != nil {
@@ -76,7 +80,8 @@ func (ml *MessageListener) acceptLoop() {
 			}
 			continue // a failed handshake; the listener stays
 		}
-		sc := &serverConn{ml: ml, reads: map[uint64]*rdvRead{}, dones: map[uint64]chan error{}}
+		sc := &serverConn{ml: ml, reads: map[uint64]*rdvRead{}, dones: map[uint64]chan error{},
+			msgs: make([]message, ml.cfg.Credits)}
 		c, err := newConn(ml.f, ep, ml.cfg.Credits, ml.cfg.Credits+2, ml.cfg.MessageSize, newServerWindow(ml.cfg.Credits))
 		if err != nil {
 			continue // newConn closed the endpoint: the client sees it
@@ -109,8 +114,11 @@ func (ml *MessageListener) Receive() (server.Message, error) {
 		return nil, fmt.Errorf("%w: %w", ErrClosed, net.ErrClosed)
 	}
 	m := ml.queue[0]
-	ml.queue[0] = nil
-	ml.queue = ml.queue[1:]
+	n := copy(ml.queue, ml.queue[1:])
+	ml.queue[n] = nil
+	// Shifting keeps the backing array (the queue is short: at most the
+	// credits of the connections), so push appends without allocating.
+	ml.queue = ml.queue[:n]
 	return m, nil
 }
 
@@ -206,6 +214,9 @@ type serverConn struct {
 	reads     map[uint64]*rdvRead
 	nextToken uint64
 	dones     map[uint64]chan error
+	// msgs has one message per receive slot, reused: a request in a slot
+	// allocates nothing.
+	msgs []message
 }
 
 type rdvRead struct {
@@ -218,7 +229,8 @@ func (sc *serverConn) onMessage(slot int, h header, msg []byte) {
 	c := sc.c
 	switch h.kind {
 	case kindRequest:
-		m := &message{sc: sc, slot: slot, id: h.id, data: msg[headerSize:]}
+		m := &sc.msgs[slot]
+		*m = message{sc: sc, slot: slot, id: h.id, data: msg[headerSize:]}
 		if !sc.ml.push(m) {
 			c.releaseSlot(slot)
 		}
@@ -411,7 +423,17 @@ func (m *message) Reply(b []byte, more bool) error {
 		c.mu.Unlock()
 		return err
 	}
-	return <-ch
+	t := time.NewTimer(m.sc.ml.cfg.ReplyTimeout)
+	defer t.Stop()
+	select {
+	case err := <-ch:
+		return err
+	case <-t.C:
+		// The client may still read r: closing the connection closes the
+		// endpoint before the deferred r.Close.
+		c.close()
+		return fmt.Errorf("%w: the client did not read a rendezvous response part", ErrTimeout)
+	}
 }
 
 // Release implements server.Message: the slot is posted again, or the

@@ -41,8 +41,9 @@ func openRDMA(l config.Listener, log *slog.Logger) (server.MessageListener, io.C
 	return ml, ml, nil
 }
 
-// rdmaTarget turns "rdma://host:port?provider=tcp&credits=32&message_size=65536"
-// into a target that connects on first use.
+// rdmaTarget turns "rdma://host:port?provider=tcp&credits=32&message_size=65536&local=10.0.0.1"
+// into a target that connects on first use; local names the local address
+// (interface) to dial from.
 func rdmaTarget(u *url.URL) (proxy.MessageTarget, error) {
 	var o rdma.DialOptions
 	for k, vs := range u.Query() {
@@ -50,6 +51,8 @@ func rdmaTarget(u *url.URL) (proxy.MessageTarget, error) {
 		switch k {
 		case "provider":
 			o.Provider = v
+		case "local":
+			o.Local = v
 		case "credits", "message_size":
 			n, err := strconv.Atoi(v)
 			if err != nil || n <= 0 {
@@ -61,7 +64,7 @@ func rdmaTarget(u *url.URL) (proxy.MessageTarget, error) {
 				o.MessageSize = n
 			}
 		default:
-			return nil, errors.New("unknown rdma target option (known: provider, credits, message_size)")
+			return nil, errors.New("unknown rdma target option (known: provider, credits, message_size, local)")
 		}
 	}
 	if !rdma.Supported() {
