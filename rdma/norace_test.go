@@ -1,4 +1,4 @@
-//go:build !race
+//go:build rdma && cgo && !race
 
 package rdma_test
 
