@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The RDMA message transport (package rdma, libfabric's tcp provider on
+# loopback) against the project's own server on kernel TCP with HTTP
+# keep-alive, and against libfabric's fi_pingpong over the same provider,
+# interleaved round by round so that the machine's noise falls on all
+# alike. Software providers are not RDMA hardware: these figures measure
+# the transport's overhead (CPU per request, cgo crossings per request),
+# not RDMA.
+#
+# Per round, one test-binary run of
+#   BenchmarkTransportRoundTrip   one request at a time, one process:
+#                                 ns/op = round trip, p50-us/p99-us,
+#                                 cpu-ns/op = both ends, cgo-calls/op
+#   BenchmarkTransportPipelined   16 in flight: 1e9/ns/op = requests/s
+#   BenchmarkTransportProcs       the backend in a second process;
+#                                 cpu-ns/op client, peer-cpu-ns/op backend
+#   BenchmarkKernelTCPKeepAlive   the same handler over kernel TCP
+#   BenchmarkCgoCall              one bare cgo crossing
+# then rdma/fipingpong.sh (fi_pingpong -p tcp -e msg, 64 B; cpu-ns/op of
+# both processes per round trip). The target is cpu-ns/op of the transport
+# <= 1.5x fi_pingpong's of the same round.
+#
+# Needs libfabric-dev and libfabric-bin (fi_pingpong).
+# Usage: bench/rdma/run.sh [COUNT] [ITERATIONS]   (default 10 rounds, 5000x)
+# Writes the raw lines to $OUT (default /tmp/rdma-bench.txt) and prints
+# benchstat's summary.
+set -euo pipefail
+COUNT=${1:-10}
+N=${2:-5000}
+OUT=${OUT:-/tmp/rdma-bench.txt}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+export PATH="$PATH:/usr/local/go/bin"
+W=$(mktemp -d /tmp/rdma-bench.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+(cd "$root" && go test -tags rdma -c -o "$W/rdma.test" ./rdma/)
+: >"$OUT"
+for i in $(seq "$COUNT"); do
+	"$W/rdma.test" -test.run '^$' -test.bench 'Transport|KernelTCP|CgoCall' \
+		-test.benchtime "${N}x" | grep '^Benchmark' | tee -a "$OUT"
+	"$root/rdma/fipingpong.sh" -n $((4 * N)) -c 1 64 | tee -a "$OUT"
+	echo "# round $i load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
+done
+(cd "$root/bench" && go tool benchstat "$OUT")
