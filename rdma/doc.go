@@ -22,6 +22,14 @@
 // READ of the other's memory advances only while the other side reads its
 // queue. A server loop that always waits on its endpoints satisfies this.
 //
+// The message transport on top (transport*.go, wire protocol in proto.go)
+// serves server.Messages: ListenMessages for server.ServeMessages, Dial for
+// a Client, NewTarget for proxy upstreams. A request is HTTP/1.1 bytes
+// (Client.RoundTrip) or a FlatBuffers request envelope of
+// parse/json/envelope (Client.RoundTripEnvelope), flagged in the message
+// header so that the server core reads it in place and checks it as
+// strictly as HTTP (server.EnvelopeMessage).
+//
 // The binding needs cgo and the build tag rdma (`go build -tags rdma`, with
 // Debian's libfabric-dev installed). Without them the package still builds:
 // every constructor returns ErrNotSupported. The same code runs over

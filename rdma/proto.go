@@ -13,7 +13,8 @@ import (
 //	off size field
 //	  0    1 version   protoVersion; anything else is refused
 //	  1    1 kind      kindRequest ... kindError
-//	  2    2 flags     flagMore (rendezvous adverts only); other bits 0
+//	  2    2 flags     flagMore (rendezvous adverts only), flagEnvelope
+//	                   (requests and request adverts); other bits 0
 //	  4    4 credits   receive buffers the sender re-posted since its last
 //	                   message: the peer may send that many more
 //	  8    8 id        request id, chosen by the client, echoed by every
@@ -91,6 +92,22 @@ func (k kind) String() string {
 // flagMore marks a rendezvous advert from the server that more parts of the
 // same response follow.
 const flagMore uint16 = 1
+
+// flagEnvelope marks a request (kindRequest, or a client's kindAdvert)
+// whose bytes are a FlatBuffers request envelope (parse/json/envelope)
+// instead of HTTP/1.1. The server verifies it and re-checks its fields
+// with the HTTP parser's rules (server.EnvelopeMessage): the flag changes
+// the encoding, never the trust.
+const flagEnvelope uint16 = 2
+
+// allowedFlags are the flag bits each kind may carry. An advert goes
+// either way (flagMore from the server, flagEnvelope from the client); the
+// bits are checked here, their direction by the receiving role.
+var allowedFlags = [...]uint16{
+	kindRequest: flagEnvelope,
+	kindAdvert:  flagMore | flagEnvelope,
+	kindLast:    0,
+}
 
 // Error codes carried by kindError.
 const (
@@ -179,7 +196,7 @@ func parseHeader(msg []byte) (header, error) {
 		return h, protoErr(ErrKind)
 	}
 	h.flags = binary.LittleEndian.Uint16(msg[offFlags:])
-	if h.flags != 0 && (h.kind != kindAdvert || h.flags&^flagMore != 0) {
+	if h.flags&^allowedFlags[h.kind] != 0 {
 		return h, protoErr(ErrFlags)
 	}
 	if binary.LittleEndian.Uint32(msg[offReserved:]) != 0 {

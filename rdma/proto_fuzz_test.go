@@ -16,6 +16,8 @@ func FuzzParseHeader(f *testing.F) {
 	(&descriptor{addr: 4096, length: 1 << 20, key: 7}).put(adv)
 	f.Add(encodeMsg(header{kind: kindAdvert, flags: flagMore, id: 3}, adv))
 	f.Add(encodeMsg(header{kind: kindError, id: 3}, []byte{2, 0, 0, 0}))
+	f.Add(encodeMsg(header{kind: kindRequest, flags: flagEnvelope, id: 4}, []byte("\x10\x00\x00\x00SEDG")))
+	f.Add(encodeMsg(header{kind: kindAdvert, flags: flagEnvelope, id: 5}, adv))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := parseHeader(b)
@@ -29,6 +31,9 @@ func FuzzParseHeader(f *testing.F) {
 		h.put(again)
 		if !bytes.Equal(again, b[:headerSize]) {
 			t.Fatalf("re-encoded header %x differs from %x", again, b[:headerSize])
+		}
+		if h.flags&^allowedFlags[h.kind] != 0 {
+			t.Fatalf("%v accepted with flags %#x", h.kind, h.flags)
 		}
 		switch h.kind {
 		case kindAdvert:

@@ -31,6 +31,8 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{header{kind: kindCredit, credits: 16}, nil},
 		{header{kind: kindAdvert, id: 9, flags: flagMore}, advert},
 		{header{kind: kindAdvert, id: 9}, advert},
+		{header{kind: kindAdvert, id: 9, flags: flagEnvelope}, advert},
+		{header{kind: kindRequest, id: 2, flags: flagEnvelope}, []byte("\x10\x00\x00\x00SEDG")},
 		{header{kind: kindDone, id: 9}, nil},
 		{header{kind: kindError, id: 9}, errPayload},
 		{header{kind: kindRequest}, nil},
@@ -85,9 +87,14 @@ func TestHeaderRejects(t *testing.T) {
 		{"more on request", mod(func(b []byte) []byte { b[offFlags] = byte(flagMore); return b }), ErrFlags},
 		{"unknown flag on advert", func() []byte {
 			b := advertWith(10, descriptorSize)
-			b[offFlags] = 2
+			b[offFlags] = 4
 			return b
 		}(), ErrFlags},
+		{"unknown flag on request", mod(func(b []byte) []byte { b[offFlags] = 4; return b }), ErrFlags},
+		{"high flag on request", mod(func(b []byte) []byte { b[offFlags+1] = 0x80; return b }), ErrFlags},
+		{"envelope on response", encodeMsg(header{kind: kindResponse, flags: flagEnvelope}, []byte("x")), ErrFlags},
+		{"envelope on credit", encodeMsg(header{kind: kindCredit, flags: flagEnvelope}, nil), ErrFlags},
+		{"envelope on done", encodeMsg(header{kind: kindDone, flags: flagEnvelope}, nil), ErrFlags},
 		{"reserved", mod(func(b []byte) []byte { b[offReserved+3] = 1; return b }), ErrReserved},
 		{"length too long", mod(func(b []byte) []byte { b[offLength]++; return b }), ErrLength},
 		{"length too short", mod(func(b []byte) []byte { b[offLength]--; return b }), ErrLength},

@@ -26,11 +26,22 @@ func NewTarget(addr string, o DialOptions) *Target { return &Target{addr: addr, 
 // RoundTrip is Client.RoundTrip on the current connection. A lost
 // connection or a timeout drops it; the next RoundTrip dials again.
 func (t *Target) RoundTrip(req []byte, timeout time.Duration, part func(b []byte, more bool) error) error {
+	return t.roundTrip((*Client).RoundTrip, req, timeout, part)
+}
+
+// RoundTripEnvelope is Client.RoundTripEnvelope on the current connection,
+// reconnecting as RoundTrip does.
+func (t *Target) RoundTripEnvelope(env []byte, timeout time.Duration, part func(b []byte, more bool) error) error {
+	return t.roundTrip((*Client).RoundTripEnvelope, env, timeout, part)
+}
+
+func (t *Target) roundTrip(rt func(*Client, []byte, time.Duration, func([]byte, bool) error) error,
+	req []byte, timeout time.Duration, part func(b []byte, more bool) error) error {
 	c, err := t.client()
 	if err != nil {
 		return err
 	}
-	err = c.RoundTrip(req, timeout, part)
+	err = rt(c, req, timeout, part)
 	if err != nil && (errors.Is(err, ErrConnLost) || errors.Is(err, ErrTimeout)) {
 		t.drop(c)
 	}

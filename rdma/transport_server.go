@@ -230,11 +230,16 @@ func (sc *serverConn) onMessage(slot int, h header, msg []byte) {
 	switch h.kind {
 	case kindRequest:
 		m := &sc.msgs[slot]
-		*m = message{sc: sc, slot: slot, id: h.id, data: msg[headerSize:]}
+		*m = message{sc: sc, slot: slot, id: h.id, data: msg[headerSize:], envelope: h.flags&flagEnvelope != 0}
 		if !sc.ml.push(m) {
 			c.releaseSlot(slot)
 		}
 	case kindAdvert:
+		if h.flags&flagMore != 0 { // only the server's response parts continue
+			c.releaseSlot(slot)
+			c.fail(protoErr(ErrFlags))
+			return
+		}
 		sc.startRead(slot, h, msg)
 	case kindDone, kindError:
 		c.mu.Lock()
@@ -275,7 +280,7 @@ func (sc *serverConn) startRead(slot int, h header, msg []byte) {
 	copy(r.Bytes(), prefix)
 	off := len(prefix)
 	c.releaseSlot(slot) // the prefix is copied: the slot is free again
-	m := &message{sc: sc, slot: -1, id: h.id, big: r, data: r.Bytes()[:total]}
+	m := &message{sc: sc, slot: -1, id: h.id, big: r, data: r.Bytes()[:total], envelope: h.flags&flagEnvelope != 0}
 	c.mu.Lock()
 	sc.nextToken++
 	token := sc.nextToken
@@ -376,11 +381,16 @@ type message struct {
 	data     []byte
 	big      *Region
 	released bool
+	envelope bool // flagEnvelope: data is a request envelope
 }
 
-var _ server.Message = (*message)(nil)
+var _ server.EnvelopeMessage = (*message)(nil)
 
-func (m *message) Data() []byte         { return m.data }
+func (m *message) Data() []byte { return m.data }
+
+// Envelope implements server.EnvelopeMessage: the client sent the request
+// as a FlatBuffers envelope (Client.RoundTripEnvelope).
+func (m *message) Envelope() bool       { return m.envelope }
 func (m *message) RemoteAddr() net.Addr { return m.sc.c.ep.RemoteAddr() }
 
 // MaxReply is 0: parts larger than a message go by rendezvous.

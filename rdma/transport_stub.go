@@ -60,6 +60,11 @@ func (cl *Client) RoundTrip(req []byte, timeout time.Duration, part func(b []byt
 	return ErrNotSupported
 }
 
+// RoundTripEnvelope returns ErrNotSupported.
+func (cl *Client) RoundTripEnvelope(env []byte, timeout time.Duration, part func(b []byte, more bool) error) error {
+	return ErrNotSupported
+}
+
 // Close does nothing.
 func (cl *Client) Close() error { return nil }
 

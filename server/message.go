@@ -20,8 +20,11 @@ type exchange struct {
 	req  Request
 	resp ResponseWriter
 	dec  phttp.ChunkedDecoder
-	sent bool // some reply went out
-	done bool // the last reply went out
+	// envHead is the HTTP/1.1 head written from a request envelope, so
+	// that the parser checks it (message_envelope.go); reused.
+	envHead []byte
+	sent    bool // some reply went out
+	done    bool // the last reply went out
 }
 
 var exchangePool = sync.Pool{New: func() any {
@@ -35,7 +38,9 @@ var exchangePool = sync.Pool{New: func() any {
 // own goroutine, at most Limits.MaxConns at once, until l fails or the
 // server shuts down. The body must be whole in the message (framed by
 // Content-Length or chunked inside it); bodies continued in later messages
-// or fetched by RDMA READ are not implemented yet and get 413.
+// or fetched by RDMA READ are not implemented yet and get 413. A message
+// that carries a FlatBuffers request envelope (EnvelopeMessage) is checked
+// as strictly as HTTP/1.1 and served by the same handler.
 func (s *Server) ServeMessages(l MessageListener) error {
 	if !s.track(l, l.Close) {
 		l.Close()
@@ -97,14 +102,24 @@ func (s *Server) serveMessage(m Message) {
 			}
 		}
 		poison(m.Data())
+		poison(x.envHead)
 		m.Release()
 		x.m, x.srv, x.req.srv, x.req.remote = nil, nil, nil, nil
 		x.req.release()
 		x.resp.release()
+		if cap(x.envHead) > maxPooledBuf {
+			x.envHead = nil
+		}
 		exchangePool.Put(x)
 	}()
 	data := m.Data()
-	if status := x.serve(data); status != 0 {
+	var status int
+	if em, ok := m.(EnvelopeMessage); ok && em.Envelope() {
+		status = x.serveEnvelope(data)
+	} else {
+		status = x.serve(data)
+	}
+	if status != 0 {
 		x.out = appendErrorResponse(x.out[:0], status)
 		x.flushOut(true)
 	} else if !x.done {
@@ -146,16 +161,23 @@ func (x *exchange) serve(data []byte) int {
 	default:
 		body = nil
 	}
+	x.handle(data[:n], body)
+	return 0
+}
+
+// handle runs the handler on the parsed head (in x.req.head, its bytes
+// raw) and the whole body.
+func (x *exchange) handle(raw, body []byte) {
+	s := x.srv
 	x.req.srv = s
 	x.req.remote = x.m.RemoteAddr()
 	x.req.remoteIP = x.req.remoteIP[:0]
-	x.req.begin(data[:n], 0)
+	x.req.begin(raw, 0)
 	x.req.body.kind, x.req.body.msg, x.req.body.done = phttp.BodyLength, body, len(body) == 0
-	x.resp.begin(head, false)
+	x.resp.begin(&x.req.head, false)
 	s.opts.Handler.ServeEdge(&x.resp, &x.req)
 	x.resp.finish()
 	x.req.end()
-	return 0
 }
 
 // flushOut implements sink: it sends out as reply messages of at most
