@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/parse/json/envelope"
 	"github.com/simdedge/simdedge/rdma"
 	"github.com/simdedge/simdedge/server"
 )
@@ -68,19 +69,25 @@ func BenchmarkTransportRoundTrip(b *testing.B) {
 
 // roundTrips runs b.N requests one at a time against addr.
 func roundTrips(b *testing.B, addr string) {
+	roundTripsOf(b, addr, (*rdma.Client).RoundTrip, benchReq)
+}
+
+// roundTripsOf runs b.N requests req one at a time against addr, sent
+// with rt (RoundTrip or RoundTripEnvelope).
+func roundTripsOf(b *testing.B, addr string, rt func(*rdma.Client, []byte, time.Duration, func([]byte, bool) error) error, req []byte) {
 	needTransport(b)
 	c := dialClient(b, addr, rdma.DialOptions{Credits: 32, MessageSize: 4096})
 	n := 0
 	part := func(p []byte, more bool) error { n += len(p); return nil }
-	if err := c.RoundTrip(benchReq, 0, part); err != nil {
+	if err := rt(c, req, 0, part); err != nil {
 		b.Fatal(err)
 	}
 	lat := make(latencies, 0, b.N)
-	b.SetBytes(int64(len(benchReq)))
+	b.SetBytes(int64(len(req)))
 	measure(b, func() {
 		for range b.N {
 			t0 := time.Now()
-			if err := c.RoundTrip(benchReq, 0, part); err != nil {
+			if err := rt(c, req, 0, part); err != nil {
 				b.Fatal(err)
 			}
 			lat = append(lat, time.Since(t0))
@@ -88,6 +95,28 @@ func roundTrips(b *testing.B, addr string) {
 	})
 	lat.report(b)
 }
+
+// BenchmarkTransportVsTCP is the benchrun "rdma" area: one request at a
+// time, client and server in this process, cpu-ns/op both ends, for the
+// message transport (HTTP/1.1 and envelope requests) and the same server
+// and handler on kernel TCP with keep-alive, named so that the report
+// takes each row's ratio against kernel_tcp.
+func BenchmarkTransportVsTCP(b *testing.B) {
+	b.Run("pingpong/rdma", func(b *testing.B) {
+		_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
+		roundTrips(b, addr)
+	})
+	b.Run("pingpong/rdma_envelope", func(b *testing.B) {
+		_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
+		roundTripsOf(b, addr, (*rdma.Client).RoundTripEnvelope, benchEnvelope)
+	})
+	b.Run("pingpong/kernel_tcp", kernelTCPKeepAlive)
+}
+
+// benchEnvelope is benchReq as a request envelope.
+var benchEnvelope = envelope.NewBuilder(0).Build(&envelope.Parts{Method: []byte("GET"), Target: []byte("/healthz"), Version: 11,
+	Headers: []envelope.Header{{Name: []byte("Host"), Value: []byte("backend")},
+		{Name: []byte("User-Agent"), Value: []byte("bench")}, {Name: []byte("Accept"), Value: []byte("*/*")}}})
 
 // BenchmarkTransportPipelined: 16 requests in flight on one connection:
 // requests/s is 1e9 / ns/op.
@@ -140,7 +169,11 @@ func BenchmarkTransportProcs(b *testing.B) {
 	}
 }
 
-func BenchmarkKernelTCPKeepAlive(b *testing.B) {
+func BenchmarkKernelTCPKeepAlive(b *testing.B) { kernelTCPKeepAlive(b) }
+
+// kernelTCPKeepAlive runs b.N requests one at a time over one kernel TCP
+// keep-alive connection to the server core, in this process.
+func kernelTCPKeepAlive(b *testing.B) {
 	s := server.New(server.Options{Handler: okHandler})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/bench/internal/gobench"
 )
 
 func TestParseAreas(t *testing.T) {
@@ -12,8 +15,9 @@ func TestParseAreas(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"all", []string{"url", "http", "json", "asm", "xdp", "origin", "proxy"}},
-		{"micro", []string{"url", "http", "json", "asm", "xdp"}},
+		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "proxy"}},
+		{"micro", []string{"url", "http", "json", "asm", "xdp", "rdma"}},
+		{"rdma", []string{"rdma"}},
 		{"load,url", []string{"origin", "proxy", "url"}},
 		{"asm, asm", []string{"asm"}},
 	}
@@ -96,5 +100,51 @@ func TestTailBuffer(t *testing.T) {
 	tb.Write([]byte("\nfirst\nlast line\n"))
 	if tb.Last() != "last line" || len(tb.buf) != tailMax {
 		t.Errorf("Last = %q, len %d", tb.Last(), len(tb.buf))
+	}
+}
+
+func TestRDMASummary(t *testing.T) {
+	var rs []gobench.Result
+	for _, l := range []string{
+		"BenchmarkTransportVsTCP/pingpong/rdma-2 1000 90000 ns/op 80000 cpu-ns/op",
+		"BenchmarkTransportVsTCP/pingpong/rdma-2 1000 90000 ns/op 100000 cpu-ns/op",
+		"BenchmarkTransportVsTCP/pingpong/kernel_tcp-2 1000 30000 ns/op 20000 cpu-ns/op",
+		"BenchmarkFiPingpong/tcp/64B-2 1000 40000 ns/op 45000 cpu-ns/op",
+	} {
+		r, err := gobench.ParseLine(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	n := rdmaSummary(rs)
+	if len(n) != 1 || !strings.Contains(n[0], "90.0 µs") || !strings.Contains(n[0], "4.50x kernel TCP") ||
+		!strings.Contains(n[0], "2.00x fi_pingpong") || !strings.Contains(n[0], "not RDMA hardware") {
+		t.Errorf("rdmaSummary = %q", n)
+	}
+	if n := rdmaSummary(nil); n != nil {
+		t.Errorf("rdmaSummary without results = %q", n)
+	}
+	if a, b := fiPingpongIterations("100ms"), fiPingpongIterations("1s"); a != 1000 || b != 10000 {
+		t.Errorf("fiPingpongIterations: 100ms %d, 1s %d", a, b)
+	}
+}
+
+// Without libfabric the rdma area is skipped with a note that says what to
+// install; without fi_pingpong it runs without the reference.
+func TestRDMADegrades(t *testing.T) {
+	old := libfabricHeader
+	t.Cleanup(func() { libfabricHeader = old })
+	libfabricHeader = "/nonexistent/rdma/fabric.h"
+	if why := rdmaMissing(); !strings.Contains(why, "apt-get install libfabric-dev") {
+		t.Errorf("rdmaMissing without the header = %q", why)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if fileExists("/usr/sbin/fi_pingpong") {
+		t.Skip("fi_pingpong in /usr/sbin: cannot hide it")
+	}
+	lines, err := fiPingpongRound(t.Context(), &env{repo: t.TempDir()}, microOpts{benchtime: "100ms"})
+	if lines != nil || !errors.Is(err, errNoFiPingpong) {
+		t.Errorf("fiPingpongRound without fi_pingpong = %q, %v", lines, err)
 	}
 }

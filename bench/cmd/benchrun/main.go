@@ -8,7 +8,7 @@
 //
 // Usage (from the bench module, or `make bench` at the root):
 //
-//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,origin,proxy]
+//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,proxy]
 //
 // A peer that cannot run (nginx not installed, simdedge serve not ready)
 // becomes a note in the report; the others still run.
@@ -36,7 +36,7 @@ import (
 
 // Area names accepted by -areas; "micro", "load" and "all" expand.
 var (
-	microNames = []string{"url", "http", "json", "asm", "xdp"}
+	microNames = []string{"url", "http", "json", "asm", "xdp", "rdma"}
 	loadNames  = []string{"origin", "proxy"}
 )
 
@@ -59,7 +59,7 @@ func main() {
 
 func run() int {
 	var (
-		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp (or micro), origin,proxy (or load), all")
+		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,proxy (or load), all")
 		quick     = flag.Bool("quick", false, "few rounds and short runs (a smoke run of the whole suite in a few minutes)")
 		count     = flag.Int("count", 0, "micro rounds, each a go test -count 1 (default 10, quick 5)")
 		benchtime = flag.String("benchtime", "", "go test -benchtime (default 1s, quick 100ms)")
@@ -222,6 +222,13 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 	planned := map[string]float64{}
 	bins := map[string]string{}
 	for _, a := range micro {
+		if a.missing != nil {
+			if why := a.missing(); why != "" {
+				note("micro %s: %s; area skipped", a.name, why)
+				bar.Done(enumerateEstimate)
+				continue
+			}
+		}
 		bar.Set("micro "+a.name, "building and enumerating")
 		bin, n, skips, err := enumerate(ctx, e, a)
 		bins[a.name] = bin

@@ -24,17 +24,32 @@ type microArea struct {
 	module string
 	pkg    string
 	bench  string
+	// tags are the build tags of the test binary ("" for none).
+	tags string
+	// missing, if set, says why the area cannot be built here ("" when
+	// it can); the area is then skipped with that note.
+	missing func() string
+	// afterRound, if set, runs after each round of the test binary and
+	// returns benchmark lines of its own (a peer outside Go), so that
+	// they interleave with the rounds.
+	afterRound func(ctx context.Context, e *env, o microOpts) (lines []string, err error)
+	// summarize, if set, turns the area's results into notes.
+	summarize func(results []gobench.Result) []string
 }
 
 // microAreas lists the micro areas in run order.
 var microAreas = []microArea{
-	{"url", "bench", "./micro/", "^BenchmarkURLParse"},
-	{"http", "bench", "./micro/", "^BenchmarkHTTPRequest$"},
-	{"json", "bench", "./micro/", "^BenchmarkJSON"},
-	{"asm", "root", "./asm", "."},
+	{name: "url", module: "bench", pkg: "./micro/", bench: "^BenchmarkURLParse"},
+	{name: "http", module: "bench", pkg: "./micro/", bench: "^BenchmarkHTTPRequest$"},
+	{name: "json", module: "bench", pkg: "./micro/", bench: "^BenchmarkJSON"},
+	{name: "asm", module: "root", pkg: "./asm", bench: "."},
 	// The datagram fast path against a kernel UDP socket, fed raw frames
 	// by a live-frames generator (needs root; see bench/xdp).
-	{"xdp", "bench", "./xdp/", "^BenchmarkDatagram$"},
+	{name: "xdp", module: "bench", pkg: "./xdp/", bench: "^BenchmarkDatagram$"},
+	// The RDMA message transport (libfabric's tcp provider on loopback)
+	// against the server core on kernel TCP keep-alive, and fi_pingpong
+	// after every round (rdma.go).
+	rdmaArea,
 }
 
 // simd and generic are the implementations counted as "ours" in the
@@ -45,12 +60,14 @@ var oursParsers = []string{"simdedge", "simdedge_purego"}
 // against. The asm kernels are compared with their pure-Go twin.
 func areaSpecs(asmLevels []string) map[string]report.AreaSpec {
 	specs := map[string]report.AreaSpec{
-		"URLParse":      {Section: "url", Peer: report.PeerRef{Impl: "net_url"}, Ours: oursParsers},
-		"URLParseAlloc": {Section: "url", Peer: report.PeerRef{Area: "URLParse", Impl: "net_url"}, Ours: []string{""}},
-		"HTTPRequest":   {Section: "http", Peer: report.PeerRef{Impl: "net_http"}, Ours: oursParsers},
-		"JSON":          {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
-		"JSONExtract":   {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
-		"Datagram":      {Section: "xdp", Peer: report.PeerRef{Impl: "transport=udp"}, Ours: []string{"transport=xdp"}},
+		"URLParse":       {Section: "url", Peer: report.PeerRef{Impl: "net_url"}, Ours: oursParsers},
+		"URLParseAlloc":  {Section: "url", Peer: report.PeerRef{Area: "URLParse", Impl: "net_url"}, Ours: []string{""}},
+		"HTTPRequest":    {Section: "http", Peer: report.PeerRef{Impl: "net_http"}, Ours: oursParsers},
+		"JSON":           {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
+		"JSONExtract":    {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
+		"Datagram":       {Section: "xdp", Peer: report.PeerRef{Impl: "transport=udp"}, Ours: []string{"transport=xdp"}},
+		"TransportVsTCP": {Section: "rdma", Peer: report.PeerRef{Impl: "kernel_tcp"}, Ours: []string{"rdma", "rdma_envelope"}},
+		"FiPingpong":     {Section: "rdma"},
 	}
 	var ours []string
 	for _, l := range asmLevels {
@@ -87,12 +104,16 @@ type microResult struct {
 // checks and linking (seconds each on a busy machine) out of every round.
 func testBinary(ctx context.Context, e *env, a microArea) (string, error) {
 	dir := moduleDir(e, a)
-	name := strings.NewReplacer("/", "_", ".", "").Replace(a.module + a.pkg)
+	name := strings.NewReplacer("/", "_", ".", "").Replace(a.module + a.pkg + a.tags)
 	bin := filepath.Join(e.tmp, name+".test")
 	if fileExists(bin) {
 		return bin, nil
 	}
-	if out, err := runCmd(ctx, dir, "go", "test", "-c", "-o", bin, a.pkg); err != nil {
+	argv := []string{"go", "test", "-c", "-o", bin}
+	if a.tags != "" {
+		argv = append(argv, "-tags", a.tags)
+	}
+	if out, err := runCmd(ctx, dir, append(argv, a.pkg)...); err != nil {
 		return "", fmt.Errorf("go test -c %s: %v: %s", a.pkg, errors.Unwrap(err), lastLine(out))
 	}
 	return bin, nil
@@ -205,6 +226,22 @@ func runMicro(ctx context.Context, e *env, bar *progress.Bar, a microArea, bin s
 				time.Since(start).Round(time.Second), err, lastLine([]byte(all.String()+stderr.String()))))
 			break
 		}
+		if a.afterRound != nil && ctx.Err() == nil {
+			lines, err := a.afterRound(ctx, e, o)
+			if err != nil {
+				mr.notes = append(mr.notes, fmt.Sprintf("%s: %v; no further rounds of it", area, err))
+				a.afterRound = nil
+			}
+			for _, line := range lines {
+				if r, err := gobench.ParseLine(line); err == nil {
+					mr.results = append(mr.results, r)
+					raw.WriteString(line + "\n")
+				}
+			}
+		}
+	}
+	if a.summarize != nil {
+		mr.notes = append(mr.notes, a.summarize(mr.results)...)
 	}
 	bar.Done(planned - done)
 	mr.raw = raw.String()
