@@ -118,10 +118,16 @@ func TestTransportDisconnect(t *testing.T) {
 	c2.Close()
 	c3.Close()
 	ml.Close()
-	waitFor(t, "all endpoints and regions freed", func() bool {
-		st := rdma.Stats()
+	var st rdma.Counts
+	freed := func() bool {
+		st = rdma.Stats()
 		return st.Endpoints == base.Endpoints && st.Regions == base.Regions && st.Listeners == base.Listeners
-	})
+	}
+	for deadline := time.Now().Add(10 * time.Second); !freed(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s, endpoints and regions not freed: counts %+v, at the start %+v", st, base)
+		}
+	}
 }
 
 // TestTransport10000: 10,000 requests over four connections, some with
@@ -176,10 +182,16 @@ func TestTransport10000(t *testing.T) {
 		t.Errorf("listener: %+v", st)
 	}
 	ml.Close()
-	waitFor(t, "objects back to the baseline", func() bool {
-		st := rdma.Stats()
+	var st rdma.Counts
+	back := func() bool {
+		st = rdma.Stats()
 		return st.Endpoints == base.Endpoints && st.Regions == base.Regions && st.Recvs == base.Recvs && st.Ops == base.Ops
-	})
+	}
+	for deadline := time.Now().Add(10 * time.Second); !back(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s, objects not back to the baseline: counts %+v, at the start %+v", st, base)
+		}
+	}
 }
 
 // The two-process test re-runs the test binary as the backend

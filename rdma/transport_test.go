@@ -49,6 +49,15 @@ func startBackend(tb testing.TB, cfg rdma.ListenConfig, h server.Handler) (*rdma
 			tb.Errorf("Shutdown: %v", err)
 		}
 		<-served
+		// A connection's buffers are freed by its poller after the
+		// close, asynchronously: wait for them, so that the next test's
+		// process-wide baseline (rdma.Stats) does not include them.
+		for deadline := time.Now().Add(10 * time.Second); ml.Stats().Open > 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				tb.Errorf("connections still open 10 s after Shutdown: %+v", ml.Stats())
+				break
+			}
+		}
 	})
 	return ml, ml.Addr().String()
 }
