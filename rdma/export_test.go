@@ -16,3 +16,11 @@ func SetPollSpin(n int) int {
 // KeepDone makes c withhold the "done" of rendezvous response parts, as a
 // misbehaving client would.
 func KeepDone(c *Client) { c.noDone = true }
+
+// DrivenReads is how many response pieces c's callers read from the
+// completion queue themselves (the queue lent to them).
+func DrivenReads(c *Client) uint64 {
+	c.c.mu.Lock()
+	defer c.c.mu.Unlock()
+	return c.c.driven
+}

@@ -37,7 +37,10 @@ import (
 // blocks on anything else: requests go to the listener's queue, response
 // parts to the waiting caller's channel (sized so that it cannot fill),
 // and control messages that find no credit wait in a queue that the next
-// grant flushes.
+// grant flushes. A client's poller lends the queue when no call awaits a
+// piece: the next RoundTrip then reads the queue itself until its
+// response is in, saving the goroutine switch from the poller to the
+// caller (transport_conn.go, "Lending").
 //
 // Cgo calls per request. Released receive slots are not posted one by
 // one: they wait for the next send or the poller's next poll and go in the

@@ -40,6 +40,9 @@ type call struct {
 	id    uint64
 	ch    chan item
 	timer *time.Timer
+	// awaiting: counted in c.awaiting (its last piece is not in ch yet).
+	// Guarded by c.mu.
+	awaiting bool
 }
 
 // item is what the poller hands a waiting call: a message in a receive
@@ -86,7 +89,7 @@ func Dial(addr string, o DialOptions) (*Client, error) {
 	}
 	cl := &Client{f: f, c: c, calls: map[uint64]*call{}, rdvs: map[uint64]*Region{},
 		reads: map[uint64]*clientRead{}, freed: make(chan struct{})}
-	c.role = cl
+	c.role, c.lend = cl, true
 	c.start()
 	// The hello: grant every posted buffer, using the one buffer the
 	// server promises for it.
@@ -109,6 +112,9 @@ func (cl *Client) onMessage(slot int, h header, msg []byte) {
 			// Cannot block: the channel has room for every receive
 			// slot, a read and the close.
 			k.ch <- item{h: h, slot: slot, msg: msg}
+			if h.kind == kindResponse || h.kind == kindError {
+				cl.doneAwaitingLocked(k)
+			}
 		}
 		c.mu.Unlock()
 		if k == nil {
@@ -151,6 +157,14 @@ func (cl *Client) onRead(token uint64, err error) {
 		if cl.calls[rd.cl.id] == rd.cl {
 			rd.cl.ch <- item{read: true, err: rd.err}
 		}
+	}
+}
+
+// doneAwaitingLocked: k's last piece is in its channel.
+func (cl *Client) doneAwaitingLocked(k *call) {
+	if k.awaiting {
+		k.awaiting = false
+		cl.c.awaiting--
 	}
 }
 
@@ -212,6 +226,8 @@ func (cl *Client) roundTrip(req []byte, flags uint16, timeout time.Duration, par
 	cl.nextID++
 	k.id = cl.nextID
 	cl.calls[k.id] = k
+	k.awaiting = true
+	c.awaiting++
 	c.mu.Unlock()
 	defer cl.finish(k)
 
@@ -228,11 +244,9 @@ func (cl *Client) roundTrip(req []byte, flags uint16, timeout time.Duration, par
 		expired = k.timer.C
 	}
 	for {
-		var it item
-		select {
-		case it = <-k.ch:
-		case <-expired:
-			return TimeoutError{}
+		it, err := cl.next(k, timeout, expired)
+		if err != nil {
+			return err
 		}
 		if k.timer != nil && expired != nil {
 			k.timer.Reset(timeout)
@@ -253,11 +267,78 @@ func (cl *Client) roundTrip(req []byte, flags uint16, timeout time.Duration, par
 			c.releaseSlot(it.slot)
 			return err
 		case kindAdvert:
-			more, err := cl.readPart(k, it, expired, part)
+			more, err := cl.readPart(k, it, timeout, expired, part)
 			if err != nil || !more {
 				return err
 			}
 		}
+	}
+}
+
+// next returns k's next item: from its channel, and when nobody reads
+// the queue (it is lent, ownerNone), k reads it itself until the item is
+// in. It hands the queue on before returning, so that a part callback
+// that takes its time never holds up other calls. A timeout is
+// TimeoutError.
+func (cl *Client) next(k *call, timeout time.Duration, expired <-chan time.Time) (item, error) {
+	c := cl.c
+	c.mu.Lock()
+	if c.owner == ownerNone && !c.closed {
+		c.owner, c.driver = ownerCall, k
+		c.refs++ // the regions stay while the driver reads the queue
+	}
+	c.mu.Unlock()
+	defer cl.undrive(k)
+	for drove := false; ; drove = true {
+		select {
+		case it := <-k.ch:
+			if drove {
+				c.mu.Lock()
+				c.driven++
+				c.mu.Unlock()
+			}
+			return it, nil
+		case <-expired:
+			return item{}, TimeoutError{}
+		default:
+		}
+		c.mu.Lock()
+		driving := c.owner == ownerCall && c.driver == k && !c.closed
+		c.mu.Unlock()
+		if !driving {
+			select {
+			case it := <-k.ch:
+				return it, nil
+			case <-expired:
+				return item{}, TimeoutError{}
+			}
+		}
+		if err := c.step(timeout); err != nil && !errors.Is(err, ErrTimeout) {
+			// The connection fails: onClose hands every call its end.
+			c.fail(err)
+		}
+	}
+}
+
+// undrive hands the queue on if k drives it: to the poller when other
+// calls await pieces (or the connection is closed), else to the next
+// call (ownerNone).
+func (cl *Client) undrive(k *call) {
+	c := cl.c
+	c.mu.Lock()
+	free := false
+	if c.owner == ownerCall && c.driver == k {
+		if c.awaiting > 0 || c.closed {
+			c.wakePollerLocked()
+		} else {
+			c.owner, c.driver = ownerNone, nil
+		}
+		c.refs--
+		free = c.freeable()
+	}
+	c.mu.Unlock()
+	if free {
+		c.free()
 	}
 }
 
@@ -301,7 +382,7 @@ func (cl *Client) send(id uint64, flags uint16, req []byte) error {
 
 // readPart reads a response part the server advertised, hands it to part
 // and tells the server it is done.
-func (cl *Client) readPart(k *call, it item, expired <-chan time.Time, part func([]byte, bool) error) (bool, error) {
+func (cl *Client) readPart(k *call, it item, timeout time.Duration, expired <-chan time.Time, part func([]byte, bool) error) (bool, error) {
 	c := cl.c
 	d, _ := parseDescriptor(it.msg)
 	more := it.h.flags&flagMore != 0
@@ -335,15 +416,13 @@ func (cl *Client) readPart(k *call, it item, expired <-chan time.Time, part func
 	c.mu.Unlock()
 	// Wait for the read; response messages cannot overtake it (the server
 	// sends nothing more for this request before the done).
-	var got item
-	select {
-	case got = <-k.ch:
-	case <-expired:
+	got, err := cl.next(k, timeout, expired)
+	if err != nil {
 		// The endpoint may still write r: close the connection (which
 		// closes the endpoint before returning) before the deferred
 		// r.Close.
 		c.close()
-		return false, TimeoutError{}
+		return false, err
 	}
 	if !got.read {
 		if got.err != nil {
@@ -383,6 +462,7 @@ func (cl *Client) finish(k *call) {
 	c := cl.c
 	c.mu.Lock()
 	delete(cl.calls, k.id)
+	cl.doneAwaitingLocked(k)
 	c.mu.Unlock()
 	if k.timer != nil {
 		k.timer.Stop()

@@ -97,7 +97,49 @@ type conn struct {
 	sigEvery  int
 	unsig     int
 	one       [1]Span // scratch of postSendLocked
+
+	// Who reads the completion queue (see lending below): the poller,
+	// nobody, or the RoundTrip driver (owner == ownerCall). Only clients
+	// lend (lend). awaiting counts the calls still waiting for a piece
+	// of their response. wake (capacity 1) wakes the poller when the
+	// queue is handed back or the connection closes.
+	lend     bool
+	owner    int
+	driver   any
+	awaiting int
+	wake     chan struct{}
+	// lendTimer is the poller's (awaitQueue), reused.
+	lendTimer *time.Timer
+	// driven counts items a driver read from the queue itself (tests).
+	driven uint64
+
+	// The queue reader's scratch (step): used only by the owner.
+	buf   []Completion
+	spans []Span
+	upd   []bool
+	idle  int
 }
+
+// Lending the completion queue. A client's RoundTrip that finds nobody
+// reading the queue reads it itself (it "drives") until its response is
+// in, instead of parking while the poller goroutine reads the queue and
+// hands the response over: one goroutine switch (a futex wake-up of an
+// idle thread, a context switch on this PVM guest) less per request. The
+// poller lends the queue when no call awaits a piece (awaiting == 0) and
+// sleeps; it takes the queue back when a caller must wait for credits
+// (sendData), when a driver finishes while other calls await pieces, when
+// the connection closes, or after lendIdle with nobody reading the queue,
+// so that an idle connection still notices a disconnect and posts its
+// released receives.
+const (
+	ownerPoller = iota // the poller goroutine reads the queue
+	ownerNone          // lent, nobody reads it: the next RoundTrip drives
+	ownerCall          // c.driver, a RoundTrip, reads it
+)
+
+// lendIdle is how long the poller leaves a lent queue unread before it
+// takes it back.
+const lendIdle = 5 * time.Millisecond
 
 type ctrlMsg struct {
 	kind kind
@@ -111,6 +153,10 @@ func newConn(f *Fabric, ep *Endpoint, nrecv, nsend, msgSize int, w window) (*con
 	c := &conn{ep: ep, msgSize: msgSize, nrecv: nrecv, nsend: nsend, w: w, refs: 1,
 		selective: ep.selective(), sigEvery: max(1, nsend/4)}
 	c.cond.L = &c.mu
+	c.wake = make(chan struct{}, 1)
+	c.buf = make([]Completion, 64)
+	c.spans = make([]Span, 0, nrecv)
+	c.upd = make([]bool, 0, nrecv)
 	c.repost = make([]Span, 0, nrecv)
 	c.repostUpd = make([]bool, 0, nrecv)
 	c.accounted = make([]bool, 0, nrecv)
@@ -145,52 +191,21 @@ func newConn(f *Fabric, ep *Endpoint, nrecv, nsend, msgSize int, w window) (*con
 // start runs the poller; the role must be set.
 func (c *conn) start() { go c.poll() }
 
-// poll is the connection's poller. It posts the receives released since
-// its last round together with its next poll (one cgo call), and when
-// there are none and nothing arrived it blocks in Endpoint.Wait, which
-// parks the goroutine in Go's network poller (its P goes back to the
-// scheduler) after pollSpin empty polls.
+// poll is the connection's poller. It reads the completion queue (step)
+// while it owns it; a client's poller lends it to RoundTrips when no call
+// awaits a piece, and sleeps meanwhile (awaitQueue).
 func (c *conn) poll() {
-	buf := make([]Completion, 64)
-	spans := make([]Span, 0, c.nrecv)
-	upd := make([]bool, 0, c.nrecv)
-	idle := 0
-	for {
-		c.mu.Lock()
-		spans = append(spans[:0], c.repost...)
-		upd = append(upd[:0], c.repostUpd...)
-		c.repost, c.repostUpd = c.repost[:0], c.repostUpd[:0]
-		wait := len(spans) == 0 && idle >= pollSpin
-		c.parked = wait
-		c.mu.Unlock()
-		var n int
-		var err error
-		switch {
-		case len(spans) > 0:
-			var posted int
-			n, posted, err = c.ep.exchange(c.recv, spans, nil, nil, buf)
-			c.mu.Lock()
-			c.accountLocked(upd[:min(posted, len(upd))])
-			c.mu.Unlock()
-		case wait:
-			n, err = c.ep.Wait(buf, 0)
-			c.mu.Lock()
-			c.parked = false
-			c.mu.Unlock()
-		default:
-			n, err = c.ep.Poll(buf)
-			if n == 0 && err == nil {
-				idle++
-				runtime.Gosched()
-			}
-		}
-		if n > 0 {
-			idle = 0
-			c.handle(buf[:n])
-		}
-		if err != nil {
+	for c.awaitQueue() {
+		if err := c.step(0); err != nil {
 			c.fail(err)
 			break
+		}
+		if c.lend {
+			c.mu.Lock()
+			if c.owner == ownerPoller && c.awaiting == 0 {
+				c.owner = ownerNone
+			}
+			c.mu.Unlock()
 		}
 	}
 	c.mu.Lock()
@@ -200,6 +215,95 @@ func (c *conn) poll() {
 	if free {
 		c.free()
 	}
+}
+
+// awaitQueue returns true once the poller owns the queue, false when the
+// connection is closed. While the queue is lent it sleeps, and takes the
+// queue back when woken for it or after lendIdle with nobody reading it.
+func (c *conn) awaitQueue() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		switch {
+		case c.closed:
+			return false
+		case c.owner == ownerPoller:
+			return true
+		}
+		c.mu.Unlock()
+		if c.lendTimer == nil {
+			c.lendTimer = time.NewTimer(lendIdle)
+		} else {
+			c.lendTimer.Reset(lendIdle)
+		}
+		fired := false
+		select {
+		case <-c.wake:
+			c.lendTimer.Stop()
+		case <-c.lendTimer.C:
+			fired = true
+		}
+		c.mu.Lock()
+		if fired && c.owner == ownerNone {
+			c.owner = ownerPoller
+		}
+	}
+}
+
+// wakePollerLocked hands the queue back to the poller and wakes it. Only
+// the driver (for itself) or a caller finding the queue unread
+// (ownerNone) may call it: two readers of one queue would share its
+// scratch.
+func (c *conn) wakePollerLocked() {
+	if c.owner != ownerPoller {
+		c.owner, c.driver = ownerPoller, nil
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// step reads the queue once: it posts the receives released since the
+// last step together with a poll (one cgo call), or, when there are none
+// and nothing arrived, blocks in Endpoint.Wait (which parks the goroutine
+// in Go's network poller; its P goes back to the scheduler) after
+// pollSpin empty polls; then it handles what arrived. Only the queue's
+// owner calls it. timeout bounds the wait (0: none; then ErrTimeout).
+func (c *conn) step(timeout time.Duration) error {
+	c.mu.Lock()
+	c.spans = append(c.spans[:0], c.repost...)
+	c.upd = append(c.upd[:0], c.repostUpd...)
+	c.repost, c.repostUpd = c.repost[:0], c.repostUpd[:0]
+	wait := len(c.spans) == 0 && c.idle >= pollSpin
+	c.parked = wait
+	c.mu.Unlock()
+	var n int
+	var err error
+	switch {
+	case len(c.spans) > 0:
+		var posted int
+		n, posted, err = c.ep.exchange(c.recv, c.spans, nil, nil, c.buf)
+		c.mu.Lock()
+		c.accountLocked(c.upd[:min(posted, len(c.upd))])
+		c.mu.Unlock()
+	case wait:
+		n, err = c.ep.Wait(c.buf, timeout)
+		c.mu.Lock()
+		c.parked = false
+		c.mu.Unlock()
+	default:
+		n, err = c.ep.Poll(c.buf)
+		if n == 0 && err == nil {
+			c.idle++
+			runtime.Gosched()
+		}
+	}
+	if n > 0 {
+		c.idle = 0
+		c.handle(c.buf[:n])
+	}
+	return err
 }
 
 // accountLocked counts receives just posted (upd says which had held a
@@ -385,6 +489,13 @@ func (c *conn) sendData(h header, parts ...[]byte) error {
 	}
 	c.mu.Lock()
 	for !c.closed && (!c.w.canSend(false) || len(c.freeSend) == 0) {
+		// Credits and slots come back through the queue: someone
+		// must read it while this sender waits.
+		// A driver reads it already (and hands it back when it is done
+		// while this caller awaits its response).
+		if c.lend && c.owner == ownerNone {
+			c.wakePollerLocked()
+		}
 		c.cond.Wait()
 	}
 	if c.closed {
@@ -506,6 +617,10 @@ func (c *conn) failLocked(err error) {
 	c.closed, c.err = true, err
 	c.ctrl = nil
 	c.cond.Broadcast()
+	select { // the poller exits
+	case c.wake <- struct{}{}:
+	default:
+	}
 	// Close wakes the poller; posted work is discarded. The role hears
 	// of it on its own goroutine: it takes its own locks and may call
 	// back into c.
