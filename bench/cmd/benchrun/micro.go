@@ -76,7 +76,7 @@ func areaSpecs(asmLevels []string) map[string]report.AreaSpec {
 		}
 	}
 	for _, k := range []string{"Classify", "IndexTabNewline", "IndexControlOrNonASCII", "ToLower",
-		"PrefixSum8", "PrefixSum16", "PrefixSum32", "ExclusivePrefixSum32"} {
+		"PrefixSum8", "PrefixSum16", "PrefixSum32", "ExclusivePrefixSum32", "ValidUTF8"} {
 		specs[k] = report.AreaSpec{Section: "asm", Peer: report.PeerRef{Impl: "level=generic"}, Ours: ours, Compact: true}
 	}
 	return specs
