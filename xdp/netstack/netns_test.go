@@ -8,15 +8,13 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/xdp/xdptest"
 )
 
 // A veth pair between two network namespaces this test creates: the
@@ -92,40 +90,10 @@ func newVeth(t testing.TB, generic bool) *veth {
 	return v
 }
 
-// inNS runs fn on a thread switched into namespace ns: sockets fn creates
-// belong to ns for good, whichever thread uses them later.
-func inNS(ns string, fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	target, err := os.Open("/run/netns/" + ns)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer target.Close()
-	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("setns %s: %w", ns, err)
-	}
-	ferr := fn()
-	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-		// Leave the thread locked: it ends with this goroutine instead
-		// of serving others in the wrong namespace.
-		return fmt.Errorf("setns back: %w", err)
-	}
-	runtime.UnlockOSThread()
-	return ferr
-}
-
 // dial connects from the client's namespace.
 func (v *veth) dial(ctx context.Context, addr string) (net.Conn, error) {
 	var c net.Conn
-	err := inNS(v.clientNS, func() error {
+	err := xdptest.InNS(v.clientNS, func() error {
 		var err error
 		c, err = (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 		return err
