@@ -26,10 +26,17 @@ const (
 // serving its datagrams through handler.
 func startListener(t *testing.T, v *xdptest.Veth, mode Mode, handler server.Handler) *Listener {
 	t.Helper()
+	return startListenerConfig(t, v, Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP),
+		TCPPort: testTCPPort, UDPPort: testUDPPort, Mode: mode, RingSize: 256}, handler)
+}
+
+// startListenerConfig opens a Listener with c in the server namespace and
+// serves its datagrams with handler until the test ends.
+func startListenerConfig(t *testing.T, v *xdptest.Veth, c Config, handler server.Handler) *Listener {
+	t.Helper()
 	var l *Listener
 	err := xdptest.InNS(v.ServerNS, func() (err error) {
-		l, err = Listen(Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP),
-			TCPPort: testTCPPort, UDPPort: testUDPPort, Mode: mode, RingSize: 256})
+		l, err = Listen(c)
 		return err
 	})
 	if err != nil {
@@ -212,22 +219,8 @@ func TestKernelStillServesOthers(t *testing.T) {
 func TestDatagramsSmallRings(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	v := xdptest.NewVeth(t)
-	var l *Listener
-	if err := xdptest.InNS(v.ServerNS, func() (err error) {
-		l, err = Listen(Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP), UDPPort: testUDPPort,
-			RingSize: 64, Frames: 1024})
-		return err
-	}); err != nil {
-		testenv.Need(t, testenv.RequireXDP, false, "cannot start AF_XDP: "+err.Error())
-	}
-	srv := server.New(server.Options{Handler: echoHandler})
-	served := make(chan error, 1)
-	go func() { served <- srv.ServeMessages(l.Datagrams()) }()
-	defer func() {
-		srv.Close()
-		<-served
-		l.Close()
-	}()
+	l := startListenerConfig(t, v, Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP), UDPPort: testUDPPort,
+		RingSize: 64, Frames: 1024}, echoHandler)
 	const clients, each = 8, 100
 	errs := make(chan error, clients)
 	for i := range clients {
@@ -271,21 +264,8 @@ func TestQueues(t *testing.T) {
 	if !errors.Is(err, ErrQueue) {
 		t.Fatalf("queue 2 of 2: %v, want ErrQueue", err)
 	}
-	var l *Listener
-	if err := xdptest.InNS(v.ServerNS, func() (err error) {
-		l, err = Listen(Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP), UDPPort: testUDPPort, Queues: []int{0, 1}})
-		return err
-	}); err != nil {
-		testenv.Need(t, testenv.RequireXDP, false, "cannot start AF_XDP: "+err.Error())
-	}
-	srv := server.New(server.Options{Handler: echoHandler})
-	served := make(chan error, 1)
-	go func() { served <- srv.ServeMessages(l.Datagrams()) }()
-	defer func() {
-		srv.Close()
-		<-served
-		l.Close()
-	}()
+	l := startListenerConfig(t, v, Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP), UDPPort: testUDPPort,
+		Queues: []int{0, 1}}, echoHandler)
 	const flows = 16
 	for i := range flows {
 		c := dialDatagram(t, v)

@@ -18,12 +18,13 @@ const (
 )
 
 // Defaults of the xdp and rdma sections. They mirror the defaults of the
-// xdp and rdma packages, which this package may not import (layers).
+// xdp and rdma packages, which this package may not import (layers);
+// cmd/simdedge's TestListenerDefaultsMirror checks that they agree. The
+// frame count defaults to twice the ring size, as in package xdp.
 const (
 	DefaultXDPMode      = "native"
 	DefaultXDPRingSize  = 2048
 	DefaultXDPFrameSize = 4096
-	DefaultXDPFrames    = 4096
 	DefaultRDMAProvider = "tcp"
 	DefaultRDMACredits  = 32
 	DefaultRDMAMessage  = 64 << 10
@@ -250,7 +251,7 @@ func (l Listener) withDefaults() Listener {
 			x.FrameSize = DefaultXDPFrameSize
 		}
 		if x.Frames == 0 {
-			x.Frames = max(DefaultXDPFrames, 2*x.RingSize)
+			x.Frames = 2 * x.RingSize
 		}
 		l.XDP = &x
 	case TransportRDMA:

@@ -32,7 +32,7 @@ listeners:
 		{Transport: "tcp", Address: "127.0.0.1:8080"},
 		{Transport: "tcp", Address: "127.0.0.1:8081"},
 		{Transport: "xdp", XDP: &XDP{Interface: "veth0", Queues: []int{0}, Address: "198.18.0.1", TCPPort: 80, UDPPort: 8053,
-			Mode: "generic", RingSize: DefaultXDPRingSize, FrameSize: DefaultXDPFrameSize, Frames: DefaultXDPFrames}},
+			Mode: "generic", RingSize: DefaultXDPRingSize, FrameSize: DefaultXDPFrameSize, Frames: 2 * DefaultXDPRingSize}},
 		{Transport: "rdma", Address: "127.0.0.1:7471", RDMA: &RDMA{Provider: "shm", Credits: 8, MessageSize: DefaultRDMAMessage}},
 	}
 	for i := range got {
