@@ -76,6 +76,24 @@ DATA spread8_8<>+14(SB)/1, $0x07
 DATA spread8_8<>+15(SB)/1, $0x07
 GLOBL spread8_8<>(SB), RODATA|NOPTR, $16
 
+DATA odd8<>+0(SB)/1, $0x00
+DATA odd8<>+1(SB)/1, $0xff
+DATA odd8<>+2(SB)/1, $0x00
+DATA odd8<>+3(SB)/1, $0xff
+DATA odd8<>+4(SB)/1, $0x00
+DATA odd8<>+5(SB)/1, $0xff
+DATA odd8<>+6(SB)/1, $0x00
+DATA odd8<>+7(SB)/1, $0xff
+DATA odd8<>+8(SB)/1, $0x00
+DATA odd8<>+9(SB)/1, $0xff
+DATA odd8<>+10(SB)/1, $0x00
+DATA odd8<>+11(SB)/1, $0xff
+DATA odd8<>+12(SB)/1, $0x00
+DATA odd8<>+13(SB)/1, $0xff
+DATA odd8<>+14(SB)/1, $0x00
+DATA odd8<>+15(SB)/1, $0xff
+GLOBL odd8<>(SB), RODATA|NOPTR, $16
+
 DATA lastIdx16<>+0(SB)/1, $0x0e
 DATA lastIdx16<>+1(SB)/1, $0x0f
 DATA lastIdx16<>+2(SB)/1, $0x0e
@@ -130,6 +148,24 @@ DATA spread16_8<>+14(SB)/1, $0x06
 DATA spread16_8<>+15(SB)/1, $0x07
 GLOBL spread16_8<>(SB), RODATA|NOPTR, $16
 
+DATA odd16<>+0(SB)/1, $0x00
+DATA odd16<>+1(SB)/1, $0x00
+DATA odd16<>+2(SB)/1, $0xff
+DATA odd16<>+3(SB)/1, $0xff
+DATA odd16<>+4(SB)/1, $0x00
+DATA odd16<>+5(SB)/1, $0x00
+DATA odd16<>+6(SB)/1, $0xff
+DATA odd16<>+7(SB)/1, $0xff
+DATA odd16<>+8(SB)/1, $0x00
+DATA odd16<>+9(SB)/1, $0x00
+DATA odd16<>+10(SB)/1, $0xff
+DATA odd16<>+11(SB)/1, $0xff
+DATA odd16<>+12(SB)/1, $0x00
+DATA odd16<>+13(SB)/1, $0x00
+DATA odd16<>+14(SB)/1, $0xff
+DATA odd16<>+15(SB)/1, $0xff
+GLOBL odd16<>(SB), RODATA|NOPTR, $16
+
 DATA lastIdx32<>+0(SB)/1, $0x0c
 DATA lastIdx32<>+1(SB)/1, $0x0d
 DATA lastIdx32<>+2(SB)/1, $0x0e
@@ -166,6 +202,70 @@ DATA spread32_8<>+14(SB)/1, $0x06
 DATA spread32_8<>+15(SB)/1, $0x07
 GLOBL spread32_8<>(SB), RODATA|NOPTR, $16
 
+DATA odd32<>+0(SB)/1, $0x00
+DATA odd32<>+1(SB)/1, $0x00
+DATA odd32<>+2(SB)/1, $0x00
+DATA odd32<>+3(SB)/1, $0x00
+DATA odd32<>+4(SB)/1, $0xff
+DATA odd32<>+5(SB)/1, $0xff
+DATA odd32<>+6(SB)/1, $0xff
+DATA odd32<>+7(SB)/1, $0xff
+DATA odd32<>+8(SB)/1, $0x00
+DATA odd32<>+9(SB)/1, $0x00
+DATA odd32<>+10(SB)/1, $0x00
+DATA odd32<>+11(SB)/1, $0x00
+DATA odd32<>+12(SB)/1, $0xff
+DATA odd32<>+13(SB)/1, $0xff
+DATA odd32<>+14(SB)/1, $0xff
+DATA odd32<>+15(SB)/1, $0xff
+GLOBL odd32<>(SB), RODATA|NOPTR, $16
+
+DATA hiLane<>+0(SB)/1, $0x00
+DATA hiLane<>+1(SB)/1, $0x00
+DATA hiLane<>+2(SB)/1, $0x00
+DATA hiLane<>+3(SB)/1, $0x00
+DATA hiLane<>+4(SB)/1, $0x00
+DATA hiLane<>+5(SB)/1, $0x00
+DATA hiLane<>+6(SB)/1, $0x00
+DATA hiLane<>+7(SB)/1, $0x00
+DATA hiLane<>+8(SB)/1, $0x00
+DATA hiLane<>+9(SB)/1, $0x00
+DATA hiLane<>+10(SB)/1, $0x00
+DATA hiLane<>+11(SB)/1, $0x00
+DATA hiLane<>+12(SB)/1, $0x00
+DATA hiLane<>+13(SB)/1, $0x00
+DATA hiLane<>+14(SB)/1, $0x00
+DATA hiLane<>+15(SB)/1, $0x00
+DATA hiLane<>+16(SB)/1, $0xff
+DATA hiLane<>+17(SB)/1, $0xff
+DATA hiLane<>+18(SB)/1, $0xff
+DATA hiLane<>+19(SB)/1, $0xff
+DATA hiLane<>+20(SB)/1, $0xff
+DATA hiLane<>+21(SB)/1, $0xff
+DATA hiLane<>+22(SB)/1, $0xff
+DATA hiLane<>+23(SB)/1, $0xff
+DATA hiLane<>+24(SB)/1, $0xff
+DATA hiLane<>+25(SB)/1, $0xff
+DATA hiLane<>+26(SB)/1, $0xff
+DATA hiLane<>+27(SB)/1, $0xff
+DATA hiLane<>+28(SB)/1, $0xff
+DATA hiLane<>+29(SB)/1, $0xff
+DATA hiLane<>+30(SB)/1, $0xff
+DATA hiLane<>+31(SB)/1, $0xff
+GLOBL hiLane<>(SB), RODATA|NOPTR, $32
+
+DATA dword3<>+0(SB)/4, $0x00000003
+DATA dword3<>+4(SB)/4, $0x00000003
+DATA dword3<>+8(SB)/4, $0x00000003
+DATA dword3<>+12(SB)/4, $0x00000003
+GLOBL dword3<>(SB), RODATA|NOPTR, $16
+
+DATA dword7<>+0(SB)/4, $0x00000007
+DATA dword7<>+4(SB)/4, $0x00000007
+DATA dword7<>+8(SB)/4, $0x00000007
+DATA dword7<>+12(SB)/4, $0x00000007
+GLOBL dword7<>(SB), RODATA|NOPTR, $16
+
 // func prefixSum8InclAVX2(dst []uint8, src []uint8, carry uint8) uint8
 // Requires: AVX, AVX2
 TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
@@ -175,48 +275,71 @@ TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
 	MOVBLZX        carry+48(FP), BX
 	VMOVD          BX, X0
 	VPBROADCASTB   X0, Y0
-	VBROADCASTI128 lastIdx8<>+0(SB), Y1
+	VBROADCASTI128 odd8<>+0(SB), Y1
 	VBROADCASTI128 spread8_2<>+0(SB), Y2
 	VBROADCASTI128 spread8_4<>+0(SB), Y3
 	VBROADCASTI128 spread8_8<>+0(SB), Y4
+	VBROADCASTI128 lastIdx8<>+0(SB), Y5
+	CMPQ           DX, $0x20
+	JB             prefixSum8InclAVX2_done
+	VMOVDQU        (CX), Y6
+	VPSLLW         $0x08, Y6, Y7
+	VPADDB         Y7, Y6, Y6
+	VPSHUFB        Y2, Y6, Y7
+	VPADDB         Y7, Y6, Y6
+	VPSHUFB        Y3, Y6, Y7
+	VPADDB         Y7, Y6, Y6
+	VPSHUFB        Y4, Y6, Y7
+	VPADDB         Y7, Y6, Y6
+	VPSHUFB        Y5, Y6, Y7
+	VPERM2I128     $0x08, Y7, Y7, Y8
+	VPADDB         Y8, Y6, Y6
+	VPADDB         Y8, Y7, Y7
+	VPERMQ         $0xff, Y7, Y7
+	VPADDB         Y0, Y6, Y6
+	VMOVDQU        Y6, (AX)
+	VPADDB         Y7, Y0, Y0
+	ADDQ           $0x20, CX
+	ADDQ           $0x20, AX
+	SUBQ           $0x20, DX
 
 prefixSum8InclAVX2_loop2:
 	CMPQ       DX, $0x40
 	JB         prefixSum8InclAVX2_one
-	VMOVDQU    (CX), Y5
-	VPSLLW     $0x08, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y2, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y3, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y4, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y1, Y5, Y6
-	VPERM2I128 $0x08, Y6, Y6, Y7
-	VPADDB     Y7, Y5, Y5
+	VMOVDQU    (CX), Y6
+	VPAND      -1(CX), Y1, Y7
 	VPADDB     Y7, Y6, Y6
-	VPERMQ     $0xff, Y6, Y6
-	VPADDB     Y0, Y5, Y5
-	VMOVDQU    Y5, (AX)
-	VPADDB     Y6, Y0, Y0
-	VMOVDQU    32(CX), Y5
-	VPSLLW     $0x08, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y2, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y3, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y4, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y1, Y5, Y6
-	VPERM2I128 $0x08, Y6, Y6, Y7
-	VPADDB     Y7, Y5, Y5
+	VPSHUFB    Y2, Y6, Y7
 	VPADDB     Y7, Y6, Y6
-	VPERMQ     $0xff, Y6, Y6
-	VPADDB     Y0, Y5, Y5
-	VMOVDQU    Y5, 32(AX)
-	VPADDB     Y6, Y0, Y0
+	VPSHUFB    Y3, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y4, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y5, Y6, Y7
+	VPERM2I128 $0x08, Y7, Y7, Y8
+	VPADDB     Y8, Y6, Y6
+	VPADDB     Y8, Y7, Y7
+	VPERMQ     $0xff, Y7, Y7
+	VPADDB     Y0, Y6, Y6
+	VMOVDQU    Y6, (AX)
+	VPADDB     Y7, Y0, Y0
+	VMOVDQU    32(CX), Y6
+	VPAND      31(CX), Y1, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y2, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y3, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y4, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y5, Y6, Y7
+	VPERM2I128 $0x08, Y7, Y7, Y8
+	VPADDB     Y8, Y6, Y6
+	VPADDB     Y8, Y7, Y7
+	VPERMQ     $0xff, Y7, Y7
+	VPADDB     Y0, Y6, Y6
+	VMOVDQU    Y6, 32(AX)
+	VPADDB     Y7, Y0, Y0
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
@@ -224,25 +347,29 @@ prefixSum8InclAVX2_loop2:
 
 prefixSum8InclAVX2_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum8InclAVX2_done
-	VMOVDQU    (CX), Y5
-	VPSLLW     $0x08, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y2, Y5, Y2
-	VPADDB     Y2, Y5, Y5
-	VPSHUFB    Y3, Y5, Y2
-	VPADDB     Y2, Y5, Y5
-	VPSHUFB    Y4, Y5, Y2
-	VPADDB     Y2, Y5, Y5
-	VPSHUFB    Y1, Y5, Y1
+	JB         prefixSum8InclAVX2_end
+	VMOVDQU    (CX), Y6
+	VPAND      -1(CX), Y1, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y2, Y6, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y3, Y6, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y4, Y6, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y5, Y6, Y1
 	VPERM2I128 $0x08, Y1, Y1, Y2
-	VPADDB     Y2, Y5, Y5
+	VPADDB     Y2, Y6, Y6
 	VPADDB     Y2, Y1, Y1
 	VPERMQ     $0xff, Y1, Y1
-	VPADDB     Y0, Y5, Y5
-	VMOVDQU    Y5, (AX)
+	VPADDB     Y0, Y6, Y6
+	VMOVDQU    Y6, (AX)
 	VPADDB     Y1, Y0, Y0
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 
+prefixSum8InclAVX2_end:
 prefixSum8InclAVX2_done:
 	VMOVD X0, AX
 	MOVB  AL, ret+56(FP)
@@ -334,77 +461,180 @@ TEXT ·prefixSum8ExclAVX2(SB), NOSPLIT, $0-57
 	MOVBLZX        carry+48(FP), BX
 	VMOVD          BX, X0
 	VPBROADCASTB   X0, Y0
-	VBROADCASTI128 lastIdx8<>+0(SB), Y1
+	VBROADCASTI128 odd8<>+0(SB), Y1
 	VBROADCASTI128 spread8_2<>+0(SB), Y2
 	VBROADCASTI128 spread8_4<>+0(SB), Y3
 	VBROADCASTI128 spread8_8<>+0(SB), Y4
+	VBROADCASTI128 lastIdx8<>+0(SB), Y5
+	CMPQ           DX, $0x20
+	JB             prefixSum8ExclAVX2_done
+	VMOVDQU        (CX), Y6
+	VPSLLW         $0x08, Y6, Y7
+	VPADDB         Y7, Y6, Y6
+	VPSHUFB        Y2, Y6, Y7
+	VPADDB         Y7, Y6, Y6
+	VPSHUFB        Y3, Y6, Y7
+	VPADDB         Y7, Y6, Y6
+	VPSHUFB        Y4, Y6, Y7
+	VPADDB         Y7, Y6, Y6
+	VPSHUFB        Y5, Y6, Y7
+	VPERM2I128     $0x08, Y7, Y7, Y8
+	VPADDB         Y8, Y6, Y6
+	VPADDB         Y8, Y7, Y7
+	VPERMQ         $0xff, Y7, Y7
+	VPADDB         Y0, Y6, Y6
+	VPSUBB         (CX), Y6, Y6
+	VMOVDQU        Y6, (AX)
+	VPADDB         Y7, Y0, Y0
+	ADDQ           $0x20, CX
+	ADDQ           $0x20, AX
+	SUBQ           $0x20, DX
+	CMPQ           AX, CX
+	JE             prefixSum8ExclAVX2_inplace_loop2
+	VPBROADCASTB   -1(CX), Y6
+	VPSUBB         Y6, Y0, Y0
 
-prefixSum8ExclAVX2_loop2:
+prefixSum8ExclAVX2_shifted_loop2:
 	CMPQ       DX, $0x40
-	JB         prefixSum8ExclAVX2_one
-	VMOVDQU    (CX), Y5
-	VPSLLW     $0x08, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y2, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y3, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y4, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y1, Y5, Y6
-	VPERM2I128 $0x08, Y6, Y6, Y7
-	VPADDB     Y7, Y5, Y5
+	JB         prefixSum8ExclAVX2_shifted_one
+	VMOVDQU    -1(CX), Y6
+	VPAND      -2(CX), Y1, Y7
 	VPADDB     Y7, Y6, Y6
-	VPERMQ     $0xff, Y6, Y6
-	VPADDB     Y0, Y5, Y5
-	VPSUBB     (CX), Y5, Y5
-	VMOVDQU    Y5, (AX)
-	VPADDB     Y6, Y0, Y0
-	VMOVDQU    32(CX), Y5
-	VPSLLW     $0x08, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y2, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y3, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y4, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y1, Y5, Y6
-	VPERM2I128 $0x08, Y6, Y6, Y7
-	VPADDB     Y7, Y5, Y5
+	VPSHUFB    Y2, Y6, Y7
 	VPADDB     Y7, Y6, Y6
-	VPERMQ     $0xff, Y6, Y6
-	VPADDB     Y0, Y5, Y5
-	VPSUBB     32(CX), Y5, Y5
-	VMOVDQU    Y5, 32(AX)
-	VPADDB     Y6, Y0, Y0
+	VPSHUFB    Y3, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y4, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y5, Y6, Y7
+	VPERM2I128 $0x08, Y7, Y7, Y8
+	VPADDB     Y8, Y6, Y6
+	VPADDB     Y8, Y7, Y7
+	VPERMQ     $0xff, Y7, Y7
+	VPADDB     Y0, Y6, Y6
+	VMOVDQU    Y6, (AX)
+	VPADDB     Y7, Y0, Y0
+	VMOVDQU    31(CX), Y6
+	VPAND      30(CX), Y1, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y2, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y3, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y4, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y5, Y6, Y7
+	VPERM2I128 $0x08, Y7, Y7, Y8
+	VPADDB     Y8, Y6, Y6
+	VPADDB     Y8, Y7, Y7
+	VPERMQ     $0xff, Y7, Y7
+	VPADDB     Y0, Y6, Y6
+	VMOVDQU    Y6, 32(AX)
+	VPADDB     Y7, Y0, Y0
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
-	JMP        prefixSum8ExclAVX2_loop2
+	JMP        prefixSum8ExclAVX2_shifted_loop2
 
-prefixSum8ExclAVX2_one:
+prefixSum8ExclAVX2_shifted_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum8ExclAVX2_done
-	VMOVDQU    (CX), Y5
-	VPSLLW     $0x08, Y5, Y6
-	VPADDB     Y6, Y5, Y5
-	VPSHUFB    Y2, Y5, Y2
-	VPADDB     Y2, Y5, Y5
-	VPSHUFB    Y3, Y5, Y2
-	VPADDB     Y2, Y5, Y5
-	VPSHUFB    Y4, Y5, Y2
-	VPADDB     Y2, Y5, Y5
-	VPSHUFB    Y1, Y5, Y1
+	JB         prefixSum8ExclAVX2_shifted_end
+	VMOVDQU    -1(CX), Y6
+	VPAND      -2(CX), Y1, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y2, Y6, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y3, Y6, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y4, Y6, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y5, Y6, Y1
 	VPERM2I128 $0x08, Y1, Y1, Y2
-	VPADDB     Y2, Y5, Y5
+	VPADDB     Y2, Y6, Y6
 	VPADDB     Y2, Y1, Y1
 	VPERMQ     $0xff, Y1, Y1
-	VPADDB     Y0, Y5, Y5
-	VPSUBB     (CX), Y5, Y5
-	VMOVDQU    Y5, (AX)
+	VPADDB     Y0, Y6, Y6
+	VMOVDQU    Y6, (AX)
 	VPADDB     Y1, Y0, Y0
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 
+prefixSum8ExclAVX2_shifted_end:
+	VPBROADCASTB -1(CX), Y1
+	VPADDB       Y1, Y0, Y0
+	JMP          prefixSum8ExclAVX2_done
+
+prefixSum8ExclAVX2_inplace_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum8ExclAVX2_inplace_one
+	VMOVDQU    (CX), Y6
+	VPAND      -1(CX), Y1, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y2, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y3, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y4, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y5, Y6, Y7
+	VPERM2I128 $0x08, Y7, Y7, Y8
+	VPADDB     Y8, Y6, Y6
+	VPADDB     Y8, Y7, Y7
+	VPERMQ     $0xff, Y7, Y7
+	VPADDB     Y0, Y6, Y6
+	VPSUBB     (CX), Y6, Y6
+	VMOVDQU    Y6, (AX)
+	VPADDB     Y7, Y0, Y0
+	VMOVDQU    32(CX), Y6
+	VPAND      31(CX), Y1, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y2, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y3, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y4, Y6, Y7
+	VPADDB     Y7, Y6, Y6
+	VPSHUFB    Y5, Y6, Y7
+	VPERM2I128 $0x08, Y7, Y7, Y8
+	VPADDB     Y8, Y6, Y6
+	VPADDB     Y8, Y7, Y7
+	VPERMQ     $0xff, Y7, Y7
+	VPADDB     Y0, Y6, Y6
+	VPSUBB     32(CX), Y6, Y6
+	VMOVDQU    Y6, 32(AX)
+	VPADDB     Y7, Y0, Y0
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum8ExclAVX2_inplace_loop2
+
+prefixSum8ExclAVX2_inplace_one:
+	CMPQ       DX, $0x20
+	JB         prefixSum8ExclAVX2_inplace_end
+	VMOVDQU    (CX), Y6
+	VPAND      -1(CX), Y1, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y2, Y6, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y3, Y6, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y4, Y6, Y1
+	VPADDB     Y1, Y6, Y6
+	VPSHUFB    Y5, Y6, Y1
+	VPERM2I128 $0x08, Y1, Y1, Y2
+	VPADDB     Y2, Y6, Y6
+	VPADDB     Y2, Y1, Y1
+	VPERMQ     $0xff, Y1, Y1
+	VPADDB     Y0, Y6, Y6
+	VPSUBB     (CX), Y6, Y6
+	VMOVDQU    Y6, (AX)
+	VPADDB     Y1, Y0, Y0
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum8ExclAVX2_inplace_end:
 prefixSum8ExclAVX2_done:
 	VMOVD X0, AX
 	MOVB  AL, ret+56(FP)
@@ -501,43 +731,64 @@ TEXT ·prefixSum16InclAVX2(SB), NOSPLIT, $0-58
 	SHLQ           $0x01, DX
 	VMOVD          BX, X0
 	VPBROADCASTW   X0, Y0
-	VBROADCASTI128 lastIdx16<>+0(SB), Y1
+	VBROADCASTI128 odd16<>+0(SB), Y1
 	VBROADCASTI128 spread16_4<>+0(SB), Y2
 	VBROADCASTI128 spread16_8<>+0(SB), Y3
+	VBROADCASTI128 lastIdx16<>+0(SB), Y4
+	CMPQ           DX, $0x20
+	JB             prefixSum16InclAVX2_done
+	VMOVDQU        (CX), Y5
+	VPSLLD         $0x10, Y5, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSHUFB        Y2, Y5, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSHUFB        Y3, Y5, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSHUFB        Y4, Y5, Y6
+	VPERM2I128     $0x08, Y6, Y6, Y7
+	VPADDW         Y7, Y5, Y5
+	VPADDW         Y7, Y6, Y6
+	VPERMQ         $0xff, Y6, Y6
+	VPADDW         Y0, Y5, Y5
+	VMOVDQU        Y5, (AX)
+	VPADDW         Y6, Y0, Y0
+	ADDQ           $0x20, CX
+	ADDQ           $0x20, AX
+	SUBQ           $0x20, DX
 
 prefixSum16InclAVX2_loop2:
 	CMPQ       DX, $0x40
 	JB         prefixSum16InclAVX2_one
-	VMOVDQU    (CX), Y4
-	VPSLLD     $0x10, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y2, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y3, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y1, Y4, Y5
-	VPERM2I128 $0x08, Y5, Y5, Y6
-	VPADDW     Y6, Y4, Y4
+	VMOVDQU    (CX), Y5
+	VPAND      -2(CX), Y1, Y6
 	VPADDW     Y6, Y5, Y5
-	VPERMQ     $0xff, Y5, Y5
-	VPADDW     Y0, Y4, Y4
-	VMOVDQU    Y4, (AX)
-	VPADDW     Y5, Y0, Y0
-	VMOVDQU    32(CX), Y4
-	VPSLLD     $0x10, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y2, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y3, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y1, Y4, Y5
-	VPERM2I128 $0x08, Y5, Y5, Y6
-	VPADDW     Y6, Y4, Y4
+	VPSHUFB    Y2, Y5, Y6
 	VPADDW     Y6, Y5, Y5
-	VPERMQ     $0xff, Y5, Y5
-	VPADDW     Y0, Y4, Y4
-	VMOVDQU    Y4, 32(AX)
-	VPADDW     Y5, Y0, Y0
+	VPSHUFB    Y3, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDW     Y7, Y5, Y5
+	VPADDW     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDW     Y0, Y5, Y5
+	VMOVDQU    Y5, (AX)
+	VPADDW     Y6, Y0, Y0
+	VMOVDQU    32(CX), Y5
+	VPAND      30(CX), Y1, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y3, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDW     Y7, Y5, Y5
+	VPADDW     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDW     Y0, Y5, Y5
+	VMOVDQU    Y5, 32(AX)
+	VPADDW     Y6, Y0, Y0
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
@@ -545,23 +796,27 @@ prefixSum16InclAVX2_loop2:
 
 prefixSum16InclAVX2_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum16InclAVX2_done
-	VMOVDQU    (CX), Y4
-	VPSLLD     $0x10, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y2, Y4, Y2
-	VPADDW     Y2, Y4, Y4
-	VPSHUFB    Y3, Y4, Y2
-	VPADDW     Y2, Y4, Y4
-	VPSHUFB    Y1, Y4, Y1
+	JB         prefixSum16InclAVX2_end
+	VMOVDQU    (CX), Y5
+	VPAND      -2(CX), Y1, Y1
+	VPADDW     Y1, Y5, Y5
+	VPSHUFB    Y2, Y5, Y1
+	VPADDW     Y1, Y5, Y5
+	VPSHUFB    Y3, Y5, Y1
+	VPADDW     Y1, Y5, Y5
+	VPSHUFB    Y4, Y5, Y1
 	VPERM2I128 $0x08, Y1, Y1, Y2
-	VPADDW     Y2, Y4, Y4
+	VPADDW     Y2, Y5, Y5
 	VPADDW     Y2, Y1, Y1
 	VPERMQ     $0xff, Y1, Y1
-	VPADDW     Y0, Y4, Y4
-	VMOVDQU    Y4, (AX)
+	VPADDW     Y0, Y5, Y5
+	VMOVDQU    Y5, (AX)
 	VPADDW     Y1, Y0, Y0
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 
+prefixSum16InclAVX2_end:
 prefixSum16InclAVX2_done:
 	VMOVD X0, AX
 	MOVW  AX, ret+56(FP)
@@ -651,70 +906,165 @@ TEXT ·prefixSum16ExclAVX2(SB), NOSPLIT, $0-58
 	SHLQ           $0x01, DX
 	VMOVD          BX, X0
 	VPBROADCASTW   X0, Y0
-	VBROADCASTI128 lastIdx16<>+0(SB), Y1
+	VBROADCASTI128 odd16<>+0(SB), Y1
 	VBROADCASTI128 spread16_4<>+0(SB), Y2
 	VBROADCASTI128 spread16_8<>+0(SB), Y3
+	VBROADCASTI128 lastIdx16<>+0(SB), Y4
+	CMPQ           DX, $0x20
+	JB             prefixSum16ExclAVX2_done
+	VMOVDQU        (CX), Y5
+	VPSLLD         $0x10, Y5, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSHUFB        Y2, Y5, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSHUFB        Y3, Y5, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSHUFB        Y4, Y5, Y6
+	VPERM2I128     $0x08, Y6, Y6, Y7
+	VPADDW         Y7, Y5, Y5
+	VPADDW         Y7, Y6, Y6
+	VPERMQ         $0xff, Y6, Y6
+	VPADDW         Y0, Y5, Y5
+	VPSUBW         (CX), Y5, Y5
+	VMOVDQU        Y5, (AX)
+	VPADDW         Y6, Y0, Y0
+	ADDQ           $0x20, CX
+	ADDQ           $0x20, AX
+	SUBQ           $0x20, DX
+	CMPQ           AX, CX
+	JE             prefixSum16ExclAVX2_inplace_loop2
+	VPBROADCASTW   -2(CX), Y5
+	VPSUBW         Y5, Y0, Y0
 
-prefixSum16ExclAVX2_loop2:
+prefixSum16ExclAVX2_shifted_loop2:
 	CMPQ       DX, $0x40
-	JB         prefixSum16ExclAVX2_one
-	VMOVDQU    (CX), Y4
-	VPSLLD     $0x10, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y2, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y3, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y1, Y4, Y5
-	VPERM2I128 $0x08, Y5, Y5, Y6
-	VPADDW     Y6, Y4, Y4
+	JB         prefixSum16ExclAVX2_shifted_one
+	VMOVDQU    -2(CX), Y5
+	VPAND      -4(CX), Y1, Y6
 	VPADDW     Y6, Y5, Y5
-	VPERMQ     $0xff, Y5, Y5
-	VPADDW     Y0, Y4, Y4
-	VPSUBW     (CX), Y4, Y4
-	VMOVDQU    Y4, (AX)
-	VPADDW     Y5, Y0, Y0
-	VMOVDQU    32(CX), Y4
-	VPSLLD     $0x10, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y2, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y3, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y1, Y4, Y5
-	VPERM2I128 $0x08, Y5, Y5, Y6
-	VPADDW     Y6, Y4, Y4
+	VPSHUFB    Y2, Y5, Y6
 	VPADDW     Y6, Y5, Y5
-	VPERMQ     $0xff, Y5, Y5
-	VPADDW     Y0, Y4, Y4
-	VPSUBW     32(CX), Y4, Y4
-	VMOVDQU    Y4, 32(AX)
-	VPADDW     Y5, Y0, Y0
+	VPSHUFB    Y3, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDW     Y7, Y5, Y5
+	VPADDW     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDW     Y0, Y5, Y5
+	VMOVDQU    Y5, (AX)
+	VPADDW     Y6, Y0, Y0
+	VMOVDQU    30(CX), Y5
+	VPAND      28(CX), Y1, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y3, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDW     Y7, Y5, Y5
+	VPADDW     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDW     Y0, Y5, Y5
+	VMOVDQU    Y5, 32(AX)
+	VPADDW     Y6, Y0, Y0
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
-	JMP        prefixSum16ExclAVX2_loop2
+	JMP        prefixSum16ExclAVX2_shifted_loop2
 
-prefixSum16ExclAVX2_one:
+prefixSum16ExclAVX2_shifted_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum16ExclAVX2_done
-	VMOVDQU    (CX), Y4
-	VPSLLD     $0x10, Y4, Y5
-	VPADDW     Y5, Y4, Y4
-	VPSHUFB    Y2, Y4, Y2
-	VPADDW     Y2, Y4, Y4
-	VPSHUFB    Y3, Y4, Y2
-	VPADDW     Y2, Y4, Y4
-	VPSHUFB    Y1, Y4, Y1
+	JB         prefixSum16ExclAVX2_shifted_end
+	VMOVDQU    -2(CX), Y5
+	VPAND      -4(CX), Y1, Y1
+	VPADDW     Y1, Y5, Y5
+	VPSHUFB    Y2, Y5, Y1
+	VPADDW     Y1, Y5, Y5
+	VPSHUFB    Y3, Y5, Y1
+	VPADDW     Y1, Y5, Y5
+	VPSHUFB    Y4, Y5, Y1
 	VPERM2I128 $0x08, Y1, Y1, Y2
-	VPADDW     Y2, Y4, Y4
+	VPADDW     Y2, Y5, Y5
 	VPADDW     Y2, Y1, Y1
 	VPERMQ     $0xff, Y1, Y1
-	VPADDW     Y0, Y4, Y4
-	VPSUBW     (CX), Y4, Y4
-	VMOVDQU    Y4, (AX)
+	VPADDW     Y0, Y5, Y5
+	VMOVDQU    Y5, (AX)
 	VPADDW     Y1, Y0, Y0
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 
+prefixSum16ExclAVX2_shifted_end:
+	VPBROADCASTW -2(CX), Y1
+	VPADDW       Y1, Y0, Y0
+	JMP          prefixSum16ExclAVX2_done
+
+prefixSum16ExclAVX2_inplace_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum16ExclAVX2_inplace_one
+	VMOVDQU    (CX), Y5
+	VPAND      -2(CX), Y1, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y3, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDW     Y7, Y5, Y5
+	VPADDW     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDW     Y0, Y5, Y5
+	VPSUBW     (CX), Y5, Y5
+	VMOVDQU    Y5, (AX)
+	VPADDW     Y6, Y0, Y0
+	VMOVDQU    32(CX), Y5
+	VPAND      30(CX), Y1, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y2, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y3, Y5, Y6
+	VPADDW     Y6, Y5, Y5
+	VPSHUFB    Y4, Y5, Y6
+	VPERM2I128 $0x08, Y6, Y6, Y7
+	VPADDW     Y7, Y5, Y5
+	VPADDW     Y7, Y6, Y6
+	VPERMQ     $0xff, Y6, Y6
+	VPADDW     Y0, Y5, Y5
+	VPSUBW     32(CX), Y5, Y5
+	VMOVDQU    Y5, 32(AX)
+	VPADDW     Y6, Y0, Y0
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum16ExclAVX2_inplace_loop2
+
+prefixSum16ExclAVX2_inplace_one:
+	CMPQ       DX, $0x20
+	JB         prefixSum16ExclAVX2_inplace_end
+	VMOVDQU    (CX), Y5
+	VPAND      -2(CX), Y1, Y1
+	VPADDW     Y1, Y5, Y5
+	VPSHUFB    Y2, Y5, Y1
+	VPADDW     Y1, Y5, Y5
+	VPSHUFB    Y3, Y5, Y1
+	VPADDW     Y1, Y5, Y5
+	VPSHUFB    Y4, Y5, Y1
+	VPERM2I128 $0x08, Y1, Y1, Y2
+	VPADDW     Y2, Y5, Y5
+	VPADDW     Y2, Y1, Y1
+	VPERMQ     $0xff, Y1, Y1
+	VPADDW     Y0, Y5, Y5
+	VPSUBW     (CX), Y5, Y5
+	VMOVDQU    Y5, (AX)
+	VPADDW     Y1, Y0, Y0
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum16ExclAVX2_inplace_end:
 prefixSum16ExclAVX2_done:
 	VMOVD X0, AX
 	MOVW  AX, ret+56(FP)
@@ -808,60 +1158,81 @@ TEXT ·prefixSum32InclAVX2(SB), NOSPLIT, $0-60
 	SHLQ           $0x02, DX
 	VMOVD          BX, X0
 	VPBROADCASTD   X0, Y0
-	VBROADCASTI128 lastIdx32<>+0(SB), Y1
+	VBROADCASTI128 odd32<>+0(SB), Y1
 	VBROADCASTI128 spread32_8<>+0(SB), Y2
+	VBROADCASTI128 dword3<>+0(SB), Y3
+	VBROADCASTI128 dword7<>+0(SB), Y4
+	VMOVDQU        hiLane<>+0(SB), Y5
+	CMPQ           DX, $0x20
+	JB             prefixSum32InclAVX2_done
+	VMOVDQU        (CX), Y6
+	VPSLLQ         $0x20, Y6, Y7
+	VPADDD         Y7, Y6, Y6
+	VPSHUFB        Y2, Y6, Y7
+	VPADDD         Y7, Y6, Y6
+	VPERMD         Y6, Y3, Y7
+	VPAND          Y5, Y7, Y7
+	VPADDD         Y7, Y6, Y6
+	VPERMD         Y6, Y4, Y7
+	VPADDD         Y0, Y6, Y6
+	VMOVDQU        Y6, (AX)
+	VPADDD         Y7, Y0, Y0
+	ADDQ           $0x20, CX
+	ADDQ           $0x20, AX
+	SUBQ           $0x20, DX
 
 prefixSum32InclAVX2_loop2:
-	CMPQ       DX, $0x40
-	JB         prefixSum32InclAVX2_one
-	VMOVDQU    (CX), Y3
-	VPSLLQ     $0x20, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y2, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y1, Y3, Y4
-	VPERM2I128 $0x08, Y4, Y4, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y5, Y4, Y4
-	VPERMQ     $0xff, Y4, Y4
-	VPADDD     Y0, Y3, Y3
-	VMOVDQU    Y3, (AX)
-	VPADDD     Y4, Y0, Y0
-	VMOVDQU    32(CX), Y3
-	VPSLLQ     $0x20, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y2, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y1, Y3, Y4
-	VPERM2I128 $0x08, Y4, Y4, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y5, Y4, Y4
-	VPERMQ     $0xff, Y4, Y4
-	VPADDD     Y0, Y3, Y3
-	VMOVDQU    Y3, 32(AX)
-	VPADDD     Y4, Y0, Y0
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, DX
-	JMP        prefixSum32InclAVX2_loop2
+	CMPQ    DX, $0x40
+	JB      prefixSum32InclAVX2_one
+	VMOVDQU (CX), Y6
+	VPAND   -4(CX), Y1, Y7
+	VPADDD  Y7, Y6, Y6
+	VPSHUFB Y2, Y6, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y3, Y7
+	VPAND   Y5, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y4, Y7
+	VPADDD  Y0, Y6, Y6
+	VMOVDQU Y6, (AX)
+	VPADDD  Y7, Y0, Y0
+	VMOVDQU 32(CX), Y6
+	VPAND   28(CX), Y1, Y7
+	VPADDD  Y7, Y6, Y6
+	VPSHUFB Y2, Y6, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y3, Y7
+	VPAND   Y5, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y4, Y7
+	VPADDD  Y0, Y6, Y6
+	VMOVDQU Y6, 32(AX)
+	VPADDD  Y7, Y0, Y0
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, AX
+	SUBQ    $0x40, DX
+	JMP     prefixSum32InclAVX2_loop2
 
 prefixSum32InclAVX2_one:
-	CMPQ       DX, $0x20
-	JB         prefixSum32InclAVX2_done
-	VMOVDQU    (CX), Y3
-	VPSLLQ     $0x20, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y2, Y3, Y2
-	VPADDD     Y2, Y3, Y3
-	VPSHUFB    Y1, Y3, Y1
-	VPERM2I128 $0x08, Y1, Y1, Y2
-	VPADDD     Y2, Y3, Y3
-	VPADDD     Y2, Y1, Y1
-	VPERMQ     $0xff, Y1, Y1
-	VPADDD     Y0, Y3, Y3
-	VMOVDQU    Y3, (AX)
-	VPADDD     Y1, Y0, Y0
+	CMPQ    DX, $0x20
+	JB      prefixSum32InclAVX2_end
+	VMOVDQU (CX), Y6
+	VPAND   -4(CX), Y1, Y1
+	VPADDD  Y1, Y6, Y6
+	VPSHUFB Y2, Y6, Y1
+	VPADDD  Y1, Y6, Y6
+	VPERMD  Y6, Y3, Y1
+	VPAND   Y5, Y1, Y1
+	VPADDD  Y1, Y6, Y6
+	VPERMD  Y6, Y4, Y1
+	VPADDD  Y0, Y6, Y6
+	VMOVDQU Y6, (AX)
+	VPADDD  Y1, Y0, Y0
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
 
+prefixSum32InclAVX2_end:
 prefixSum32InclAVX2_done:
 	VMOVD X0, AX
 	MOVL  AX, ret+56(FP)
@@ -946,63 +1317,145 @@ TEXT ·prefixSum32ExclAVX2(SB), NOSPLIT, $0-60
 	SHLQ           $0x02, DX
 	VMOVD          BX, X0
 	VPBROADCASTD   X0, Y0
-	VBROADCASTI128 lastIdx32<>+0(SB), Y1
+	VBROADCASTI128 odd32<>+0(SB), Y1
 	VBROADCASTI128 spread32_8<>+0(SB), Y2
+	VBROADCASTI128 dword3<>+0(SB), Y3
+	VBROADCASTI128 dword7<>+0(SB), Y4
+	VMOVDQU        hiLane<>+0(SB), Y5
+	CMPQ           DX, $0x20
+	JB             prefixSum32ExclAVX2_done
+	VMOVDQU        (CX), Y6
+	VPSLLQ         $0x20, Y6, Y7
+	VPADDD         Y7, Y6, Y6
+	VPSHUFB        Y2, Y6, Y7
+	VPADDD         Y7, Y6, Y6
+	VPERMD         Y6, Y3, Y7
+	VPAND          Y5, Y7, Y7
+	VPADDD         Y7, Y6, Y6
+	VPERMD         Y6, Y4, Y7
+	VPADDD         Y0, Y6, Y6
+	VPSUBD         (CX), Y6, Y6
+	VMOVDQU        Y6, (AX)
+	VPADDD         Y7, Y0, Y0
+	ADDQ           $0x20, CX
+	ADDQ           $0x20, AX
+	SUBQ           $0x20, DX
+	CMPQ           AX, CX
+	JE             prefixSum32ExclAVX2_inplace_loop2
+	VPBROADCASTD   -4(CX), Y6
+	VPSUBD         Y6, Y0, Y0
 
-prefixSum32ExclAVX2_loop2:
-	CMPQ       DX, $0x40
-	JB         prefixSum32ExclAVX2_one
-	VMOVDQU    (CX), Y3
-	VPSLLQ     $0x20, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y2, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y1, Y3, Y4
-	VPERM2I128 $0x08, Y4, Y4, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y5, Y4, Y4
-	VPERMQ     $0xff, Y4, Y4
-	VPADDD     Y0, Y3, Y3
-	VPSUBD     (CX), Y3, Y3
-	VMOVDQU    Y3, (AX)
-	VPADDD     Y4, Y0, Y0
-	VMOVDQU    32(CX), Y3
-	VPSLLQ     $0x20, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y2, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y1, Y3, Y4
-	VPERM2I128 $0x08, Y4, Y4, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y5, Y4, Y4
-	VPERMQ     $0xff, Y4, Y4
-	VPADDD     Y0, Y3, Y3
-	VPSUBD     32(CX), Y3, Y3
-	VMOVDQU    Y3, 32(AX)
-	VPADDD     Y4, Y0, Y0
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, DX
-	JMP        prefixSum32ExclAVX2_loop2
+prefixSum32ExclAVX2_shifted_loop2:
+	CMPQ    DX, $0x40
+	JB      prefixSum32ExclAVX2_shifted_one
+	VMOVDQU -4(CX), Y6
+	VPAND   -8(CX), Y1, Y7
+	VPADDD  Y7, Y6, Y6
+	VPSHUFB Y2, Y6, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y3, Y7
+	VPAND   Y5, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y4, Y7
+	VPADDD  Y0, Y6, Y6
+	VMOVDQU Y6, (AX)
+	VPADDD  Y7, Y0, Y0
+	VMOVDQU 28(CX), Y6
+	VPAND   24(CX), Y1, Y7
+	VPADDD  Y7, Y6, Y6
+	VPSHUFB Y2, Y6, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y3, Y7
+	VPAND   Y5, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y4, Y7
+	VPADDD  Y0, Y6, Y6
+	VMOVDQU Y6, 32(AX)
+	VPADDD  Y7, Y0, Y0
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, AX
+	SUBQ    $0x40, DX
+	JMP     prefixSum32ExclAVX2_shifted_loop2
 
-prefixSum32ExclAVX2_one:
-	CMPQ       DX, $0x20
-	JB         prefixSum32ExclAVX2_done
-	VMOVDQU    (CX), Y3
-	VPSLLQ     $0x20, Y3, Y4
-	VPADDD     Y4, Y3, Y3
-	VPSHUFB    Y2, Y3, Y2
-	VPADDD     Y2, Y3, Y3
-	VPSHUFB    Y1, Y3, Y1
-	VPERM2I128 $0x08, Y1, Y1, Y2
-	VPADDD     Y2, Y3, Y3
-	VPADDD     Y2, Y1, Y1
-	VPERMQ     $0xff, Y1, Y1
-	VPADDD     Y0, Y3, Y3
-	VPSUBD     (CX), Y3, Y3
-	VMOVDQU    Y3, (AX)
-	VPADDD     Y1, Y0, Y0
+prefixSum32ExclAVX2_shifted_one:
+	CMPQ    DX, $0x20
+	JB      prefixSum32ExclAVX2_shifted_end
+	VMOVDQU -4(CX), Y6
+	VPAND   -8(CX), Y1, Y1
+	VPADDD  Y1, Y6, Y6
+	VPSHUFB Y2, Y6, Y1
+	VPADDD  Y1, Y6, Y6
+	VPERMD  Y6, Y3, Y1
+	VPAND   Y5, Y1, Y1
+	VPADDD  Y1, Y6, Y6
+	VPERMD  Y6, Y4, Y1
+	VPADDD  Y0, Y6, Y6
+	VMOVDQU Y6, (AX)
+	VPADDD  Y1, Y0, Y0
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
 
+prefixSum32ExclAVX2_shifted_end:
+	VPBROADCASTD -4(CX), Y1
+	VPADDD       Y1, Y0, Y0
+	JMP          prefixSum32ExclAVX2_done
+
+prefixSum32ExclAVX2_inplace_loop2:
+	CMPQ    DX, $0x40
+	JB      prefixSum32ExclAVX2_inplace_one
+	VMOVDQU (CX), Y6
+	VPAND   -4(CX), Y1, Y7
+	VPADDD  Y7, Y6, Y6
+	VPSHUFB Y2, Y6, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y3, Y7
+	VPAND   Y5, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y4, Y7
+	VPADDD  Y0, Y6, Y6
+	VPSUBD  (CX), Y6, Y6
+	VMOVDQU Y6, (AX)
+	VPADDD  Y7, Y0, Y0
+	VMOVDQU 32(CX), Y6
+	VPAND   28(CX), Y1, Y7
+	VPADDD  Y7, Y6, Y6
+	VPSHUFB Y2, Y6, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y3, Y7
+	VPAND   Y5, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPERMD  Y6, Y4, Y7
+	VPADDD  Y0, Y6, Y6
+	VPSUBD  32(CX), Y6, Y6
+	VMOVDQU Y6, 32(AX)
+	VPADDD  Y7, Y0, Y0
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, AX
+	SUBQ    $0x40, DX
+	JMP     prefixSum32ExclAVX2_inplace_loop2
+
+prefixSum32ExclAVX2_inplace_one:
+	CMPQ    DX, $0x20
+	JB      prefixSum32ExclAVX2_inplace_end
+	VMOVDQU (CX), Y6
+	VPAND   -4(CX), Y1, Y1
+	VPADDD  Y1, Y6, Y6
+	VPSHUFB Y2, Y6, Y1
+	VPADDD  Y1, Y6, Y6
+	VPERMD  Y6, Y3, Y1
+	VPAND   Y5, Y1, Y1
+	VPADDD  Y1, Y6, Y6
+	VPERMD  Y6, Y4, Y1
+	VPADDD  Y0, Y6, Y6
+	VPSUBD  (CX), Y6, Y6
+	VMOVDQU Y6, (AX)
+	VPADDD  Y1, Y0, Y0
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
+
+prefixSum32ExclAVX2_inplace_end:
 prefixSum32ExclAVX2_done:
 	VMOVD X0, AX
 	MOVL  AX, ret+56(FP)

@@ -27,6 +27,9 @@ type lane struct {
 	lastIdx Mem
 	// spread holds the vpshufb patterns of inLaneScan's later steps.
 	spread []Mem
+	// odd keeps the odd elements of a lane (all ones) and zeroes the even
+	// ones: the AVX2 kernels' first scan step from an unaligned load.
+	odd Mem
 }
 
 func (l lane) bytes() int { return l.bits / 8 }
@@ -46,8 +49,31 @@ func prefixSumData() {
 			DATA(j, U8(laneBytes-w+j%w))
 		}
 		spreadData(l)
+		l.odd = GLOBL(fmt.Sprintf("odd%d", l.bits), RODATA|NOPTR)
+		for j := 0; j < laneBytes; j++ {
+			DATA(j, U8(0xff*(j/w%2)))
+		}
+	}
+	hiLane = GLOBL("hiLane", RODATA|NOPTR)
+	for j := 0; j < ymmBytes; j++ {
+		DATA(j, U8(0xff*(j/laneBytes)))
+	}
+	for _, i := range []int{3, 7} {
+		m := GLOBL(fmt.Sprintf("dword%d", i), RODATA|NOPTR)
+		for j := 0; j < laneBytes; j += 4 {
+			DATA(j, U32(i))
+		}
+		dwordIdx = append(dwordIdx, m)
 	}
 }
+
+// hiLane is all ones in the upper 128-bit lane of a ymm vector and zero in
+// the lower one; dwordIdx are the vpermd patterns that copy dword 3 and
+// dword 7 to every dword.
+var (
+	hiLane   Mem
+	dwordIdx []Mem
+)
 
 func prefixSumName(l *lane, excl bool, level string) string {
 	kind := "Incl"
@@ -69,11 +95,19 @@ func prefixSumSig(l *lane) string {
 // The first step is a bit shift inside elements of twice the width
 // (vpsllw, vpslld or vpsllq); the later ones are one vpshufb each with a
 // pattern (spread) that also zeroes the lower halves. Data movement
-// (shifts and shuffles) is what limits these kernels: a 32-bit AVX2 scan
-// needs at least four such operations per 8 elements, while the scalar loop
-// retires about one element per cycle. Measured on AMD EPYC family 26
-// (Zen 5, virtualised) with Go 1.26, the 32-bit AVX2 kernel runs at ~2.3x
-// the scalar twin and the 8-bit one at ~6x; Hillis-Steele steps (one
+// (shifts and shuffles, two pipes on Zen 5) and the operation count (four
+// vector pipes) are what limit these kernels: the 32-bit AVX2 scan below
+// takes three shuffles and ten vector operations per 8 elements, about 3.2
+// cycles, while the scalar loop
+// retires about one element per cycle (1.08 cycles measured). Measured on
+// AMD EPYC family 26 (Zen 5, virtualised, 3.5 GHz) with Go 1.26, the 32-bit
+// AVX2 kernel first ran at ~2.3x the scalar twin (3.6 cycles per vector of
+// 8), and at ~2.6x (inclusive) and ~2.8x (exclusive) in CPU time once the
+// first step came from an unaligned load, the lane fix-up from vpermd and
+// the exclusive form from the shifted input (-10 % and -21 %, benchstat
+// -count 8, p <= 0.002); the 8-bit one runs at ~6x. Taking the second step
+// from loads too (three masked unaligned loads, no shuffle) was 12 % slower
+// than that: half of those loads cross a cache line; Hillis-Steele steps (one
 // vpslldq per step) were ~7% slower than this network, and doing the first
 // step of 8- and 16-bit lanes as one multiply by 0x0101 or 0x00010001
 // (vpmullw/vpmulld) instead of shift and add measured no different in CPU
@@ -82,10 +116,19 @@ func prefixSumSig(l *lane) string {
 // permutes (lane 0 scanning the first half of the input and lane 1 the
 // second, then a fix-up pass): -4% for 32-bit lanes, +12% for the
 // exclusive form.
-func inLaneScan(l *lane, x reg.VecVirtual, spread []reg.VecVirtual, alloc func() reg.VecVirtual) {
+//
+// When prev is not nil it is the input one element before x (an unaligned
+// load), and the first step takes the odd elements from it with one vpand
+// against odd instead of the bit shift. That moves one operation off the
+// two shift/shuffle pipes onto the four ALU pipes.
+func inLaneScan(l *lane, x reg.VecVirtual, prev Op, odd reg.VecVirtual, spread []reg.VecVirtual, alloc func() reg.VecVirtual) {
 	shifts := map[int]func(...Op){8: VPSLLW, 16: VPSLLD, 32: VPSLLQ}
 	t := alloc()
-	shifts[l.bits](U8(l.bits), x, t)
+	if prev != nil {
+		VPAND(prev, odd, t)
+	} else {
+		shifts[l.bits](U8(l.bits), x, t)
+	}
 	l.add(t, x, x)
 	for _, p := range spread {
 		t := alloc()
@@ -136,51 +179,133 @@ func prefixSumAVX2(l *lane, excl bool) {
 	if sh := map[int]int{8: 0, 16: 1, 32: 2}[l.bits]; sh > 0 {
 		SHLQ(U8(sh), n) // elements to bytes
 	}
-	c, li := YMM(), YMM()
+	c, odd := YMM(), YMM()
 	cx := XMM()
 	VMOVD(carry, cx)
 	l.bcast(cx, c)
-	VBROADCASTI128(l.lastIdx, li)
+	VBROADCASTI128(l.odd, odd)
 	spread := loadSpread(l, YMM, func(m, v Op) { VBROADCASTI128(m, v) })
-
-	// step scans the vector at offset off and advances the carry.
-	step := func(off int) {
-		x := YMM()
-		VMOVDQU(Mem{Base: p, Disp: off}, x)
-		inLaneScan(l, x, spread, YMM)
+	// fix adds lane 0's total to lane 1 of x (after the in-lane scan) and
+	// returns the vector's total in every element. It is taken before the
+	// carry is added, so the loop-carried dependency is one add per vector.
+	var fix func(x reg.VecVirtual) reg.VecVirtual
+	if l.bits == 32 {
+		// Dwords: vpermd copies dword 3 everywhere, the vpand with hiLane
+		// keeps it in lane 1 only, and after the add dword 7 is the total,
+		// which a second vpermd spreads: two shuffles and five operations
+		// instead of the byte/word form's three and five.
+		i3, i7, hi := YMM(), YMM(), YMM()
+		VBROADCASTI128(dwordIdx[0], i3)
+		VBROADCASTI128(dwordIdx[1], i7)
+		VMOVDQU(hiLane, hi)
+		fix = func(x reg.VecVirtual) reg.VecVirtual {
+			t, tot := YMM(), YMM()
+			VPERMD(x, i3, t)
+			VPAND(hi, t, t)
+			l.add(t, x, x)
+			VPERMD(x, i7, tot)
+			return tot
+		}
+	} else {
 		// b holds each lane's total in every element of that lane; t moves
 		// lane 0's total into lane 1 (vperm2i128 imm 0x08: low lane zero,
 		// high lane = lane 0). Adding t to b as well leaves the vector's
-		// total in lane 1, which vpermq broadcasts. The total is taken
-		// before the carry is added, so the loop-carried dependency is one
-		// add per vector.
-		b, t := YMM(), YMM()
-		VPSHUFB(li, x, b)
-		VPERM2I128(U8(0x08), b, b, t)
-		l.add(t, x, x)
-		l.add(t, b, b)
-		VPERMQ(U8(0xff), b, b)
+		// total in lane 1, which vpermq broadcasts.
+		li := YMM()
+		VBROADCASTI128(l.lastIdx, li)
+		fix = func(x reg.VecVirtual) reg.VecVirtual {
+			b, t := YMM(), YMM()
+			VPSHUFB(li, x, b)
+			VPERM2I128(U8(0x08), b, b, t)
+			l.add(t, x, x)
+			l.add(t, b, b)
+			VPERMQ(U8(0xff), b, b)
+			return b
+		}
+	}
+
+	// step scans the vector at offset off and advances the carry. Every
+	// vector but the first takes its first scan step from the unaligned
+	// load one element back; the first may not read before src. (In place,
+	// that element of the previous vector is already overwritten, but only
+	// odd elements take it, and their element one back is in this vector.)
+	//
+	// The exclusive scan of a vector is the inclusive scan of the input one
+	// element back (x[i-1] at i) plus the sum of everything before that
+	// element. So when dst is not src, after the first vector the exclusive
+	// kernel runs the inclusive step on src shifted back by one element
+	// ("shifted"), with c holding the sum of all elements but the last one
+	// scanned; that one is subtracted after the first vector and added back
+	// at the end. This saves the subtraction of the input per vector. In
+	// place the shifted load would read output, so it subtracts as before.
+	w := l.bytes()
+	step := func(off int, first, shifted bool) {
+		x := YMM()
+		var prev Op
+		switch {
+		case first:
+			VMOVDQU(Mem{Base: p, Disp: off}, x)
+		case shifted:
+			VMOVDQU(Mem{Base: p, Disp: off - w}, x)
+			prev = Mem{Base: p, Disp: off - 2*w}
+		default:
+			VMOVDQU(Mem{Base: p, Disp: off}, x)
+			prev = Mem{Base: p, Disp: off - w}
+		}
+		inLaneScan(l, x, prev, odd, spread, YMM)
+		tot := fix(x)
 		l.add(c, x, x)
-		if excl {
+		if excl && !shifted {
 			l.sub(Mem{Base: p, Disp: off}, x, x)
 		}
 		VMOVDQU(x, Mem{Base: dst, Disp: off})
-		l.add(b, c, c)
+		l.add(tot, c, c)
 	}
-	// Two vectors per iteration halve the loop overhead.
-	Label(name + "_loop2")
-	CMPQ(n, U8(2*ymmBytes))
-	JB(LabelRef(name + "_one"))
-	step(0)
-	step(ymmBytes)
-	ADDQ(U8(2*ymmBytes), p)
-	ADDQ(U8(2*ymmBytes), dst)
-	SUBQ(U8(2*ymmBytes), n)
-	JMP(LabelRef(name + "_loop2"))
-	Label(name + "_one")
+	// last adds (or subtracts) the element before p to every element of c.
+	last := func(op func(...Op)) {
+		t := YMM()
+		l.bcast(Mem{Base: p, Disp: -w}, t)
+		op(t, c, c)
+	}
+	advance := func(bytes int) {
+		ADDQ(U8(bytes), p)
+		ADDQ(U8(bytes), dst)
+		SUBQ(U8(bytes), n)
+	}
+	// loops scans the remaining whole vectors, two per iteration to halve
+	// the loop overhead, and jumps to _done.
+	loops := func(label string, shifted bool) {
+		Label(label + "_loop2")
+		CMPQ(n, U8(2*ymmBytes))
+		JB(LabelRef(label + "_one"))
+		step(0, false, shifted)
+		step(ymmBytes, false, shifted)
+		advance(2 * ymmBytes)
+		JMP(LabelRef(label + "_loop2"))
+		Label(label + "_one")
+		CMPQ(n, U8(ymmBytes))
+		JB(LabelRef(label + "_end"))
+		step(0, false, shifted)
+		advance(ymmBytes)
+		Label(label + "_end")
+		if shifted {
+			last(l.add)
+		}
+		JMP(LabelRef(name + "_done"))
+	}
 	CMPQ(n, U8(ymmBytes))
 	JB(LabelRef(name + "_done"))
-	step(0)
+	step(0, true, false)
+	advance(ymmBytes)
+	if excl {
+		CMPQ(dst, p)
+		JE(LabelRef(name + "_inplace_loop2"))
+		last(l.sub)
+		loops(name+"_shifted", true)
+		loops(name+"_inplace", false)
+	} else {
+		loops(name, false)
+	}
 
 	Label(name + "_done")
 	r := GP32()
@@ -218,7 +343,7 @@ func prefixSumAVX512(l *lane, excl bool) {
 			o = ZMM()
 			VMOVDQA64(x, o)
 		}
-		inLaneScan(l, x, spread, ZMM)
+		inLaneScan(l, x, nil, nil, spread, ZMM)
 		// b holds each lane's total in every element of that lane. Two
 		// shift-and-add steps across lanes (valignq of (b:zero) by 8-2k
 		// qwords shifts b up by k lanes, filling with zeros) turn b into
