@@ -74,6 +74,10 @@ type conn struct {
 	// broken: the stream failed or the body framing is unrecoverable;
 	// the connection closes after the current response.
 	broken bool
+	// inLoop: an event loop serves the connection (loop_linux.go). It
+	// writes out itself, without blocking, after a batch of requests, so
+	// flushOut only buffers.
+	inLoop bool
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -90,7 +94,7 @@ func newConn(s *Server, st Stream) *conn {
 	c.srv, c.st = s, st
 	c.r, c.w = 0, 0
 	c.readDL, c.writeDL, c.now = time.Time{}, time.Time{}, time.Time{}
-	c.broken = false
+	c.broken, c.inLoop = false, false
 	c.state.Store(stateActive)
 	c.req.srv = s
 	c.req.remote = st.RemoteAddr()
@@ -172,7 +176,7 @@ func (c *conn) flush() error {
 
 // flushOut implements sink for ResponseWriter.
 func (c *conn) flushOut(final bool) error {
-	if final && len(c.out) < flushThreshold {
+	if c.inLoop || final && len(c.out) < flushThreshold {
 		return nil // the loop batches it with the next responses
 	}
 	return c.flush()
@@ -298,9 +302,13 @@ func (c *conn) grow(n int) {
 	c.rbuf = nb
 }
 
-// serveOne runs the handler for the head of length n at rbuf[r:] and
-// reports whether the connection stays open.
-func (c *conn) serveOne(n int) bool {
+// serveOne runs the server's handler for the head of length n at rbuf[r:]
+// and reports whether the connection stays open.
+func (c *conn) serveOne(n int) bool { return c.serveWith(n, c.srv.opts.Handler) }
+
+// serveWith is serveOne with the handler h: the event loop passes the one
+// the Inliner chose, so the route is looked up once.
+func (c *conn) serveWith(n int, h Handler) bool {
 	s := c.srv
 	head := &c.req.head
 	reqStart := c.r
@@ -312,7 +320,7 @@ func (c *conn) serveOne(n int) bool {
 	}
 	c.req.begin(c.rbuf[reqStart:c.r], c.r)
 	c.resp.begin(head, head.Close || s.closing.Load())
-	s.opts.Handler.ServeEdge(&c.resp, &c.req)
+	h.ServeEdge(&c.resp, &c.req)
 	if !c.req.body.done {
 		c.finishBody()
 	}

@@ -56,7 +56,7 @@ func FuzzServeStream(f *testing.F) {
 	var methods []string
 	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
 		methods = append(methods, string(r.Method()))
-		echoBody(w, r)
+		echoBody.ServeEdge(w, r)
 	})
 	s := New(Options{Handler: h, Limits: Limits{MaxBodyBytes: 1 << 10}})
 	f.Fuzz(func(t *testing.T, in []byte, step uint8) {

@@ -21,6 +21,12 @@ const testTimeout = 10 * time.Second
 // startTCP serves h on 127.0.0.1:0 and shuts the server down at cleanup.
 func startTCP(t *testing.T, h Handler, o Options) (*Server, string) {
 	t.Helper()
+	return startEngine(t, h, o, testEngine)
+}
+
+// startEngine is startTCP on engine e.
+func startEngine(t *testing.T, h Handler, o Options, e Engine) (*Server, string) {
+	t.Helper()
 	testenv.CheckGoroutines(t)
 	o.Handler = h
 	s := New(o)
@@ -29,13 +35,13 @@ func startTCP(t *testing.T, h Handler, o Options) (*Server, string) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.ServeStream(TCPListener(l)) }()
+	go func() { done <- s.ServeTCP(l, e) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
 		s.Shutdown(ctx)
 		if err := <-done; err != ErrServerClosed {
-			t.Errorf("ServeStream returned %v, want ErrServerClosed", err)
+			t.Errorf("ServeTCP(%s) returned %v, want ErrServerClosed", e, err)
 		}
 	})
 	return s, l.Addr().String()
@@ -82,11 +88,13 @@ func expectClosed(t *testing.T, br *bufio.Reader) {
 	}
 }
 
+// okHandler answers body. It never blocks, so it is declared Inline: on
+// the loop engine it runs on the loop.
 func okHandler(body string) Handler {
-	return HandlerFunc(func(w *ResponseWriter, r *Request) {
+	return Inline(HandlerFunc(func(w *ResponseWriter, r *Request) {
 		w.AddHeader("Content-Type", "text/plain")
 		w.WriteString(body)
-	})
+	}))
 }
 
 func newClient() *http.Client {

@@ -34,8 +34,11 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[any]func() error
 	conns     map[*conn]struct{}
-	active    sync.WaitGroup // connection and message goroutines
-	closing   atomic.Bool
+	// aborts close every connection of an event loop at once (Close,
+	// or Shutdown past its bound); loop connections are not in conns.
+	aborts  map[any]func()
+	active  sync.WaitGroup // connection and message goroutines, event loops
+	closing atomic.Bool
 }
 
 // New returns a Server for o. It panics if o.Handler is nil, a programming
@@ -55,6 +58,7 @@ func New(o Options) *Server {
 		}),
 		listeners: make(map[any]func() error),
 		conns:     make(map[*conn]struct{}),
+		aborts:    make(map[any]func()),
 	}
 }
 
@@ -83,7 +87,22 @@ func (s *Server) track(key any, closeFn func() error) bool {
 func (s *Server) untrack(key any) {
 	s.mu.Lock()
 	delete(s.listeners, key)
+	delete(s.aborts, key)
 	s.mu.Unlock()
+}
+
+// trackLoop registers an event loop: closeFn stops its accepting, abort
+// closes all its connections, and the loop counts as active until done.
+func (s *Server) trackLoop(key any, closeFn func() error, abort func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.listeners[key] = closeFn
+	s.aborts[key] = abort
+	s.active.Add(1)
+	return true
 }
 
 // acceptBackoff is the longest pause after a temporary accept error
@@ -247,6 +266,9 @@ func (s *Server) closeConns() {
 	defer s.mu.Unlock()
 	for c := range s.conns {
 		c.st.Close()
+	}
+	for _, abort := range s.aborts {
+		abort()
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 	"time"
 )
 
-// echoBody answers with method, target and the body it read.
-var echoBody = HandlerFunc(func(w *ResponseWriter, r *Request) {
+// echoBody answers with method, target and the body it read. It is
+// declared Inline: the loop engine runs it on the loop when the body is
+// buffered, and hands the connection off otherwise.
+var echoBody = Inline(HandlerFunc(func(w *ResponseWriter, r *Request) {
 	b, err := r.BodyBytes()
 	if err != nil {
 		w.WriteHeader(413)
@@ -23,7 +25,7 @@ var echoBody = HandlerFunc(func(w *ResponseWriter, r *Request) {
 		return
 	}
 	fmt.Fprintf(w, "%s %s %d:%s", r.Method(), r.Target(), len(b), b)
-})
+}))
 
 func TestNetHTTPClient(t *testing.T) {
 	_, addr := startTCP(t, echoBody, Options{})

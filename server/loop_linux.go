@@ -1,0 +1,394 @@
+//go:build linux
+
+package server
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const loopSupported = true
+
+// The event-loop engine (Linux): one goroutine owns an epoll set holding the
+// listening socket, an eventfd for wake-ups and every connection it serves.
+// It reads what a readable connection has, parses and answers every
+// complete request whose handler is inline-safe (Inliner) in one pass, and
+// writes the batch of responses with one write. A connection that needs to
+// block (a Go handler, the proxy, a streamed or large body,
+// Expect: 100-continue) is handed, with its buffered bytes, to the goroutine
+// engine for the rest of its life.
+//
+// Why: the goroutine engine pays, per request, a read that returns EAGAIN
+// before the goroutine parks in the netpoller, the park and the wake-up, then
+// the read again; about 72 % of its CPU was kernel time (issue 6). The loop
+// reads once per readiness event and never reads speculatively after a
+// response.
+//
+// Level-triggered epoll: a connection is read once per EPOLLIN (one read
+// call, not a loop until EAGAIN, which edge-triggered epoll would need) and
+// epoll reports it again if bytes remain. A connection whose responses hit
+// EAGAIN is switched to EPOLLOUT only, so a client that does not read stops
+// being read (back-pressure) until its output drains.
+//
+// Timeouts are a deadline per connection on the loop's clock, checked by a
+// scan every tick (a quarter of the smallest timeout, at least
+// minLoopTick): no timer operation per request.
+
+const (
+	// loopEvents is how many readiness events one epoll_wait returns.
+	loopEvents = 256
+	// acceptBatch bounds the accepts per listener event, so a connect
+	// storm cannot starve the connections already open.
+	acceptBatch = 64
+	// loopBodyMax is the largest Content-Length body the loop waits for
+	// when it has not fully arrived with the head; a larger one hands the
+	// connection off (its handler may stream it).
+	loopBodyMax = 64 << 10
+	// minLoopTick and maxLoopTick bound the deadline-scan period.
+	minLoopTick = 5 * time.Millisecond
+	maxLoopTick = time.Second
+)
+
+var errLoopListener = errors.New("server: event loop needs a kernel TCP listener with a descriptor")
+
+// loop is one event loop and its connections. Only its goroutine touches
+// it, except the atomics, wake and listenerDone.
+type loop struct {
+	srv   *Server
+	ln    *net.TCPListener
+	laddr net.Addr
+	lfd   int
+	epfd  int
+	wfd   int // eventfd: Shutdown, Close and hand-off endings wake the loop
+	inl   Inliner
+
+	conns  []*lconn // by descriptor
+	nconns int      // connections the loop serves itself
+	events []unix.EpollEvent
+	base   time.Time
+	tick   int64 // deadline-scan period, ns
+	next   int64 // time of the next scan
+
+	// count is the loop's connections plus those handed off and still
+	// open: the Limits.MaxConns slots of this Serve call.
+	count atomic.Int64
+	// paused: the listener is out of the epoll set (connection limit or
+	// descriptor exhaustion, then until resumeAt).
+	paused   atomic.Bool
+	resumeAt int64
+	backoff  time.Duration
+
+	stopAccept   atomic.Bool // Shutdown or Close: close the listener
+	abort        atomic.Bool // Close: close every connection now
+	lclosed      bool
+	listenerDone chan struct{}
+
+	wakeMu sync.Mutex
+	exited bool // the eventfd is closed; wake must not write to it
+}
+
+// ServeLoop serves kernel TCP connections accepted from l on an epoll event
+// loop in the calling goroutine (see EngineLoop) until Shutdown or Close, then
+// returns ErrServerClosed. Requests run on the loop when Options.Handler
+// implements Inliner and says so; the others run on goroutines. l must be a
+// *net.TCPListener (other listeners are served by ServeStream). It closes l.
+func (s *Server) ServeLoop(l net.Listener) error {
+	tl, ok := l.(*net.TCPListener)
+	if !ok {
+		return s.ServeStream(TCPListener(l))
+	}
+	lp, err := newLoop(s, tl)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	if !s.trackLoop(lp, lp.stop, lp.kill) {
+		lp.exit()
+		return ErrServerClosed
+	}
+	defer s.untrack(lp)
+	err = lp.run()
+	lp.exit()
+	s.active.Done()
+	if err == nil || s.closing.Load() {
+		return ErrServerClosed
+	}
+	return err
+}
+
+func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
+	lp := &loop{
+		srv:          s,
+		ln:           tl,
+		laddr:        tl.Addr(),
+		lfd:          -1,
+		epfd:         -1,
+		wfd:          -1,
+		events:       make([]unix.EpollEvent, loopEvents),
+		base:         time.Now(),
+		listenerDone: make(chan struct{}),
+	}
+	lp.inl, _ = s.opts.Handler.(Inliner)
+	// The descriptor stays owned by tl, which stays open until the loop
+	// closes it (closeListener): the loop accepts on it directly.
+	rc, err := tl.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	if err := rc.Control(func(fd uintptr) { lp.lfd = int(fd) }); err != nil || lp.lfd < 0 {
+		return nil, errLoopListener
+	}
+	t := &s.opts.Timeouts
+	tick := maxLoopTick
+	for _, d := range []time.Duration{t.ReadHeader, t.Idle, t.Write} {
+		if d > 0 && d/4 < tick {
+			tick = d / 4
+		}
+	}
+	lp.tick = int64(max(tick, minLoopTick))
+	if lp.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, err
+	}
+	if lp.wfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		unix.Close(lp.epfd)
+		return nil, err
+	}
+	if err := lp.ctl(unix.EPOLL_CTL_ADD, lp.wfd, unix.EPOLLIN); err != nil {
+		lp.closeFDs()
+		return nil, err
+	}
+	if err := lp.ctl(unix.EPOLL_CTL_ADD, lp.lfd, unix.EPOLLIN); err != nil {
+		lp.closeFDs()
+		return nil, err
+	}
+	return lp, nil
+}
+
+func (lp *loop) ctl(op, fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	return unix.EpollCtl(lp.epfd, op, fd, &ev)
+}
+
+func (lp *loop) clock() int64 { return int64(time.Since(lp.base)) }
+
+// stop is the listener's close function for Server.closeListeners: the
+// loop closes the listener itself (so no accept can run on a descriptor
+// number already reused), and stop waits for that.
+func (lp *loop) stop() error {
+	lp.stopAccept.Store(true)
+	lp.wake()
+	<-lp.listenerDone
+	return nil
+}
+
+// kill makes the loop close every connection and end (Close).
+func (lp *loop) kill() {
+	lp.abort.Store(true)
+	lp.wake()
+}
+
+var wakeValue = [8]byte{1} // an eventfd counter increment of 1 (little endian)
+
+func (lp *loop) wake() {
+	lp.wakeMu.Lock()
+	if !lp.exited {
+		unix.Write(lp.wfd, wakeValue[:])
+	}
+	lp.wakeMu.Unlock()
+}
+
+// run is the loop. It returns nil once the listener is closed and every
+// connection it serves has ended, or epoll's error.
+func (lp *loop) run() error {
+	var drain [8]byte
+	for {
+		if lp.abort.Load() {
+			lp.closeListener()
+			lp.closeAll()
+			return nil
+		}
+		if lp.lclosed && lp.nconns == 0 {
+			return nil
+		}
+		// Poll first without blocking: under load the next events are
+		// usually there, and a blocking epoll_wait costs the thread a
+		// sleep and the runtime a P hand-off.
+		n, err := unix.EpollWait(lp.epfd, lp.events, 0)
+		if n == 0 && err == nil {
+			wait := (lp.next - lp.clock() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+			n, err = unix.EpollWait(lp.epfd, lp.events, int(max(wait, 1)))
+		}
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return err
+		}
+		now := lp.clock()
+		for i := range lp.events[:n] {
+			ev := &lp.events[i]
+			switch fd := int(ev.Fd); fd {
+			case lp.wfd:
+				unix.Read(lp.wfd, drain[:])
+			case lp.lfd:
+				if !lp.lclosed {
+					lp.accept(now)
+				}
+			default:
+				if fd < len(lp.conns) && lp.conns[fd] != nil {
+					lp.event(lp.conns[fd], ev.Events, now)
+				}
+			}
+		}
+		if lp.stopAccept.Load() && !lp.lclosed {
+			lp.closeListener()
+			lp.next = now // close the idle connections now
+		}
+		if lp.paused.Load() && !lp.lclosed {
+			lp.maybeResume(now)
+		}
+		if now >= lp.next {
+			lp.scan(now)
+		}
+	}
+}
+
+// scan closes the connections whose deadline passed and, once the server
+// is closing, the idle ones.
+func (lp *loop) scan(now int64) {
+	closing := lp.srv.closing.Load()
+	for _, lc := range lp.conns {
+		if lc == nil {
+			continue
+		}
+		dl := lc.rdl
+		if lc.writing {
+			dl = lc.wdl
+		}
+		if dl != 0 && now >= dl || closing && lc.idle() {
+			lp.closeConn(lc)
+		}
+	}
+	tick := lp.tick
+	if closing {
+		tick = min(tick, int64(shutdownPoll))
+	}
+	lp.next = now + tick
+}
+
+func (lp *loop) closeAll() {
+	for _, lc := range lp.conns {
+		if lc != nil {
+			lp.closeConn(lc)
+		}
+	}
+}
+
+func (lp *loop) closeListener() {
+	if lp.lclosed {
+		return
+	}
+	lp.lclosed = true
+	lp.ctl(unix.EPOLL_CTL_DEL, lp.lfd, 0)
+	lp.ln.Close()
+	close(lp.listenerDone)
+}
+
+// exit releases the loop's descriptors after run returned (or when it
+// never ran).
+func (lp *loop) exit() {
+	lp.closeListener()
+	lp.closeAll()
+	lp.wakeMu.Lock()
+	lp.exited = true
+	lp.closeFDs()
+	lp.wakeMu.Unlock()
+}
+
+func (lp *loop) closeFDs() {
+	if lp.wfd >= 0 {
+		unix.Close(lp.wfd)
+		lp.wfd = -1
+	}
+	if lp.epfd >= 0 {
+		unix.Close(lp.epfd)
+		lp.epfd = -1
+	}
+}
+
+// accept takes the connections waiting in the backlog, up to acceptBatch
+// and the connection limit.
+func (lp *loop) accept(now int64) {
+	maxConns := int64(lp.srv.opts.Limits.MaxConns)
+	for range acceptBatch {
+		if maxConns > 0 && lp.count.Load() >= maxConns {
+			lp.pause(0)
+			return
+		}
+		fd, sa, err := unix.Accept4(lp.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err != nil {
+			switch err {
+			case unix.EAGAIN, unix.EINTR, unix.ECONNABORTED:
+				if err == unix.EAGAIN {
+					return
+				}
+				continue
+			}
+			// EMFILE and friends: the backlog stays readable, so
+			// take the listener out of the set for a while (as
+			// ServeStream sleeps) instead of spinning.
+			lp.backoff = min(max(2*lp.backoff, 5*time.Millisecond), acceptBackoff)
+			lp.srv.opts.Logger.Warn("accept failed; retrying", "err", err, "delay", lp.backoff)
+			lp.pause(now + int64(lp.backoff))
+			return
+		}
+		lp.backoff = 0
+		lp.add(fd, sa, now)
+	}
+}
+
+// pause takes the listener out of the epoll set until resumeAt (0: until
+// a connection slot frees).
+func (lp *loop) pause(resumeAt int64) {
+	if !lp.paused.Load() {
+		lp.ctl(unix.EPOLL_CTL_DEL, lp.lfd, 0)
+		lp.paused.Store(true)
+	}
+	lp.resumeAt = resumeAt
+}
+
+func (lp *loop) maybeResume(now int64) {
+	if lp.resumeAt != 0 && now < lp.resumeAt {
+		return
+	}
+	if m := int64(lp.srv.opts.Limits.MaxConns); m > 0 && lp.count.Load() >= m {
+		return
+	}
+	lp.resumeAt = 0
+	lp.paused.Store(false)
+	lp.ctl(unix.EPOLL_CTL_ADD, lp.lfd, unix.EPOLLIN)
+}
+
+// connGone frees the slot of a handed-off connection that ended; it runs
+// on that connection's goroutine.
+func (lp *loop) connGone() {
+	lp.count.Add(-1)
+	if lp.paused.Load() {
+		lp.wake()
+	}
+}
+
+func sockaddrTCP(sa unix.Sockaddr) net.Addr {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return &net.TCPAddr{IP: append(net.IP(nil), a.Addr[:]...), Port: a.Port}
+	case *unix.SockaddrInet6:
+		return &net.TCPAddr{IP: append(net.IP(nil), a.Addr[:]...), Port: a.Port}
+	}
+	return nil
+}

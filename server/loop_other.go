@@ -1,0 +1,13 @@
+//go:build !linux
+
+package server
+
+import "net"
+
+const loopSupported = false
+
+// ServeLoop serves l with the goroutine engine: the event loop needs epoll
+// (Linux).
+func (s *Server) ServeLoop(l net.Listener) error {
+	return s.ServeStream(TCPListener(l))
+}

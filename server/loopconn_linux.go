@@ -1,0 +1,380 @@
+//go:build linux
+
+package server
+
+import (
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+	"golang.org/x/sys/unix"
+)
+
+// lconn is the loop's state of one connection around the shared conn
+// (buffers, Request, ResponseWriter, serveWith).
+type lconn struct {
+	c  *conn
+	fd int
+	st fdStream
+	// rdl is the deadline of the wait for input (first request or a
+	// partial head: ReadHeader; between requests or in a body: Idle);
+	// wdl that of pending output (Write). Loop clock, 0 for none.
+	rdl, wdl int64
+	// wpos is how much of c.out is written; writing: the rest waits for
+	// EPOLLOUT (the connection is registered for EPOLLOUT only).
+	wpos    int
+	writing bool
+	// inHead: bytes of a head have arrived and its ReadHeader deadline
+	// runs.
+	inHead bool
+	// closeAfter: close once c.out is written (error answer, Connection:
+	// close, shutdown).
+	closeAfter bool
+}
+
+var lconnPool = sync.Pool{New: func() any { return new(lconn) }}
+
+// idle reports that the connection waits for a request with nothing
+// buffered or pending: Shutdown closes such connections.
+func (lc *lconn) idle() bool {
+	c := lc.c
+	return !lc.writing && c.r == c.w && len(c.out) == 0
+}
+
+func (lp *loop) add(fd int, sa unix.Sockaddr, now int64) {
+	// As net does for TCP: small responses must not wait for Nagle.
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	lc := lconnPool.Get().(*lconn)
+	*lc = lconn{fd: fd, st: fdStream{fd: fd, remote: sockaddrTCP(sa), local: lp.laddr}}
+	lc.c = newConn(lp.srv, &lc.st)
+	lc.c.inLoop = true
+	if rh := lp.srv.opts.Timeouts.ReadHeader; rh > 0 {
+		lc.rdl = now + int64(rh)
+	}
+	if err := lp.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN); err != nil {
+		unix.Close(fd)
+		lc.c.release()
+		lconnPool.Put(lc)
+		return
+	}
+	for fd >= len(lp.conns) {
+		lp.conns = append(lp.conns, make([]*lconn, len(lp.conns)+64)...)
+	}
+	lp.conns[fd] = lc
+	lp.nconns++
+	lp.count.Add(1)
+}
+
+func (lp *loop) closeConn(lc *lconn) {
+	// Closing the descriptor also removes it from the epoll set.
+	unix.Close(lc.fd)
+	lp.conns[lc.fd] = nil
+	lp.nconns--
+	lp.count.Add(-1)
+	lc.c.release()
+	*lc = lconn{}
+	lconnPool.Put(lc)
+}
+
+func (lp *loop) event(lc *lconn, events uint32, now int64) {
+	if lc.writing {
+		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			if lp.write(lc, now) {
+				lp.process(lc, now)
+			}
+		}
+		return
+	}
+	if events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		lp.read(lc, now)
+	}
+}
+
+// read reads once what the connection has and serves it.
+func (lp *loop) read(lc *lconn, now int64) {
+	c := lc.c
+	n, err := unix.Read(lc.fd, c.rbuf[c.w:])
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return
+	case err != nil || n <= 0:
+		// EOF or reset: as the goroutine engine, a partial request is
+		// dropped unanswered.
+		lp.closeConn(lc)
+		return
+	}
+	c.w += n
+	lp.process(lc, now)
+}
+
+// process serves the complete requests in the read buffer, stopping at a
+// partial one, at a request that must be handed off, at an answer that
+// closes the connection, or when enough output is pending; then it writes.
+func (lp *loop) process(lc *lconn, now int64) {
+	c := lc.c
+	for {
+		if !lp.serveBuffered(lc, now) {
+			return // handed off or closed
+		}
+		full := len(c.out) >= flushThreshold
+		if !lp.write(lc, now) || !full {
+			return
+		}
+		// The batch was cut at flushThreshold and went out whole:
+		// serve the requests still buffered.
+	}
+}
+
+// serveBuffered answers the complete requests in rbuf[r:w] into c.out. It
+// reports false if the connection was handed off or closed.
+func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
+	c := lc.c
+	s := lp.srv
+	for len(c.out) < flushThreshold && c.r < c.w && !lc.closeAfter {
+		n, err := s.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
+		if err == phttp.ErrNeedMore {
+			lp.needHead(lc, now)
+			break
+		}
+		if err != nil {
+			if status := phttp.StatusFor(err); status != 0 {
+				c.writeError(status)
+			}
+			lc.closeAfter = true
+			break
+		}
+		lc.inHead = false
+		h, need := lp.route(c, n)
+		if need > 0 {
+			lp.needBody(lc, need, now)
+			break
+		}
+		if h == nil {
+			lp.handoff(lc)
+			return false
+		}
+		keep, ok := lp.serve(lc, n, h)
+		if !ok {
+			lp.closeConn(lc) // the handler panicked
+			return false
+		}
+		if !keep {
+			lc.closeAfter = true
+			break
+		}
+		if c.r == c.w {
+			// Everything received is answered: wait for the next
+			// request, under the Idle timeout.
+			poison(c.rbuf[:c.w])
+			c.r, c.w = 0, 0
+			lc.rdl = 0
+			if d := s.opts.Timeouts.Idle; d > 0 {
+				lc.rdl = now + int64(d)
+			}
+		}
+	}
+	return true
+}
+
+// route decides how the request whose head (n bytes) was just parsed is
+// served: by h on the loop, by handing the connection off (h nil), or
+// later, once need bytes from rbuf[r:] are buffered.
+func (lp *loop) route(c *conn, n int) (h Handler, need int) {
+	head := &c.req.head
+	switch head.Body {
+	case phttp.BodyNone:
+	case phttp.BodyLength:
+		if max := lp.srv.opts.Limits.MaxBodyBytes; max > 0 && head.ContentLength > max {
+			return lp.srv.opts.Handler, 0 // serveWith answers 413
+		}
+		if int64(c.w-c.r-n) < head.ContentLength {
+			if head.Expect100 || head.ContentLength > loopBodyMax {
+				return nil, 0
+			}
+			return nil, n + int(head.ContentLength)
+		}
+	default:
+		// Chunked: its decoder reads from the stream as it goes.
+		return nil, 0
+	}
+	if lp.inl == nil {
+		return nil, 0
+	}
+	return lp.inl.InlineHandler(&c.req), 0
+}
+
+// serve runs h inline; ok is false if it panicked (the connection then
+// closes, as on the goroutine engine).
+func (lp *loop) serve(lc *lconn, n int, h Handler) (keep, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			lp.srv.opts.Logger.Error("handler panic; connection closed", "panic", p, "remote", lc.st.remote)
+			keep, ok = false, false
+		}
+	}()
+	return lc.c.serveWith(n, h), true
+}
+
+// needHead makes room for the rest of a partial head and starts its
+// ReadHeader deadline.
+func (lp *loop) needHead(lc *lconn, now int64) {
+	c := lc.c
+	lp.compact(c)
+	if c.w == len(c.rbuf) {
+		// The parser reports ErrHeaderTooLarge once it sees
+		// MaxHeaderBytes, so the buffer never grows beyond that.
+		c.grow(min(2*len(c.rbuf), lp.srv.opts.Limits.MaxHeaderBytes))
+	}
+	if !lc.inHead {
+		lc.inHead = true
+		if rh := lp.srv.opts.Timeouts.ReadHeader; rh > 0 {
+			lc.rdl = now + int64(rh)
+		}
+	}
+}
+
+// needBody makes room for need bytes from rbuf[r:] (a head and its small
+// body) and waits for them under the Idle timeout, as body reads do.
+func (lp *loop) needBody(lc *lconn, need int, now int64) {
+	c := lc.c
+	lp.compact(c)
+	if need > len(c.rbuf) {
+		c.grow(need)
+	}
+	lc.rdl = 0
+	if d := lp.srv.opts.Timeouts.Idle; d > 0 {
+		lc.rdl = now + int64(d)
+	}
+}
+
+// compact moves the unanswered bytes to the start of rbuf.
+func (lp *loop) compact(c *conn) {
+	if c.r > 0 {
+		poison(c.rbuf[:c.r])
+		c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
+		c.r = 0
+	}
+}
+
+// write sends the pending responses without blocking. It reports whether
+// the connection is still open with nothing pending.
+func (lp *loop) write(lc *lconn, now int64) bool {
+	c := lc.c
+	for lc.wpos < len(c.out) {
+		n, err := unix.Write(lc.fd, c.out[lc.wpos:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			if !lc.writing {
+				lc.writing = true
+				lp.ctl(unix.EPOLL_CTL_MOD, lc.fd, unix.EPOLLOUT)
+				if d := lp.srv.opts.Timeouts.Write; d > 0 {
+					lc.wdl = now + int64(d)
+				}
+			}
+			return false
+		}
+		if err != nil || n < 0 {
+			lp.closeConn(lc)
+			return false
+		}
+		lc.wpos += n
+		if lc.writing {
+			// Progress: the Write timeout bounds each write, as on
+			// the goroutine engine.
+			if d := lp.srv.opts.Timeouts.Write; d > 0 {
+				lc.wdl = now + int64(d)
+			}
+		}
+	}
+	c.out = c.out[:0]
+	lc.wpos = 0
+	if lc.closeAfter {
+		lp.closeConn(lc)
+		return false
+	}
+	if lc.writing {
+		lc.writing = false
+		lc.wdl = 0
+		lp.ctl(unix.EPOLL_CTL_MOD, lc.fd, unix.EPOLLIN)
+	}
+	return true
+}
+
+// handoff moves the connection to the goroutine engine for the rest of
+// its life: its buffered bytes (the current request onwards) and any
+// responses not yet written go with it, in order.
+func (lp *loop) handoff(lc *lconn) {
+	c, fd := lc.c, lc.fd
+	s := lp.srv
+	lp.conns[fd] = nil
+	lp.nconns--
+	lp.ctl(unix.EPOLL_CTL_DEL, fd, 0)
+	if lc.wpos > 0 {
+		c.out = c.out[:copy(c.out, c.out[lc.wpos:])]
+	}
+	*lc = lconn{}
+	lconnPool.Put(lc)
+	// net.FileConn duplicates the descriptor into Go's netpoller; the
+	// loop's copy is closed.
+	f := os.NewFile(uintptr(fd), "")
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		s.opts.Logger.Warn("event loop: hand-off failed; connection closed", "err", err)
+		c.release()
+		lp.count.Add(-1)
+		return
+	}
+	c.st, c.inLoop = nc, false
+	c.readDL, c.writeDL = time.Time{}, time.Time{}
+	if !s.addConn(c) {
+		nc.Close()
+		c.release()
+		lp.count.Add(-1)
+		return
+	}
+	go func() {
+		c.serve()
+		s.removeConn(c)
+		lp.connGone()
+	}()
+}
+
+// fdStream is the Stream of a connection the loop serves: the descriptor
+// is non-blocking and owned by the loop, which reads and writes it itself.
+// Read and Write exist for the Stream contract and never block; Close and
+// the deadlines are the loop's business and do nothing here.
+type fdStream struct {
+	fd            int
+	remote, local net.Addr
+}
+
+func (f *fdStream) Read(p []byte) (int, error) {
+	n, err := unix.Read(f.fd, p)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (f *fdStream) Write(p []byte) (int, error) {
+	n, err := unix.Write(f.fd, p)
+	if n < 0 {
+		n = 0
+	}
+	return n, err
+}
+
+func (f *fdStream) Close() error                     { return nil }
+func (f *fdStream) SetReadDeadline(time.Time) error  { return nil }
+func (f *fdStream) SetWriteDeadline(time.Time) error { return nil }
+func (f *fdStream) RemoteAddr() net.Addr             { return f.remote }
+func (f *fdStream) LocalAddr() net.Addr              { return f.local }
