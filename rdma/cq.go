@@ -51,7 +51,7 @@ func (e *Endpoint) wait(out []Completion, timeout time.Duration) (int, error) {
 		e.s.waitFile.SetReadDeadline(time.Time{})
 		e.s.waitTimeout = false
 	}
-	e.s.waitOut, e.s.waitN, e.s.waitErr = min(len(out), math32), 0, 0
+	e.s.waitOut, e.s.waitN, e.s.waitErr, e.s.waitFirst = min(len(out), math32), 0, 0, true
 	// Read calls waitStep, and while it returns false blocks until the
 	// epoll descriptor is readable, then calls it again.
 	err := e.s.waitConn.Read(e.s.waitReady)
@@ -72,21 +72,42 @@ func (e *Endpoint) wait(out []Completion, timeout time.Duration) (int, error) {
 // waitStep reads the queue, and reports whether Wait may return: something
 // arrived, the peer left, Close was called, or an error. It returns false
 // only after fi_trywait said that blocking on the descriptor is safe.
+//
+// System calls are most of the cost here (every provider call is an
+// epoll_wait over the tcp provider), so it makes as few provider calls as
+// it safely can. fi_trywait asks only the completion queue, unless a
+// wake-up found no completion: then the wake-up may have come from the
+// event queue's descriptor (a disconnect), and it asks the event queue too
+// (sd_wait_prepare's full mode), which also resets that descriptor. Where
+// fi_trywait itself reports pending completions (trywaitPolls), the first
+// call of a Wait asks it before polling: the caller has just polled or
+// posted, so the queue is most likely empty, and -FI_EAGAIN sends it on to
+// poll.
 func (e *Endpoint) waitStep(uintptr) bool {
+	woke := !e.s.waitFirst // the call follows a wake-up
+	poll := woke || !e.s.trywaitPolls
+	e.s.waitFirst = false
+	full := 0
 	for {
 		if e.s.closed.Load() {
 			return true
 		}
-		n := int(C.sd_poll(e.s.c, C.int(e.s.waitOut)))
-		if n != 0 {
-			if n > 0 {
-				e.s.waitN = n
-			} else {
-				e.s.waitErr = n
+		if poll {
+			n := int(C.sd_poll(e.s.c, C.int(e.s.waitOut)))
+			if n != 0 {
+				if n > 0 {
+					e.s.waitN = n
+				} else {
+					e.s.waitErr = n
+				}
+				return true
 			}
-			return true
+			if woke {
+				full = 1
+			}
 		}
-		switch r := int(C.sd_wait_prepare(e.s.c)); {
+		poll = true
+		switch r := int(C.sd_wait_prepare(e.s.c, C.int(full))); {
 		case r == 0:
 			return false
 		case r == 1:
@@ -99,6 +120,12 @@ func (e *Endpoint) waitStep(uintptr) bool {
 		}
 	}
 }
+
+// trywaitPolls names the providers whose fi_trywait reports completions
+// already queued (-FI_EAGAIN), as the libfabric manual asks: tcp (its
+// fi_trywait drives progress and reads the queue). The sockets provider's
+// always answers 0, so Wait polls before asking it.
+var trywaitPolls = map[string]bool{"tcp": true}
 
 // collect converts n entries of the scratch array (or the error n < 0).
 func (e *Endpoint) collect(out []Completion, n int) (int, error) {

@@ -164,13 +164,17 @@ type endpointState struct {
 	waitN       int  // completions the callback read
 	waitErr     int  // negative libfabric code from the callback
 	waitTimeout bool // a deadline is set on waitFile
+	waitFirst   bool // waitStep's first call in this Wait
+	// trywaitPolls: the provider's fi_trywait reports queued
+	// completions (see trywaitPolls in cq.go).
+	trywaitPolls bool
 }
 
 func (f *Fabric) adopt(c *C.sd_ep) (*Endpoint, error) {
 	var local, remote C.sd_addr
 	C.sd_ep_names(c, &local, &remote)
 	e := &Endpoint{s: endpointState{f: f, c: c, local: goAddr(&local), remote: goAddr(&remote),
-		maxMsg: clampInt(uint64(c.info.ep_attr.max_msg_size))}}
+		maxMsg: clampInt(uint64(c.info.ep_attr.max_msg_size)), trywaitPolls: trywaitPolls[f.s.name]}}
 	fd := int(C.sd_ep_waitfd(c))
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		C.sd_ep_close(c)

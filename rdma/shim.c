@@ -357,9 +357,12 @@ static int sd_ep_open(sd_fabric *f, struct fi_info *info, sd_ep **out) {
 			goto fail;
 		}
 	}
-	// Sends complete by default (fi_send, PostSend) even when the queue
-	// is bound for selective completion below.
-	info->tx_attr->op_flags |= FI_COMPLETION;
+	// No FI_COMPLETION in the transmit op_flags: with it the tcp
+	// provider completes every send, also those posted without the flag
+	// under FI_SELECTIVE_COMPLETION (measured: a completion and a wait
+	// descriptor signal, write and read, per send). Under selective
+	// completion sd_post1 asks for each completion explicitly instead.
+	info->tx_attr->op_flags &= ~FI_COMPLETION;
 	ret = fi_endpoint(f->domain, info, &e->ep, NULL);
 	if (ret)
 		goto fail;
@@ -395,8 +398,15 @@ static int sd_connected(sd_ep *e, int wakefd, int timeout_ms) {
 	int ret = sd_eq_wait(e->f, e->eq, e->eqfd, wakefd, timeout_ms, &event, &entry.cm);
 	if (ret)
 		return ret;
-	if (event == FI_CONNECTED)
+	if (event == FI_CONNECTED) {
+		// Reset the event queue's wait descriptor, which the event
+		// just read signalled: Wait blocks without a look at the event
+		// queue (sd_wait_prepare), trusting the descriptor to become
+		// readable at the next event, which it does only from reset.
+		struct fid *fids[1] = {&e->eq->fid};
+		fi_trywait(e->f->fabric, fids, 1);
 		return 0;
+	}
 	if (event == FI_SHUTDOWN)
 		return -FI_ECONNREFUSED;
 	return -FI_EOTHER;
@@ -508,18 +518,29 @@ static int sd_post1(sd_ep *e, int op, uintptr_t buf, size_t len, uintptr_t desc_
 		return -FI_EAGAIN;
 	void *desc = (void *)desc_;
 	ssize_t ret;
+	// Bound with FI_SELECTIVE_COMPLETION, a transmit operation completes
+	// only when posted with FI_COMPLETION, which only the *msg calls
+	// take; fi_send, fi_read and fi_write would complete silently.
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct fi_msg msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .context = s};
+	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
+	struct fi_msg_rma mrma = {.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = s};
 	switch (op) {
 	case SD_RECV:
 		ret = fi_recv(e->ep, (void *)buf, len, desc, 0, s);
 		break;
 	case SD_SEND:
-		ret = fi_send(e->ep, (void *)buf, len, desc, 0, s);
+		ret = e->selective ? fi_sendmsg(e->ep, &msg, FI_COMPLETION)
+				   : fi_send(e->ep, (void *)buf, len, desc, 0, s);
 		break;
 	case SD_READ:
-		ret = fi_read(e->ep, (void *)buf, len, desc, 0, raddr, rkey, s);
+		ret = e->selective ? fi_readmsg(e->ep, &mrma, FI_COMPLETION)
+				   : fi_read(e->ep, (void *)buf, len, desc, 0, raddr, rkey, s);
 		break;
 	case SD_WRITE:
-		ret = fi_write(e->ep, (void *)buf, len, desc, 0, raddr, rkey, s);
+		ret = e->selective ? fi_writemsg(e->ep, &mrma, FI_COMPLETION)
+				   : fi_write(e->ep, (void *)buf, len, desc, 0, raddr, rkey, s);
 		break;
 	default:
 		ret = -FI_EINVAL;
@@ -664,7 +685,7 @@ static void sd_check_eq(sd_ep *e) {
 // sdEQEvery is how many consecutive empty polls pass between two looks at
 // the event queue for a disconnect: each look may cost a system call, and a
 // busy-polling loop makes thousands of empty polls per millisecond. Wait
-// looks every time before it sleeps (sd_wait_prepare).
+// looks after a wake-up that found no completion (sd_wait_prepare).
 #define SD_EQ_EVERY 64
 
 // sd_poll fills e->out with up to n completions and returns how many.
@@ -685,8 +706,15 @@ int sd_poll(sd_ep *e, int n) {
 // sd_wait_prepare is the step before Go's poller blocks on waitfd: it
 // returns 1 when the peer has gone (nothing more will arrive), 0 when
 // blocking is safe (fi_trywait), -FI_EAGAIN when completions or events
-// are pending (poll again), or another negative error.
-int sd_wait_prepare(sd_ep *e) {
+// are pending (poll again), or another negative error. Not full, it asks
+// only the completion queue (one progress call of the provider: an
+// epoll_wait for tcp) and leaves the event queue to its descriptor, which
+// is in waitfd too: an event wakes the waiter, and a wake-up that finds
+// no completion calls it full (Endpoint.waitStep). Full, it reads the
+// event queue and asks both queues (three provider calls).
+int sd_wait_prepare(sd_ep *e, int full) {
+	if (!full)
+		return e->shutdown ? 1 : fi_trywait(e->f->fabric, (struct fid *[]){&e->cq->fid}, 1);
 	sd_check_eq(e);
 	if (e->shutdown)
 		return 1;

@@ -150,7 +150,7 @@ int sd_poll(sd_ep *e, int n);
 // make Go allocate, and a field of e would race between callers.
 int64_t sd_exchange(sd_ep *e, uintptr_t rbase, uintptr_t rdesc, sd_span *r, int nr,
 	uintptr_t sbase, uintptr_t sdesc, sd_span *s, int ns, int npoll);
-int sd_wait_prepare(sd_ep *e);
+int sd_wait_prepare(sd_ep *e, int full);
 int sd_ep_waitfd(sd_ep *e);
 void sd_ep_wake(sd_ep *e);
 void sd_ep_counts(sd_ep *e, int64_t *recvs, int64_t *ops);
