@@ -51,15 +51,25 @@ type LoadRow struct {
 
 // Summary holds a row's medians. Latencies and CPU are in microseconds.
 type Summary struct {
-	RPS        stats.Summary
-	Latency    map[float64]stats.Summary
-	CPUus      stats.Summary
-	Errors     int64
-	Non2xx     int64
+	RPS     stats.Summary
+	Latency map[float64]stats.Summary
+	CPUus   stats.Summary
+	Errors  int64
+	Non2xx  int64
+	// RPSCI and CPUCI are the half-widths of the 95 % confidence
+	// intervals of the medians, relative to them (NaN under 6 rounds).
+	RPSCI, CPUCI float64
+	// The ratios are of medians; their Lo and Hi are the min–max of the
+	// per-round ratios (servers run one after another within a round), or
+	// the worst and best pairing of the ranges when rounds cannot be paired.
 	RPSRatio   float64
 	CPURatio   float64
 	RPSRatioLo float64
 	RPSRatioHi float64
+	CPURatioLo float64
+	CPURatioHi float64
+	// rps and cpu keep the per-round samples for pairing.
+	rps, cpu []float64
 }
 
 // Summarize returns the row's medians; ratios are filled by
@@ -78,6 +88,8 @@ func (r LoadRow) Summarize() Summary {
 		s.Non2xx += rd.Wrk.Non2xx
 	}
 	s.RPS, s.CPUus = stats.Summarize(rps), stats.Summarize(cpu)
+	s.RPSCI, s.CPUCI = stats.CISpread(rps), stats.CISpread(cpu)
+	s.rps, s.cpu = rps, cpu
 	for _, p := range Percentiles {
 		s.Latency[p] = stats.Summarize(lat[p])
 	}
@@ -97,12 +109,21 @@ func (l Load) Summaries() []Summary {
 	}
 	for i := range out {
 		s := &out[i]
-		s.RPSRatio, s.CPURatio, s.RPSRatioLo, s.RPSRatioHi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		nan := math.NaN()
+		s.RPSRatio, s.CPURatio, s.RPSRatioLo, s.RPSRatioHi, s.CPURatioLo, s.CPURatioHi = nan, nan, nan, nan, nan, nan
 		if peer != nil && s.RPS.N > 0 {
 			s.RPSRatio = stats.Ratio(s.RPS.Median, peer.RPS.Median)
 			s.RPSRatioLo = stats.Ratio(s.RPS.Min, peer.RPS.Max)
 			s.RPSRatioHi = stats.Ratio(s.RPS.Max, peer.RPS.Min)
 			s.CPURatio = stats.Ratio(peer.CPUus.Median, s.CPUus.Median)
+			s.CPURatioLo = stats.Ratio(peer.CPUus.Min, s.CPUus.Max)
+			s.CPURatioHi = stats.Ratio(peer.CPUus.Max, s.CPUus.Min)
+			if pr := stats.Summarize(stats.Paired(s.rps, peer.rps)); pr.N > 0 {
+				s.RPSRatioLo, s.RPSRatioHi = pr.Min, pr.Max
+			}
+			if pr := stats.Summarize(stats.Paired(peer.cpu, s.cpu)); pr.N > 0 {
+				s.CPURatioLo, s.CPURatioHi = pr.Min, pr.Max
+			}
 		}
 	}
 	return out

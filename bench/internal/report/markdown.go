@@ -98,7 +98,8 @@ func (r *Report) WriteMarkdown(w io.Writer, plots []Plot) error {
 	}
 	b.WriteString("## Summary\n\n")
 	b.WriteString(r.SummaryTable())
-	b.WriteString("\nRatios are medians over the rounds: peer time / our time for parsers and kernels, our requests/s / peer requests/s for servers; above 1 means faster than the peer. The range in brackets pairs the min–max of both sides.\n\n")
+	b.WriteString("\nRatios are medians over the rounds: peer time / our time for parsers and kernels, our requests/s / peer requests/s for servers; above 1 means faster than the peer. The range in brackets is the min–max of the per-round ratios (every round runs both sides back to back).\n\n")
+	b.WriteString(r.Stability())
 	for _, p := range plots {
 		fmt.Fprintf(&b, "![%s](%s)\n\n", p.Title, p.File)
 	}
@@ -161,7 +162,7 @@ func (r *Report) SummaryTable() string {
 			fmt.Fprintf(&b, "| load %s | req/s | %s | %.0f/s | %s | %s |\n", l.Kind, row.Server, s.RPS.Median,
 				fmtRatioRange(s.RPSRatio, s.RPSRatioLo, s.RPSRatioHi), l.Peer)
 			fmt.Fprintf(&b, "| load %s | CPU/req | %s | %s µs | %s | %s |\n", l.Kind, row.Server, fmtFloat(s.CPUus.Median),
-				fmtRatio(s.CPURatio), l.Peer)
+				fmtRatioRange(s.CPURatio, s.CPURatioLo, s.CPURatioHi), l.Peer)
 			rows += 2
 		}
 	}
@@ -197,7 +198,7 @@ func peerName(m Micro) string {
 }
 
 func writeMicro(b *strings.Builder, m Micro) {
-	fmt.Fprintf(b, "## %s\n\nPeer: `%s`. ns/op and MB/s are medians; ± is half the min–max range over the median. The ratio is taken on the basis column: process CPU time per op where the benchmark and its peer report it (steady on a shared machine), wall ns/op otherwise.\n\n", m.Area, peerName(m))
+	fmt.Fprintf(b, "## %s\n\nPeer: `%s`. ns/op and MB/s are medians; ± is half the min–max range over the median, CI95 the half-width of the median's 95 %% confidence interval (benchstat's ±). The ratio is taken on the basis column: process CPU time per op where the benchmark and its peer report it (steady on a shared machine), wall ns/op otherwise.\n\n", m.Area, peerName(m))
 	var extra []string
 	for _, row := range m.Rows {
 		for u := range row.Extra {
@@ -211,11 +212,11 @@ func writeMicro(b *strings.Builder, m Micro) {
 	for _, u := range extra {
 		fmt.Fprintf(b, " %s |", u)
 	}
-	b.WriteString(" basis | basis ± | × vs peer (min–max) |\n|---|---|---:|---:|---:|---:|---:|")
+	b.WriteString(" basis | basis ± | basis CI95 | × vs peer (per-round min–max) |\n|---|---|---:|---:|---:|---:|---:|")
 	for range extra {
 		b.WriteString("---:|")
 	}
-	b.WriteString("---|---:|---:|\n")
+	b.WriteString("---|---:|---:|---:|\n")
 	for _, row := range m.Rows {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |", row.Case, implName(row.Impl), fmtNs(row.NsOp.Median),
 			fmtPct(row.NsOp.Spread()), fmtFloat(row.MBs.Median), fmtFloat(row.BytesOp), fmtFloat(row.AllocsOp))
@@ -226,19 +227,19 @@ func writeMicro(b *strings.Builder, m Micro) {
 			}
 			fmt.Fprintf(b, " %s |", fmtFloat(v))
 		}
-		fmt.Fprintf(b, " %s | %s | %s |\n", row.Basis, fmtPct(row.Time.Spread()), fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi))
+		fmt.Fprintf(b, " %s | %s | %s | %s |\n", row.Basis, fmtPct(row.Time.Spread()), fmtPct(row.TimeCI), fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi))
 	}
 	b.WriteString("\n")
 }
 
 func writeLoad(b *strings.Builder, l Load) {
 	fmt.Fprintf(b, "## Load: %s\n\n%s Peer for ratios: `%s`. Latency and CPU time are medians over the rounds; CPU is the server's user+system time per completed request (from /proc/PID/stat, process and children). On a shared machine requests/s depends on how much CPU the scheduler gave the server during its round; CPU time per request depends much less on that and is the steadier comparison.\n\n", l.Kind, l.Setup, l.Peer)
-	b.WriteString("| server | req/s | ± | p50 | p75 | p90 | p99 | CPU µs/req | req/s × vs peer (min–max) | CPU × vs peer | rounds | errors |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| server | req/s | ± | p50 | p75 | p90 | p99 | CPU µs/req | CPU CI95 | req/s × vs peer (per-round min–max) | CPU × vs peer (per-round min–max) | rounds | errors |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for i, s := range l.Summaries() {
 		row := l.Rows[i]
 		if len(row.Rounds) == 0 {
-			fmt.Fprintf(b, "| %s | n/a | | | | | | | | | 0 | did not run: %s |\n", row.Server, row.Note)
+			fmt.Fprintf(b, "| %s | n/a | | | | | | | | | | 0 | did not run: %s |\n", row.Server, row.Note)
 			continue
 		}
 		errs := "0"
@@ -249,8 +250,8 @@ func writeLoad(b *strings.Builder, l Load) {
 		for _, p := range Percentiles {
 			fmt.Fprintf(b, " %s |", fmtUs(s.Latency[p].Median))
 		}
-		fmt.Fprintf(b, " %s | %s | %s | %d | %s |\n", fmtFloat(s.CPUus.Median),
-			fmtRatioRange(s.RPSRatio, s.RPSRatioLo, s.RPSRatioHi), fmtRatio(s.CPURatio), len(row.Rounds), errs)
+		fmt.Fprintf(b, " %s | %s | %s | %s | %d | %s |\n", fmtFloat(s.CPUus.Median), fmtPct(s.CPUCI),
+			fmtRatioRange(s.RPSRatio, s.RPSRatioLo, s.RPSRatioHi), fmtRatioRange(s.CPURatio, s.CPURatioLo, s.CPURatioHi), len(row.Rounds), errs)
 	}
 	b.WriteString("\n")
 }

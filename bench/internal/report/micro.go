@@ -48,8 +48,13 @@ type MicroRow struct {
 	// one, else "ns/op". Time is that unit's summary over the rounds.
 	Basis string
 	Time  stats.Summary
-	// Speedup is the peer's Time over this row's (medians); SpeedupLo and
-	// SpeedupHi are the worst and best pairing of the two min–max ranges.
+	// TimeCI is the half-width of the 95 % confidence interval of Time's
+	// median, relative to it (benchstat's "±"); NaN with under 6 rounds.
+	TimeCI float64
+	// Speedup is the peer's Time over this row's (medians). SpeedupLo and
+	// SpeedupHi are the min–max of the per-round ratios (each round runs
+	// both back to back), or, when the rounds cannot be paired, the worst
+	// and best pairing of the two min–max ranges.
 	Speedup, SpeedupLo, SpeedupHi float64
 }
 
@@ -134,9 +139,13 @@ func GroupMicro(results []gobench.Result, specs map[string]AreaSpec) []Micro {
 					row.Speedup = stats.Ratio(ps.Median, t.Median)
 					row.SpeedupLo = stats.Ratio(ps.Min, t.Max)
 					row.SpeedupHi = stats.Ratio(ps.Max, t.Min)
+					if pr := stats.Summarize(stats.Paired(samples[pk][row.Basis], samples[k][row.Basis])); pr.N > 0 {
+						row.SpeedupLo, row.SpeedupHi = pr.Min, pr.Max
+					}
 				}
 			}
 			row.Time = summary(k, row.Basis)
+			row.TimeCI = stats.CISpread(samples[k][row.Basis])
 			g.Rows = append(g.Rows, row)
 		}
 		out = append(out, g)

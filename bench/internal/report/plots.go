@@ -39,7 +39,7 @@ func (r *Report) Charts() ([]string, map[string]svgplot.Chart) {
 			if p, same := samePeer(areas[name]); same {
 				title += " (peer: " + p + ")"
 			}
-			c = svgplot.Chart{Title: title, Axis: "× faster than the peer (peer ns/op ÷ ns/op; log scale; whiskers: min–max)", Log: true, Ref: 1}
+			c = svgplot.Chart{Title: title, Axis: "× faster than the peer (peer time ÷ ours on the basis column; log scale; whiskers: per-round min–max)", Log: true, Ref: 1}
 		}
 		_, same := samePeer(areas[name])
 		for _, row := range m.Rows {
@@ -61,7 +61,7 @@ func (r *Report) Charts() ([]string, map[string]svgplot.Chart) {
 	for _, l := range r.Load {
 		sums := l.Summaries()
 		rps := svgplot.Chart{Title: fmt.Sprintf("load %s: ratios vs %s", l.Kind, l.Peer),
-			Axis: "× the peer (req/s: ours ÷ peer's; CPU: peer's CPU per request ÷ ours; whiskers: min–max)", Ref: 1,
+			Axis: "× the peer (req/s: ours ÷ peer's; CPU: peer's CPU per request ÷ ours; whiskers: per-round min–max)", Ref: 1,
 			Series: []string{"requests/s", "CPU per request"}}
 		lat := svgplot.Chart{Title: fmt.Sprintf("load %s: latency percentiles (median of rounds)", l.Kind), Axis: "latency, ms (log scale)", Log: true}
 		for _, p := range Percentiles {
@@ -70,7 +70,7 @@ func (r *Report) Charts() ([]string, map[string]svgplot.Chart) {
 		for i, row := range l.Rows {
 			s := sums[i]
 			rps.Rows = append(rps.Rows, svgplot.Row{Label: row.Server, Values: []float64{s.RPSRatio, s.CPURatio},
-				Lo: []float64{s.RPSRatioLo, math.NaN()}, Hi: []float64{s.RPSRatioHi, math.NaN()}})
+				Lo: []float64{s.RPSRatioLo, s.CPURatioLo}, Hi: []float64{s.RPSRatioHi, s.CPURatioHi}})
 			lr := svgplot.Row{Label: row.Server}
 			for _, p := range Percentiles {
 				v := math.NaN()

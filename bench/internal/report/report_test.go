@@ -69,8 +69,12 @@ func TestGroupMicro(t *testing.T) {
 	if want := peer.Median / ours.Median; math.Abs(r.Speedup-want) > 1e-9 {
 		t.Errorf("speed-up = %v, want %v", r.Speedup, want)
 	}
-	if want := peer.Min / ours.Max; math.Abs(r.SpeedupLo-want) > 1e-9 || r.SpeedupLo > r.Speedup || r.SpeedupHi < r.Speedup {
-		t.Errorf("speed-up range = %v..%v around %v", r.SpeedupLo, r.SpeedupHi, r.Speedup)
+	// The range is that of the per-round ratios (both sides ran in each
+	// round), not the pairing of the two ranges' extremes.
+	paired := stats.Summarize(stats.Paired(nsSamples(res, "BenchmarkHTTPRequest/small_get/net_http"),
+		nsSamples(res, "BenchmarkHTTPRequest/small_get/simdedge")))
+	if math.Abs(r.SpeedupLo-paired.Min) > 1e-9 || math.Abs(r.SpeedupHi-paired.Max) > 1e-9 || r.SpeedupLo < peer.Min/ours.Max {
+		t.Errorf("speed-up range = %v..%v around %v, want the per-round %v..%v", r.SpeedupLo, r.SpeedupHi, r.Speedup, paired.Min, paired.Max)
 	}
 	if h.Rows[2].Impl != "net_http" || h.Rows[2].Speedup != 1 {
 		t.Errorf("peer's own ratio = %v", h.Rows[2].Speedup)
@@ -143,6 +147,31 @@ func TestLoadSummaries(t *testing.T) {
 	}
 	if !math.IsNaN(s[2].RPSRatio) {
 		t.Errorf("server that did not run has ratio %v", s[2].RPSRatio)
+	}
+}
+
+// TestLoadPairedRanges: with the same number of rounds on both sides, the
+// ratio ranges are those of the per-round ratios.
+func TestLoadPairedRanges(t *testing.T) {
+	w := wrkResult(t)
+	at := func(rps float64, cpu time.Duration) Round {
+		r := w
+		r.RPS = rps
+		r.Requests = int64(rps * 10)
+		return Round{Wrk: r, CPU: cpu}
+	}
+	// Round 2 is disturbed for both: the per-round ratio stays 2 (req/s)
+	// and 4 (CPU) while the two sides' ranges overlap widely.
+	l := Load{Kind: "origin", Peer: "net_http", Rows: []LoadRow{
+		{Server: "simdedge", Rounds: []Round{at(2000, time.Second), at(1000, time.Second), at(2000, time.Second)}},
+		{Server: "net_http", Rounds: []Round{at(1000, 2*time.Second), at(500, 2*time.Second), at(1000, 2*time.Second)}},
+	}}
+	s := l.Summaries()[0]
+	if s.RPSRatioLo != 2 || s.RPSRatioHi != 2 || math.Abs(s.CPURatioLo-4) > 1e-9 || math.Abs(s.CPURatioHi-4) > 1e-9 {
+		t.Errorf("paired ranges req/s %v–%v, CPU %v–%v; want 2–2 and 4–4", s.RPSRatioLo, s.RPSRatioHi, s.CPURatioLo, s.CPURatioHi)
+	}
+	if !math.IsNaN(s.CPUCI) {
+		t.Errorf("CI from 3 rounds = %v, want NaN (too few)", s.CPUCI)
 	}
 }
 
@@ -239,7 +268,7 @@ func TestGroupMicroCPUBasis(t *testing.T) {
 		line("BenchmarkJSON/twitter/simdedge-2 100 1000 ns/op 400 cpu-ns/op"),
 		line("BenchmarkJSON/twitter/simdedge-2 100 3000 ns/op 440 cpu-ns/op"),
 		line("BenchmarkJSON/twitter/encoding_json-2 100 4000 ns/op 4000 cpu-ns/op"),
-		line("BenchmarkJSON/twitter/encoding_json-2 100 4000 ns/op 4400 cpu-ns/op"),
+		line("BenchmarkJSON/twitter/encoding_json-2 100 4000 ns/op 4800 cpu-ns/op"),
 		line("BenchmarkJSON/canada/simdedge-2 100 1000 ns/op 500 cpu-ns/op"),
 		line("BenchmarkJSON/canada/encoding_json-2 100 3000 ns/op"),
 	}
@@ -248,7 +277,8 @@ func TestGroupMicroCPUBasis(t *testing.T) {
 		t.Fatalf("groups %+v", g)
 	}
 	tw, ca := g[0].Rows[0], g[0].Rows[2]
-	if tw.Basis != "cpu-ns/op" || math.Abs(tw.Speedup-4200.0/420) > 1e-9 || math.Abs(tw.SpeedupLo-4000.0/440) > 1e-9 {
+	// Per-round ratios: 4000/400 = 10 and 4800/440 = 10.9.
+	if tw.Basis != "cpu-ns/op" || math.Abs(tw.Speedup-4400.0/420) > 1e-9 || math.Abs(tw.SpeedupLo-10) > 1e-9 || math.Abs(tw.SpeedupHi-4800.0/440) > 1e-9 {
 		t.Errorf("twitter: basis %q speedup %v [%v]", tw.Basis, tw.Speedup, tw.SpeedupLo)
 	}
 	if ca.Basis != "ns/op" || math.Abs(ca.Speedup-3) > 1e-9 {

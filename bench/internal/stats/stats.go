@@ -58,3 +58,69 @@ func Ratio(a, b float64) float64 {
 	}
 	return a / b
 }
+
+// MedianCI returns a distribution-free confidence interval for the median
+// of samples at the given confidence (0.95 is what benchstat uses): the
+// k-th smallest and k-th largest samples for the largest k whose interval
+// still covers the true median with that probability under the binomial
+// law of sample ranks. ok is false when there are too few samples for any
+// such interval (fewer than 6 at 0.95). NaN samples are ignored.
+func MedianCI(samples []float64, confidence float64) (lo, hi float64, ok bool) {
+	s := make([]float64, 0, len(samples))
+	for _, v := range samples {
+		if !math.IsNaN(v) {
+			s = append(s, v)
+		}
+	}
+	n := len(s)
+	if n == 0 {
+		return math.NaN(), math.NaN(), false
+	}
+	slices.Sort(s)
+	// tail accumulates P(X < k) for X ~ Binomial(n, 1/2); the interval
+	// [s(k), s(n-k+1)] (1-based) misses the median with probability 2·tail.
+	best := 0
+	tail := 0.0
+	term := math.Pow(0.5, float64(n)) // P(X = 0)
+	for k := 1; k <= n/2; k++ {
+		tail += term
+		if 1-2*tail < confidence {
+			break
+		}
+		best = k
+		term *= float64(n-k+1) / float64(k) // P(X = k) from P(X = k-1)
+	}
+	if best == 0 {
+		return math.NaN(), math.NaN(), false
+	}
+	return s[best-1], s[n-best], true
+}
+
+// CISpread is the half-width of the 95 % confidence interval of the median
+// relative to the median, as a fraction: what benchstat prints as "± x%".
+// It is NaN when the samples are too few for an interval.
+func CISpread(samples []float64) float64 {
+	lo, hi, ok := MedianCI(samples, 0.95)
+	m := Summarize(samples).Median
+	if !ok || m == 0 || math.IsNaN(m) {
+		return math.NaN()
+	}
+	return (hi - lo) / 2 / math.Abs(m)
+}
+
+// Paired returns num[i]/den[i] for every round i. Rounds of the suite run
+// the implementations back to back, so a disturbance of the shared machine
+// tends to hit both sides of a pair; the per-round ratios are therefore a
+// tighter picture of a comparison than the two sides' ranges. It returns
+// nil when the two sides have different numbers of rounds (a side missed
+// a round, so the pairing would be wrong).
+func Paired(num, den []float64) []float64 {
+	if len(num) != len(den) || len(num) == 0 {
+		return nil
+	}
+	out := make([]float64, len(num))
+	for i := range num {
+		out[i] = Ratio(num[i], den[i])
+	}
+	return out
+}
