@@ -87,7 +87,8 @@ type conn struct {
 	parked    bool
 
 	// Sends in flight, in posting order. With selective completion
-	// (selective) most sends complete silently; every sigEvery-th send,
+	// (selective) most sends complete silently; every sigEvery-th send
+	// (half the send slots: each completion may wake a waiting poller),
 	// and every send once few slots are free, asks for a completion, and
 	// that completion frees it and every send posted before it: a
 	// connected endpoint completes its sends in order (RC queue pairs; the
@@ -151,7 +152,7 @@ type ctrlMsg struct {
 // On error the endpoint is closed.
 func newConn(f *Fabric, ep *Endpoint, nrecv, nsend, msgSize int, w window) (*conn, error) {
 	c := &conn{ep: ep, msgSize: msgSize, nrecv: nrecv, nsend: nsend, w: w, refs: 1,
-		selective: ep.selective(), sigEvery: max(1, nsend/4)}
+		selective: ep.selective(), sigEvery: max(1, nsend/2)}
 	c.cond.L = &c.mu
 	c.wake = make(chan struct{}, 1)
 	c.buf = make([]Completion, 64)
