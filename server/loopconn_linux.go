@@ -96,7 +96,7 @@ func (lp *loop) event(lc *lconn, events uint32, now int64) {
 // read reads once what the connection has and serves it.
 func (lp *loop) read(lc *lconn, now int64) {
 	c := lc.c
-	n, err := unix.Read(lc.fd, c.rbuf[c.w:])
+	n, err := rawRead(lc.fd, c.rbuf[c.w:])
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -264,7 +264,7 @@ func (lp *loop) compact(c *conn) {
 func (lp *loop) write(lc *lconn, now int64) bool {
 	c := lc.c
 	for lc.wpos < len(c.out) {
-		n, err := unix.Write(lc.fd, c.out[lc.wpos:])
+		n, err := rawWrite(lc.fd, c.out[lc.wpos:])
 		if err == unix.EINTR {
 			continue
 		}

@@ -13,6 +13,8 @@ import (
 
 // listenerSet is every listener a configuration opened, ready to serve.
 type listenerSet struct {
+	// tcp are the kernel TCP listeners, each served by its engine.
+	tcp      []tcpListener
 	streams  []server.StreamListener
 	messages []server.MessageListener
 	// closers release what outlives the listeners' own Close: the XDP
@@ -21,6 +23,11 @@ type listenerSet struct {
 	closers []io.Closer
 	addrs   []string
 	wg      sync.WaitGroup
+}
+
+type tcpListener struct {
+	l      net.Listener
+	engine server.Engine
 }
 
 // openListeners opens the configuration's listeners in order. If one
@@ -45,7 +52,7 @@ func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("cannot listen on %s: %v", l.Address, listenReason(err))
 		}
-		s.streams = append(s.streams, server.TCPListener(nl))
+		s.tcp = append(s.tcp, tcpListener{nl, server.Engine(l.Engine)})
 		s.addrs = append(s.addrs, nl.Addr().String())
 	case config.TransportXDP:
 		st, msg, closer, err := openXDP(*l.XDP, log)
@@ -82,7 +89,11 @@ func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
 // serve serves every listener on its own goroutine; the channel receives
 // each one's result (server.ErrServerClosed after Shutdown).
 func (s *listenerSet) serve(srv *server.Server) <-chan error {
-	out := make(chan error, len(s.streams)+len(s.messages))
+	out := make(chan error, len(s.tcp)+len(s.streams)+len(s.messages))
+	for _, l := range s.tcp {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); out <- srv.ServeTCP(l.l, l.engine) }()
+	}
 	for _, l := range s.streams {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); out <- srv.ServeStream(l) }()
@@ -99,6 +110,9 @@ func (s *listenerSet) wait() { s.wg.Wait() }
 
 // closeListeners closes listeners that were opened but never served.
 func (s *listenerSet) closeListeners() {
+	for _, l := range s.tcp {
+		l.l.Close()
+	}
 	for _, l := range s.streams {
 		l.Close()
 	}

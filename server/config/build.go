@@ -26,9 +26,10 @@ func (c *Config) WithDefaults() *Config {
 	if e.Listen == "" && len(e.Listeners) == 0 {
 		e.Listen = DefaultListen
 	}
+	e.Engine = c.engine()
 	e.Listeners = nil
 	for _, l := range c.Listeners {
-		e.Listeners = append(e.Listeners, l.withDefaults())
+		e.Listeners = append(e.Listeners, l.withDefaults(e.Engine))
 	}
 	l := &e.Limits
 	if l.MaxHeaderBytes == 0 {

@@ -14,7 +14,10 @@ import (
 
 // Config is a parsed configuration. Zero fields take defaults (Defaults).
 type Config struct {
-	Listen    string     `yaml:"listen,omitempty"`
+	Listen string `yaml:"listen,omitempty"`
+	// Engine serves the tcp listeners that name none, `listen` included:
+	// "loop" or "goroutine" (DefaultEngine when empty).
+	Engine    string     `yaml:"engine,omitempty"`
 	Listeners []Listener `yaml:"listeners,omitempty"`
 	Limits    Limits     `yaml:"limits"`
 	Timeouts  Timeouts   `yaml:"timeouts"`
@@ -245,6 +248,12 @@ func (d *decoder) strings(dst *[]string) func(*yaml.Node, string) {
 func (d *decoder) config(n *yaml.Node, c *Config) {
 	d.fields(n, "", map[string]func(*yaml.Node, string){
 		"listen": d.str(&c.Listen),
+		"engine": func(v *yaml.Node, key string) {
+			d.str(&c.Engine)(v, key)
+			if c.Engine != "" && !validEngine(c.Engine) {
+				d.fail(v, key, `must be "loop" or "goroutine"`)
+			}
+		},
 		"listeners": func(v *yaml.Node, key string) {
 			d.listeners(v, key, c)
 		},

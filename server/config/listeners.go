@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/simdedge/simdedge/server"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -15,6 +16,16 @@ const (
 	TransportTCP  = "tcp"  // kernel sockets
 	TransportXDP  = "xdp"  // AF_XDP: userspace TCP and the datagram fast path
 	TransportRDMA = "rdma" // RDMA send/receive queues (libfabric)
+)
+
+// Engines a tcp listener may name (server.Engine): "loop", an epoll event
+// loop that answers non-blocking routes (respond, echo) in one pass and
+// hands other requests to goroutines, or "goroutine", a goroutine per
+// connection. DefaultEngine measured better (ARCHITECTURE.md, "server").
+const (
+	EngineLoop      = string(server.EngineLoop)
+	EngineGoroutine = string(server.EngineGoroutine)
+	DefaultEngine   = EngineLoop
 )
 
 // Defaults of the xdp and rdma sections. They mirror the defaults of the
@@ -38,9 +49,12 @@ type Listener struct {
 	// Address is "host:port" for tcp and rdma; xdp names its address in
 	// its own section.
 	Address string `yaml:"address,omitempty"`
-	XDP     *XDP   `yaml:"xdp,omitempty"`
-	RDMA    *RDMA  `yaml:"rdma,omitempty"`
-	line    int
+	// Engine serves a tcp listener: "loop" or "goroutine" (see
+	// EngineLoop); empty takes the configuration's top-level engine.
+	Engine string `yaml:"engine,omitempty"`
+	XDP    *XDP   `yaml:"xdp,omitempty"`
+	RDMA   *RDMA  `yaml:"rdma,omitempty"`
+	line   int
 }
 
 // XDP configures an AF_XDP listener: which interface and receive queues
@@ -86,6 +100,7 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 		d.fields(e, path, map[string]func(*yaml.Node, string){
 			"transport": d.str(&l.Transport),
 			"address":   d.str(&l.Address),
+			"engine":    d.str(&l.Engine),
 			"xdp": func(v *yaml.Node, key string) {
 				l.XDP = &XDP{}
 				x := l.XDP
@@ -141,6 +156,11 @@ func (c *Config) validateListeners(d *decoder) {
 		}
 		if l.RDMA != nil && l.Transport != TransportRDMA {
 			d.fail(at, key+".rdma", "only for transport: rdma")
+		}
+		if l.Engine != "" && l.Transport != TransportTCP {
+			d.fail(at, key+".engine", "only for transport: tcp")
+		} else if l.Engine != "" && !validEngine(l.Engine) {
+			d.fail(at, key+".engine", `must be "loop" or "goroutine"`)
 		}
 		switch l.Transport {
 		case TransportTCP, TransportRDMA:
@@ -219,17 +239,30 @@ func (c *Config) EffectiveListeners() []Listener {
 		if addr == "" {
 			addr = DefaultListen
 		}
-		out = append(out, Listener{Transport: TransportTCP, Address: addr})
+		out = append(out, Listener{Transport: TransportTCP, Address: addr, Engine: c.engine()})
 	}
 	for _, l := range c.Listeners {
-		out = append(out, l.withDefaults())
+		out = append(out, l.withDefaults(c.engine()))
 	}
 	return out
 }
 
-func (l Listener) withDefaults() Listener {
+// engine is the engine of tcp listeners that name none.
+func (c *Config) engine() string {
+	if c.Engine != "" {
+		return c.Engine
+	}
+	return DefaultEngine
+}
+
+func validEngine(e string) bool { return e == EngineLoop || e == EngineGoroutine }
+
+func (l Listener) withDefaults(engine string) Listener {
 	if l.Transport == "" {
 		l.Transport = TransportTCP
+	}
+	if l.Transport == TransportTCP && l.Engine == "" {
+		l.Engine = engine
 	}
 	switch l.Transport {
 	case TransportXDP:

@@ -18,6 +18,7 @@ func TestListeners(t *testing.T) {
 listeners:
   - transport: tcp
     address: "127.0.0.1:8081"
+    engine: goroutine
   - transport: xdp
     xdp: {interface: veth0, address: 198.18.0.1, tcp_port: 80, udp_port: 8053, mode: generic}
   - transport: rdma
@@ -29,8 +30,8 @@ listeners:
 	}
 	got := c.EffectiveListeners()
 	want := []Listener{
-		{Transport: "tcp", Address: "127.0.0.1:8080"},
-		{Transport: "tcp", Address: "127.0.0.1:8081"},
+		{Transport: "tcp", Address: "127.0.0.1:8080", Engine: DefaultEngine},
+		{Transport: "tcp", Address: "127.0.0.1:8081", Engine: EngineGoroutine},
 		{Transport: "xdp", XDP: &XDP{Interface: "veth0", Queues: []int{0}, Address: "198.18.0.1", TCPPort: 80, UDPPort: 8053,
 			Mode: "generic", RingSize: DefaultXDPRingSize, FrameSize: DefaultXDPFrameSize, Frames: 2 * DefaultXDPRingSize}},
 		{Transport: "rdma", Address: "127.0.0.1:7471", RDMA: &RDMA{Provider: "shm", Credits: 8, MessageSize: DefaultRDMAMessage}},
@@ -68,7 +69,7 @@ func TestListenersDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.EffectiveListeners(); len(got) != 1 || got[0] != (Listener{Transport: "tcp", Address: DefaultListen}) {
+	if got := c.EffectiveListeners(); len(got) != 1 || got[0] != (Listener{Transport: "tcp", Address: DefaultListen, Engine: DefaultEngine}) {
 		t.Errorf("default listeners %+v", got)
 	}
 	// With listeners configured and no listen, only they are opened.
@@ -78,6 +79,35 @@ func TestListenersDefault(t *testing.T) {
 	}
 	if got := c.EffectiveListeners(); len(got) != 1 || got[0].Transport != "tcp" || got[0].Address != "127.0.0.1:9" {
 		t.Errorf("listeners without listen: %+v", got)
+	}
+}
+
+// TestListenerEngine: the top-level engine is the default of every tcp
+// listener, `listen` included; a listener's own engine wins.
+func TestListenerEngine(t *testing.T) {
+	c, err := Parse([]byte(`listen: "127.0.0.1:1"
+engine: goroutine
+listeners:
+  - address: "127.0.0.1:2"
+  - address: "127.0.0.1:3"
+    engine: loop
+` + routesOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range c.EffectiveListeners() {
+		got = append(got, l.Engine)
+	}
+	if want := []string{EngineGoroutine, EngineGoroutine, EngineLoop}; !reflect.DeepEqual(got, want) {
+		t.Errorf("engines %v, want %v", got, want)
+	}
+	out, err := c.WithDefaults().YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "engine: goroutine\n") || !strings.Contains(string(out), "engine: loop\n") {
+		t.Errorf("effective config does not show the engines:\n%s", out)
 	}
 }
 
@@ -100,6 +130,9 @@ func TestListenerErrors(t *testing.T) {
 		{`listeners: [{transport: xdp, xdp: {interface: v, address: 198.18.0.1, udp_port: 9, wat: 1}}]`, "listeners[0].xdp.wat", "unknown key"},
 		{`listeners: [{transport: rdma, address: "127.0.0.1:1", rdma: {message_size: 10}}]`, "listeners[0].rdma.message_size", "1024"},
 		{`listeners: {transport: tcp}`, "listeners", "must be a list"},
+		{`listeners: [{address: "127.0.0.1:1", engine: threads}]`, "listeners[0].engine", `"loop" or "goroutine"`},
+		{`listeners: [{transport: rdma, address: "127.0.0.1:1", engine: loop}]`, "listeners[0].engine", "only for transport: tcp"},
+		{`engine: fibers`, "engine", `"loop" or "goroutine"`},
 	} {
 		_, err := Parse([]byte(tc.yaml + "\n" + routesOnly))
 		var ce *Error

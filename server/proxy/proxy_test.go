@@ -62,7 +62,7 @@ func startProxy(t *testing.T, uo UpstreamOptions, so server.Options) (string, *U
 	if err != nil {
 		t.Fatal(err)
 	}
-	go s.ServeStream(server.TCPListener(l))
+	go s.ServeTCP(l, testEngine)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()

@@ -19,6 +19,9 @@ type fixed struct {
 	headers [][2]string
 }
 
+// InlineHandler implements server.Inliner: a fixed response never blocks.
+func (f *fixed) InlineHandler(*server.Request) server.Handler { return f }
+
 func (f *fixed) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	for _, h := range f.headers {
 		w.AddHeader(h[0], h[1])
@@ -35,6 +38,10 @@ func (f *fixed) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 func Echo() server.Handler { return echo{} }
 
 type echo struct{}
+
+// InlineHandler implements server.Inliner: the event loop asks only once
+// the body is buffered, so BodyBytes returns a view without blocking.
+func (echo) InlineHandler(*server.Request) server.Handler { return echo{} }
 
 // echoScratch is the stack buffer the JSON is built in, piece by piece.
 const echoScratch = 512

@@ -116,10 +116,26 @@ func (t *Table) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		rt.Handler.ServeEdge(w, r)
 		return
 	}
-	w.WriteHeader(404)
-	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
-	w.WriteString("not found\n")
+	notFound.ServeEdge(w, r)
 }
+
+// InlineHandler implements server.Inliner: the matching route's handler
+// when it is itself an Inliner that accepts r (Respond, Echo), the 404
+// answer when no route matches, and nil (serve on a goroutine) otherwise,
+// for a proxy or a Go handler.
+func (t *Table) InlineHandler(r *server.Request) server.Handler {
+	rt := t.Lookup(r)
+	if rt == nil {
+		return notFound
+	}
+	if in, ok := rt.Handler.(server.Inliner); ok {
+		return in.InlineHandler(r)
+	}
+	return nil
+}
+
+// notFound answers requests that no route accepts.
+var notFound = Respond(404, "not found\n", [][2]string{{"Content-Type", "text/plain; charset=utf-8"}})
 
 func (c *compiled) accepts(host, path, method []byte) bool {
 	m := &c.Match
@@ -250,4 +266,11 @@ func (s *Switch) Load() *Table { return s.cur.Load() }
 // ServeEdge implements server.Handler.
 func (s *Switch) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	s.cur.Load().ServeEdge(w, r)
+}
+
+// InlineHandler implements server.Inliner with the current table; the
+// handler it returns serves the request, so a request runs entirely on the
+// table it was routed with, inline or not.
+func (s *Switch) InlineHandler(r *server.Request) server.Handler {
+	return s.cur.Load().InlineHandler(r)
 }

@@ -146,7 +146,7 @@ func TestZeroAllocRouted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go s.ServeStream(server.TCPListener(ln))
+	go s.ServeTCP(ln, testEngine)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

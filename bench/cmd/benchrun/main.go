@@ -51,6 +51,7 @@ type config struct {
 	load    loadOpts
 	out     string
 	install bool
+	engines []string // simdedge engines to load; empty: the default
 }
 
 func main() {
@@ -68,9 +69,13 @@ func run() int {
 		conns     = flag.Int("connections", 64, "wrk connections")
 		out       = flag.String("out", "", "results directory (default <bench>/results)")
 		install   = flag.Bool("install", true, "apt-get install wrk and nginx-light when missing")
+		engines   = flag.String("engines", "", "simdedge's kernel TCP engines to load, comma-separated (loop, goroutine): the first is reported as simdedge, the others as simdedge-<engine>; empty runs the configuration's default")
 	)
 	flag.Parse()
 	cfg := config{quick: *quick, install: *install}
+	if *engines != "" {
+		cfg.engines = strings.Split(*engines, ",")
+	}
 	cfg.micro = microOpts{count: 10, benchtime: "1s"}
 	// Six rounds: benchstat needs at least six samples for a confidence
 	// interval.
@@ -370,10 +375,26 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 		e.simdedgeBin = bin
 	}
 	nginx, netHTTP, fasthttp := nginxServer(), peerServer("net_http"), peerServer("fasthttp")
+	// ours is simdedge on each engine asked for: the first is the row
+	// named simdedge, the others simdedge-<engine>.
+	ours := func(peers ...serverSpec) []serverSpec {
+		if len(cfg.engines) == 0 {
+			return append([]serverSpec{simdedgeServer("simdedge", "")}, peers...)
+		}
+		var out []serverSpec
+		for i, eng := range cfg.engines {
+			name := "simdedge"
+			if i > 0 {
+				name += "-" + eng
+			}
+			out = append(out, simdedgeServer(name, eng))
+		}
+		return append(out, peers...)
+	}
 	var out []scenario
 	if slices.Contains(want, "origin") {
 		out = append(out, scenario{kind: "origin", peer: "net_http",
-			servers: []serverSpec{simdedgeServer(), netHTTP, fasthttp, nginx}})
+			servers: ours(netHTTP, fasthttp, nginx)})
 	}
 	if slices.Contains(want, "proxy") {
 		// The backend is nginx, the fastest origin here, so that the
@@ -383,7 +404,7 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 			backend = fasthttp
 		}
 		out = append(out, scenario{kind: "proxy", peer: "httputil", backend: &backend,
-			servers: []serverSpec{simdedgeServer(), peerServer("httputil"), nginx}})
+			servers: ours(peerServer("httputil"), nginx)})
 	}
 	return out
 }

@@ -1,0 +1,60 @@
+// Package enginetest runs a package's tests once per kernel-TCP engine of
+// package server (the goroutine engine and, on Linux, the event loop), so
+// that every end-to-end test holds on both without copies of the tests.
+//
+// A package calls Main from its TestMain and serves its test listeners
+// with server.Server.ServeTCP(l, server.Engine(current)). The environment
+// variable SIMDEDGE_TEST_ENGINES ("goroutine", "loop" or both,
+// comma-separated) narrows the runs.
+package enginetest
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// Engine names, as server.Engine spells them (this package cannot import
+// server: server's own tests use it).
+const (
+	Goroutine = "goroutine"
+	Loop      = "loop"
+)
+
+// Engines returns the engines to run the tests on.
+func Engines() []string {
+	all := []string{Goroutine}
+	if runtime.GOOS == "linux" {
+		all = append(all, Loop)
+	}
+	v := os.Getenv("SIMDEDGE_TEST_ENGINES")
+	if v == "" {
+		return all
+	}
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		for _, a := range all {
+			if strings.TrimSpace(e) == a {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// Main runs m once per engine, calling set before each run, and exits with
+// the first failing run's code.
+func Main(m *testing.M, set func(engine string)) {
+	code := 0
+	for _, e := range Engines() {
+		set(e)
+		fmt.Fprintf(os.Stderr, "--- tests on the %s engine\n", e)
+		if code = m.Run(); code != 0 {
+			fmt.Fprintf(os.Stderr, "--- FAIL on the %s engine\n", e)
+			break
+		}
+	}
+	os.Exit(code)
+}
