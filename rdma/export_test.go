@@ -5,14 +5,6 @@ package rdma
 // CgoNoop exposes cgoNoop to the external test package's benchmarks.
 var CgoNoop = cgoNoop
 
-// SetPollSpin sets the poller's spin count and returns the previous one,
-// for the benchmarks that measure whether spinning pays.
-func SetPollSpin(n int) int {
-	old := pollSpin
-	pollSpin = n
-	return old
-}
-
 // KeepDone makes c withhold the "done" of rendezvous response parts, as a
 // misbehaving client would.
 func KeepDone(c *Client) { c.noDone = true }
@@ -23,4 +15,28 @@ func DrivenReads(c *Client) uint64 {
 	c.c.mu.Lock()
 	defer c.c.mu.Unlock()
 	return c.c.driven
+}
+
+// ClientParked reports whether c's completion queue reader is blocked in
+// Endpoint.Wait (not polling).
+func ClientParked(c *Client) bool {
+	c.c.mu.Lock()
+	defer c.c.mu.Unlock()
+	return c.c.parked
+}
+
+// ListenerParked counts ml's connections and those whose poller is
+// blocked in Endpoint.Wait.
+func ListenerParked(ml *MessageListener) (parked, conns int) {
+	ml.mu.Lock()
+	defer ml.mu.Unlock()
+	for sc := range ml.conns {
+		sc.c.mu.Lock()
+		if sc.c.parked {
+			parked++
+		}
+		sc.c.mu.Unlock()
+		conns++
+	}
+	return parked, conns
 }

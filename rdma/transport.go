@@ -85,6 +85,12 @@ type ListenConfig struct {
 	// (the client holds the server's buffer). 0 means
 	// DefaultReplyTimeout.
 	ReplyTimeout time.Duration
+	// Poll is how each connection's poller waits for completions:
+	// PollBlock (default) or PollBusy (see PollMode).
+	Poll PollMode
+	// Spin is PollBusy's spin budget; 0 means DefaultSpin. It must be
+	// 0 with PollBlock.
+	Spin time.Duration
 }
 
 // DefaultReplyTimeout is ListenConfig.ReplyTimeout's default.
@@ -108,6 +114,10 @@ type DialOptions struct {
 	// to the provider otherwise. Never the server's address: a domain is
 	// local (Options.Node).
 	Local string
+	// Poll and Spin as in ListenConfig: how the client's completion
+	// queue reader (the poller, or a RoundTrip driving the queue) waits.
+	Poll PollMode
+	Spin time.Duration
 }
 
 // localNode is the Options.Node a client dialling host uses.

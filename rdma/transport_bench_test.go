@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -45,38 +44,47 @@ func (l latencies) report(b *testing.B) {
 	b.ReportMetric(float64(l[len(l)*99/100].Nanoseconds())/1e3, "p99-us")
 }
 
-// spins are the poller spin counts the benchmarks compare: 0 blocks in
-// Wait at once (the default), 16 polls first (~30 µs of empty polls over
-// the tcp provider).
-var spins = []int{0, 16}
+// pollModes are the completion-queue waits the benchmarks compare, both
+// ends alike: block parks in Go's network poller at once (the default),
+// busy polls for DefaultSpin after the last activity first, as
+// fi_pingpong polls.
+var pollModes = []rdma.PollMode{rdma.PollBlock, rdma.PollBusy}
 
-func withSpin(b *testing.B, n int, f func(b *testing.B)) {
-	b.Run("spin="+strconv.Itoa(n), func(b *testing.B) {
-		old := rdma.SetPollSpin(n)
-		defer rdma.SetPollSpin(old)
-		f(b)
+// benchWindow is the window of every benchmark connection.
+var (
+	benchListen = rdma.ListenConfig{Credits: 32, MessageSize: 4096}
+	benchDial   = rdma.DialOptions{Credits: 32, MessageSize: 4096}
+)
+
+// withPoll runs f as sub-benchmark poll=MODE with the benchmark window
+// in that mode.
+func withPoll(b *testing.B, mode rdma.PollMode, f func(b *testing.B, lc rdma.ListenConfig, do rdma.DialOptions)) {
+	b.Run("poll="+mode.String(), func(b *testing.B) {
+		lc, do := benchListen, benchDial
+		lc.Poll, do.Poll = mode, mode
+		f(b, lc, do)
 	})
 }
 
 func BenchmarkTransportRoundTrip(b *testing.B) {
-	for _, n := range spins {
-		withSpin(b, n, func(b *testing.B) {
-			_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
-			roundTrips(b, addr)
+	for _, mode := range pollModes {
+		withPoll(b, mode, func(b *testing.B, lc rdma.ListenConfig, do rdma.DialOptions) {
+			_, addr := startBackend(b, lc, okHandler)
+			roundTrips(b, addr, do)
 		})
 	}
 }
 
 // roundTrips runs b.N requests one at a time against addr.
-func roundTrips(b *testing.B, addr string) {
-	roundTripsOf(b, addr, (*rdma.Client).RoundTrip, benchReq)
+func roundTrips(b *testing.B, addr string, o rdma.DialOptions) {
+	roundTripsOf(b, addr, (*rdma.Client).RoundTrip, benchReq, o)
 }
 
 // roundTripsOf runs b.N requests req one at a time against addr, sent
 // with rt (RoundTrip or RoundTripEnvelope).
-func roundTripsOf(b *testing.B, addr string, rt func(*rdma.Client, []byte, time.Duration, func([]byte, bool) error) error, req []byte) {
+func roundTripsOf(b *testing.B, addr string, rt func(*rdma.Client, []byte, time.Duration, func([]byte, bool) error) error, req []byte, o rdma.DialOptions) {
 	needTransport(b)
-	c := dialClient(b, addr, rdma.DialOptions{Credits: 32, MessageSize: 4096})
+	c := dialClient(b, addr, o)
 	n := 0
 	part := func(p []byte, more bool) error { n += len(p); return nil }
 	if err := rt(c, req, 0, part); err != nil {
@@ -103,13 +111,20 @@ func roundTripsOf(b *testing.B, addr string, rt func(*rdma.Client, []byte, time.
 // takes each row's ratio against kernel_tcp.
 func BenchmarkTransportVsTCP(b *testing.B) {
 	b.Run("pingpong/rdma", func(b *testing.B) {
-		_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
-		roundTrips(b, addr)
+		_, addr := startBackend(b, benchListen, okHandler)
+		roundTrips(b, addr, benchDial)
 	})
 	b.Run("pingpong/rdma_envelope", func(b *testing.B) {
-		_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
-		roundTripsOf(b, addr, (*rdma.Client).RoundTripEnvelope, benchEnvelope)
+		_, addr := startBackend(b, benchListen, okHandler)
+		roundTripsOf(b, addr, (*rdma.Client).RoundTripEnvelope, benchEnvelope, benchDial)
 	})
+	busy := func(b *testing.B) {
+		lc, do := benchListen, benchDial
+		lc.Poll, do.Poll = rdma.PollBusy, rdma.PollBusy
+		_, addr := startBackend(b, lc, okHandler)
+		roundTrips(b, addr, do)
+	}
+	b.Run("pingpong/rdma_busy", busy)
 	b.Run("pingpong/kernel_tcp", kernelTCPKeepAlive)
 }
 
@@ -121,17 +136,17 @@ var benchEnvelope = envelope.NewBuilder(0).Build(&envelope.Parts{Method: []byte(
 // BenchmarkTransportPipelined: 16 requests in flight on one connection:
 // requests/s is 1e9 / ns/op.
 func BenchmarkTransportPipelined(b *testing.B) {
-	for _, n := range spins {
-		withSpin(b, n, func(b *testing.B) {
-			_, addr := startBackend(b, rdma.ListenConfig{Credits: 32, MessageSize: 4096}, okHandler)
-			pipelined(b, addr)
+	for _, mode := range pollModes {
+		withPoll(b, mode, func(b *testing.B, lc rdma.ListenConfig, do rdma.DialOptions) {
+			_, addr := startBackend(b, lc, okHandler)
+			pipelined(b, addr, do)
 		})
 	}
 }
 
-func pipelined(b *testing.B, addr string) {
+func pipelined(b *testing.B, addr string, o rdma.DialOptions) {
 	needTransport(b)
-	c := dialClient(b, addr, rdma.DialOptions{Credits: 32, MessageSize: 4096})
+	c := dialClient(b, addr, o)
 	b.SetBytes(int64(len(benchReq)))
 	b.SetParallelism(8) // 16 goroutines on 2 Ps
 	measure(b, func() {
@@ -148,24 +163,29 @@ func pipelined(b *testing.B, addr string) {
 }
 
 // BenchmarkTransportProcs: the backend in a second process (the test
-// binary re-run as TestTransportBackendProcess, blocking in Wait), as
-// fi_pingpong runs; cpu-ns/op is this process, peer-cpu-ns/op the
-// backend's (from /proc, 10 ms ticks: use thousands of iterations).
+// binary re-run as TestTransportBackendProcess), as fi_pingpong runs;
+// cpu-ns/op is this process, peer-cpu-ns/op the backend's (from /proc,
+// 10 ms ticks: use thousands of iterations). Both processes use the
+// sub-benchmark's poll mode.
 func BenchmarkTransportProcs(b *testing.B) {
 	for _, mode := range []string{"pingpong", "pipelined16"} {
-		b.Run(mode, func(b *testing.B) {
-			cmd, addr, stop := startBackendProcess(b)
-			peer := procCPU(b, cmd.Process.Pid)
-			if mode == "pingpong" {
-				roundTrips(b, addr)
-			} else {
-				pipelined(b, addr)
-			}
-			if b.N > 0 {
-				b.ReportMetric(float64(procCPU(b, cmd.Process.Pid)-peer)/float64(b.N), "peer-cpu-ns/op")
-			}
-			stop()
-		})
+		for _, poll := range pollModes {
+			b.Run(mode+"/poll="+poll.String(), func(b *testing.B) {
+				cmd, addr, stop := startBackendProcess(b, poll)
+				do := benchDial
+				do.Poll = poll
+				peer := procCPU(b, cmd.Process.Pid)
+				if mode == "pingpong" {
+					roundTrips(b, addr, do)
+				} else {
+					pipelined(b, addr, do)
+				}
+				if b.N > 0 {
+					b.ReportMetric(float64(procCPU(b, cmd.Process.Pid)-peer)/float64(b.N), "peer-cpu-ns/op")
+				}
+				stop()
+			})
+		}
 	}
 }
 

@@ -66,6 +66,10 @@ func Dial(addr string, o DialOptions) (*Client, error) {
 	if err := checkWindow(&o.Provider, &o.Credits, &o.MessageSize); err != nil {
 		return nil, err
 	}
+	spin, err := checkPoll(o.Poll, o.Spin)
+	if err != nil {
+		return nil, err
+	}
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Second
 	}
@@ -82,7 +86,7 @@ func Dial(addr string, o DialOptions) (*Client, error) {
 		f.Close()
 		return nil, err
 	}
-	c, err := newConn(f, ep, o.Credits, o.Credits+2, o.MessageSize, newClientWindow(o.Credits))
+	c, err := newConn(f, ep, o.Credits, o.Credits+2, o.MessageSize, newClientWindow(o.Credits), spin)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -30,14 +30,6 @@ const (
 	queueFullRetries = 1000
 )
 
-// pollSpin is how many empty polls the poller makes (yielding between
-// them) before it blocks in Endpoint.Wait. Measured on this 2-core machine
-// over the tcp provider: every empty poll is an epoll_wait and a read in
-// the provider (~1.8 µs), and the peer's answer takes tens of µs, so
-// spinning only burnt CPU (BenchmarkTransport*/spin=N); 0 blocks at once.
-// A variable so that the benchmarks can compare.
-var pollSpin = 0
-
 // role is the server or client half of a connection.
 type role interface {
 	// onMessage handles a received message other than a credit update;
@@ -114,11 +106,16 @@ type conn struct {
 	// driven counts items a driver read from the queue itself (tests).
 	driven uint64
 
+	// spin is the PollBusy budget (0: PollBlock): the queue's reader
+	// polls instead of blocking until spin has passed since active, the
+	// last completion read or send posted (guarded by c.mu).
+	spin   time.Duration
+	active time.Time
+
 	// The queue reader's scratch (step): used only by the owner.
 	buf   []Completion
 	spans []Span
 	upd   []bool
-	idle  int
 }
 
 // Lending the completion queue. A client's RoundTrip that finds nobody
@@ -150,9 +147,9 @@ type ctrlMsg struct {
 
 // newConn registers the slots, posts every receive and starts the poller.
 // On error the endpoint is closed.
-func newConn(f *Fabric, ep *Endpoint, nrecv, nsend, msgSize int, w window) (*conn, error) {
+func newConn(f *Fabric, ep *Endpoint, nrecv, nsend, msgSize int, w window, spin time.Duration) (*conn, error) {
 	c := &conn{ep: ep, msgSize: msgSize, nrecv: nrecv, nsend: nsend, w: w, refs: 1,
-		selective: ep.selective(), sigEvery: max(1, nsend/2)}
+		selective: ep.selective(), sigEvery: max(1, nsend/2), spin: spin}
 	c.cond.L = &c.mu
 	c.wake = make(chan struct{}, 1)
 	c.buf = make([]Completion, 64)
@@ -267,16 +264,22 @@ func (c *conn) wakePollerLocked() {
 
 // step reads the queue once: it posts the receives released since the
 // last step together with a poll (one cgo call), or, when there are none
-// and nothing arrived, blocks in Endpoint.Wait (which parks the goroutine
-// in Go's network poller; its P goes back to the scheduler) after
-// pollSpin empty polls; then it handles what arrived. Only the queue's
-// owner calls it. timeout bounds the wait (0: none; then ErrTimeout).
+// and nothing arrived, polls again (PollBusy, within the spin budget) or
+// blocks in Endpoint.Wait (which parks the goroutine in Go's network
+// poller; its P goes back to the scheduler); then it handles what
+// arrived. Only the queue's owner calls it. timeout bounds the wait (0:
+// none; then ErrTimeout).
+//
+// A busy step yields (runtime.Gosched) after an empty poll: in this
+// process the goroutines the last completions readied (the server core's
+// handler, a RoundTrip) need a P, and while every P is busy, readying
+// them wakes no thread, which is the point of spinning.
 func (c *conn) step(timeout time.Duration) error {
 	c.mu.Lock()
 	c.spans = append(c.spans[:0], c.repost...)
 	c.upd = append(c.upd[:0], c.repostUpd...)
 	c.repost, c.repostUpd = c.repost[:0], c.repostUpd[:0]
-	wait := len(c.spans) == 0 && c.idle >= pollSpin
+	wait := len(c.spans) == 0 && (c.spin == 0 || time.Since(c.active) >= c.spin)
 	c.parked = wait
 	c.mu.Unlock()
 	var n int
@@ -296,12 +299,10 @@ func (c *conn) step(timeout time.Duration) error {
 	default:
 		n, err = c.ep.Poll(c.buf)
 		if n == 0 && err == nil {
-			c.idle++
 			runtime.Gosched()
 		}
 	}
 	if n > 0 {
-		c.idle = 0
 		c.handle(c.buf[:n])
 	}
 	return err
@@ -373,6 +374,9 @@ func (c *conn) handle(cs []Completion) {
 		}
 	}
 	c.mu.Lock()
+	if c.spin > 0 {
+		c.active = time.Now()
+	}
 	c.flushCtrlLocked()
 	c.cond.Broadcast()
 	c.mu.Unlock()
@@ -565,6 +569,9 @@ func (c *conn) postSendLocked(slot, n int, h *header) error {
 		}
 		if err == nil {
 			c.inflight = append(c.inflight, slot)
+			if c.spin > 0 {
+				c.active = time.Now() // its answer is due: keep polling
+			}
 			return nil
 		}
 		// The grant went nowhere: give it back to pending.

@@ -198,11 +198,19 @@ func TestTransport10000(t *testing.T) {
 // (TestTransportBackendProcess with backendEnv set).
 const backendEnv = "SIMDEDGE_RDMA_TRANSPORT_BACKEND"
 
+// backendPollEnv passes the backend its poll mode ("block", "busy").
+const backendPollEnv = "SIMDEDGE_RDMA_TRANSPORT_BACKEND_POLL"
+
 func TestTransportBackendProcess(t *testing.T) {
 	if os.Getenv(backendEnv) != "1" {
 		return
 	}
-	ml, err := rdma.ListenMessages(rdma.ListenConfig{Address: loopback + ":0", Credits: 32, MessageSize: 4096})
+	poll, err := rdma.ParsePollMode(os.Getenv(backendPollEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "backend:", err)
+		os.Exit(1)
+	}
+	ml, err := rdma.ListenMessages(rdma.ListenConfig{Address: loopback + ":0", Credits: 32, MessageSize: 4096, Poll: poll})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "backend:", err)
 		os.Exit(1)
@@ -223,10 +231,10 @@ func TestTransportBackendProcess(t *testing.T) {
 // startBackendProcess runs TestTransportBackendProcess as a second
 // process and returns it with its address; stop closes its stdin and
 // waits for it to exit.
-func startBackendProcess(tb testing.TB) (cmd *exec.Cmd, addr string, stop func() error) {
+func startBackendProcess(tb testing.TB, poll rdma.PollMode) (cmd *exec.Cmd, addr string, stop func() error) {
 	tb.Helper()
 	cmd = exec.Command(os.Args[0], "-test.run=^TestTransportBackendProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), backendEnv+"=1")
+	cmd.Env = append(os.Environ(), backendEnv+"=1", backendPollEnv+"="+poll.String())
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -261,7 +269,7 @@ func startBackendProcess(tb testing.TB) (cmd *exec.Cmd, addr string, stop func()
 
 func TestTransportTwoProcesses(t *testing.T) {
 	needTransport(t)
-	_, addr, stop := startBackendProcess(t)
+	_, addr, stop := startBackendProcess(t, rdma.PollBlock)
 	c := dialClient(t, addr, rdma.DialOptions{Credits: 8, MessageSize: 4096})
 	for i := range 100 {
 		resp, err := wholeRoundTrip(c, fmt.Appendf(nil, "GET /n%d HTTP/1.1\r\nHost: x\r\n\r\n", i))

@@ -39,6 +39,11 @@ func ListenMessages(cfg ListenConfig) (*MessageListener, error) {
 	if err := checkWindow(&cfg.Provider, &cfg.Credits, &cfg.MessageSize); err != nil {
 		return nil, err
 	}
+	spin, err := checkPoll(cfg.Poll, cfg.Spin)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Spin = spin
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
@@ -82,7 +87,7 @@ func (ml *MessageListener) acceptLoop() {
 		}
 		sc := &serverConn{ml: ml, reads: map[uint64]*rdvRead{}, dones: map[uint64]chan error{},
 			msgs: make([]message, ml.cfg.Credits)}
-		c, err := newConn(ml.f, ep, ml.cfg.Credits, ml.cfg.Credits+2, ml.cfg.MessageSize, newServerWindow(ml.cfg.Credits))
+		c, err := newConn(ml.f, ep, ml.cfg.Credits, ml.cfg.Credits+2, ml.cfg.MessageSize, newServerWindow(ml.cfg.Credits), ml.cfg.Spin)
 		if err != nil {
 			continue // newConn closed the endpoint: the client sees it
 		}

@@ -23,6 +23,9 @@ func ListenMessages(cfg ListenConfig) (*MessageListener, error) {
 	if err := checkWindow(&cfg.Provider, &cfg.Credits, &cfg.MessageSize); err != nil {
 		return nil, err
 	}
+	if _, err := checkPoll(cfg.Poll, cfg.Spin); err != nil {
+		return nil, err
+	}
 	return nil, ErrNotSupported
 }
 
@@ -50,6 +53,9 @@ type Client struct{}
 // A configuration error is reported first, as the real build would.
 func Dial(addr string, o DialOptions) (*Client, error) {
 	if err := checkWindow(&o.Provider, &o.Credits, &o.MessageSize); err != nil {
+		return nil, err
+	}
+	if _, err := checkPoll(o.Poll, o.Spin); err != nil {
 		return nil, err
 	}
 	return nil, ErrNotSupported

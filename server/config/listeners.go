@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/simdedge/simdedge/server"
 	"go.yaml.in/yaml/v3"
@@ -39,6 +40,17 @@ const (
 	DefaultRDMAProvider = "tcp"
 	DefaultRDMACredits  = 32
 	DefaultRDMAMessage  = 64 << 10
+	DefaultRDMAPoll     = RDMAPollBlock
+	// DefaultRDMASpin is the spin budget of poll: busy (rdma.DefaultSpin).
+	DefaultRDMASpin = Duration(100 * time.Microsecond)
+	// maxRDMASpin mirrors rdma.MaxSpin.
+	maxRDMASpin = Duration(10 * time.Millisecond)
+)
+
+// RDMA poll modes (rdma.PollMode).
+const (
+	RDMAPollBlock = "block" // park in the network poller when the queue is empty
+	RDMAPollBusy  = "busy"  // poll for spin after the last activity, then park
 )
 
 // Listener is one place requests arrive: a kernel TCP address, an AF_XDP
@@ -87,6 +99,12 @@ type RDMA struct {
 	// MessageSize is the size of each receive buffer; larger bodies move
 	// by rendezvous (RDMA READ).
 	MessageSize int `yaml:"message_size"`
+	// Poll is how a connection's poller waits for completions: "block"
+	// (default) or "busy" (poll for Spin after the last activity before
+	// it blocks, as fi_pingpong does; a core stays busy meanwhile).
+	Poll string `yaml:"poll,omitempty"`
+	// Spin is busy's spin budget (1µs-10ms), default 100µs.
+	Spin Duration `yaml:"spin,omitempty"`
 }
 
 func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
@@ -123,6 +141,8 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 					"provider":     d.str(&r.Provider),
 					"credits":      d.intField(&r.Credits),
 					"message_size": d.intField(&r.MessageSize),
+					"poll":         d.str(&r.Poll),
+					"spin":         d.duration(&r.Spin),
 				})
 			},
 		})
@@ -174,12 +194,28 @@ func (c *Config) validateListeners(d *decoder) {
 				if r.MessageSize != 0 && (r.MessageSize < 1024 || r.MessageSize > 16<<20) {
 					d.fail(at, key+".rdma.message_size", "must be 1024 bytes to 16 MiB")
 				}
+				validateRDMAPoll(d, at, key+".rdma", r)
 			}
 		case TransportXDP:
 			validateXDP(d, at, key, l)
 		default:
 			d.fail(at, key+".transport", `must be "tcp", "xdp" or "rdma"`)
 		}
+	}
+}
+
+func validateRDMAPoll(d *decoder, at *yaml.Node, key string, r *RDMA) {
+	switch r.Poll {
+	case "", RDMAPollBlock:
+		if r.Spin != 0 {
+			d.fail(at, key+".spin", "only with poll: busy")
+		}
+	case RDMAPollBusy:
+		if r.Spin != 0 && (r.Spin < Duration(time.Microsecond) || r.Spin > maxRDMASpin) {
+			d.fail(at, key+".spin", "must be 1us to 10ms")
+		}
+	default:
+		d.fail(at, key+".poll", `must be "block" or "busy"`)
 	}
 }
 
@@ -300,6 +336,12 @@ func (l Listener) withDefaults(engine string) Listener {
 		}
 		if r.MessageSize == 0 {
 			r.MessageSize = DefaultRDMAMessage
+		}
+		if r.Poll == "" {
+			r.Poll = DefaultRDMAPoll
+		}
+		if r.Poll == RDMAPollBusy && r.Spin == 0 {
+			r.Spin = DefaultRDMASpin
 		}
 		l.RDMA = &r
 	}

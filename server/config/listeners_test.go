@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const routesOnly = `
@@ -24,6 +25,12 @@ listeners:
   - transport: rdma
     address: "127.0.0.1:7471"
     rdma: {provider: shm, credits: 8}
+  - transport: rdma
+    address: "127.0.0.1:7472"
+    rdma: {poll: busy}
+  - transport: rdma
+    address: "127.0.0.1:7473"
+    rdma: {poll: busy, spin: 50us}
 ` + routesOnly))
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +41,11 @@ listeners:
 		{Transport: "tcp", Address: "127.0.0.1:8081", Engine: EngineGoroutine},
 		{Transport: "xdp", XDP: &XDP{Interface: "veth0", Queues: []int{0}, Address: "198.18.0.1", TCPPort: 80, UDPPort: 8053,
 			Mode: "generic", RingSize: DefaultXDPRingSize, FrameSize: DefaultXDPFrameSize, Frames: 2 * DefaultXDPRingSize}},
-		{Transport: "rdma", Address: "127.0.0.1:7471", RDMA: &RDMA{Provider: "shm", Credits: 8, MessageSize: DefaultRDMAMessage}},
+		{Transport: "rdma", Address: "127.0.0.1:7471", RDMA: &RDMA{Provider: "shm", Credits: 8, MessageSize: DefaultRDMAMessage, Poll: RDMAPollBlock}},
+		{Transport: "rdma", Address: "127.0.0.1:7472", RDMA: &RDMA{Provider: DefaultRDMAProvider, Credits: DefaultRDMACredits,
+			MessageSize: DefaultRDMAMessage, Poll: RDMAPollBusy, Spin: DefaultRDMASpin}},
+		{Transport: "rdma", Address: "127.0.0.1:7473", RDMA: &RDMA{Provider: DefaultRDMAProvider, Credits: DefaultRDMACredits,
+			MessageSize: DefaultRDMAMessage, Poll: RDMAPollBusy, Spin: Duration(50 * time.Microsecond)}},
 	}
 	for i := range got {
 		got[i].line = 0
@@ -129,6 +140,12 @@ func TestListenerErrors(t *testing.T) {
 		{`listeners: [{transport: xdp, xdp: {interface: v, address: 198.18.0.1, udp_port: 9, queues: [0, 5000]}}]`, "listeners[0].xdp.queues[1]", "0-1023"},
 		{`listeners: [{transport: xdp, xdp: {interface: v, address: 198.18.0.1, udp_port: 9, wat: 1}}]`, "listeners[0].xdp.wat", "unknown key"},
 		{`listeners: [{transport: rdma, address: "127.0.0.1:1", rdma: {message_size: 10}}]`, "listeners[0].rdma.message_size", "1024"},
+		{`listeners: [{transport: rdma, address: "127.0.0.1:1", rdma: {poll: spin}}]`, "listeners[0].rdma.poll", `"block" or "busy"`},
+		{`listeners: [{transport: rdma, address: "127.0.0.1:1", rdma: {spin: 50us}}]`, "listeners[0].rdma.spin", "only with poll: busy"},
+		{`listeners: [{transport: rdma, address: "127.0.0.1:1", rdma: {poll: block, spin: 50us}}]`, "listeners[0].rdma.spin", "only with poll: busy"},
+		{`listeners: [{transport: rdma, address: "127.0.0.1:1", rdma: {poll: busy, spin: 1s}}]`, "listeners[0].rdma.spin", "1us to 10ms"},
+		{`listeners: [{transport: rdma, address: "127.0.0.1:1", rdma: {poll: busy, spin: 1ns}}]`, "listeners[0].rdma.spin", "1us to 10ms"},
+		{`listeners: [{transport: rdma, address: "127.0.0.1:1", rdma: {poll: busy, spin: fast}}]`, "listeners[0].rdma.spin", "duration"},
 		{`listeners: {transport: tcp}`, "listeners", "must be a list"},
 		{`listeners: [{address: "127.0.0.1:1", engine: threads}]`, "listeners[0].engine", `"loop" or "goroutine"`},
 		{`listeners: [{transport: rdma, address: "127.0.0.1:1", engine: loop}]`, "listeners[0].engine", "only for transport: tcp"},

@@ -20,6 +20,8 @@ import (
 //
 //	TransportVsTCP/pingpong/rdma           HTTP/1.1 requests over the message transport
 //	TransportVsTCP/pingpong/rdma_envelope  the same request as a FlatBuffers envelope
+//	TransportVsTCP/pingpong/rdma_busy      HTTP/1.1, both ends in the busy poll mode
+//	                                       (rdma.PollBusy, polling as fi_pingpong does)
 //	TransportVsTCP/pingpong/kernel_tcp     the server core on kernel TCP keep-alive (the peer)
 //
 // After every round, rdma/fipingpong.sh runs libfabric's fi_pingpong over
@@ -118,9 +120,17 @@ func rdmaSummary(results []gobench.Result) []string {
 	if env := med["BenchmarkTransportVsTCP/pingpong/rdma_envelope"]; env > 0 {
 		n += fmt.Sprintf("; envelope requests %s (%s HTTP/1.1's)", us(env), ratio(env, rdma))
 	}
+	busy := med["BenchmarkTransportVsTCP/pingpong/rdma_busy"]
+	if busy > 0 {
+		n += fmt.Sprintf("; in the busy poll mode at both ends %s", us(busy))
+	}
 	if fi > 0 {
-		n += fmt.Sprintf("; fi_pingpong (64 B, same provider, both processes, busy-polling) %s per round trip, so the transport is %s fi_pingpong's (target <= 1.5x; fi_pingpong's CPU follows its wall time and varies with the load)",
+		n += fmt.Sprintf("; fi_pingpong (64 B, same provider, both processes, busy-polling) %s per round trip, so the transport is %s fi_pingpong's blocking",
 			us(fi), ratio(rdma, fi))
+		if busy > 0 {
+			n += fmt.Sprintf(", %s busy-polling", ratio(busy, fi))
+		}
+		n += " (target <= 1.5x; fi_pingpong's CPU follows its wall time and varies with the load)"
 	}
 	return []string{n + ". libfabric's tcp provider on loopback is software, not RDMA hardware: these figures measure overhead"}
 }
