@@ -5,9 +5,11 @@ package server
 import (
 	"errors"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +41,11 @@ const loopSupported = true
 // Timeouts are a deadline per connection on the loop's clock, checked by a
 // scan every tick (a quarter of the smallest timeout, at least
 // minLoopTick): no timer operation per request.
+//
+// Blocking: the loop polls epoll without a timeout through RawSyscall and,
+// when nothing is ready, parks on Go's netpoller with the epoll descriptor
+// (wait), so no thread is held in a blocking system call. The goroutine is
+// not locked to its thread: locking would make every park a thread switch.
 
 const (
 	// loopEvents is how many readiness events one epoll_wait returns.
@@ -72,8 +79,16 @@ type loop struct {
 	laddr net.Addr
 	lfd   int
 	epfd  int
-	wfd   int // eventfd: Shutdown, Close and hand-off endings wake the loop
-	inl   Inliner
+	// epf is epfd as an *os.File in Go's netpoller: an idle loop parks
+	// its goroutine until the epoll set has events (see wait).
+	epf    *os.File
+	eprc   syscall.RawConn
+	epDL   time.Time
+	pollFn func(uintptr) bool // lp.pollOnce, bound once (no allocation per wait)
+	pollN  int
+	pollE  error
+	wfd    int // eventfd: Shutdown, Close and hand-off endings wake the loop
+	inl    Inliner
 
 	conns  []*lconn // by descriptor
 	nconns int      // connections the loop serves itself
@@ -176,6 +191,19 @@ func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
 		lp.closeFDs()
 		return nil, err
 	}
+	// The epoll descriptor goes into Go's netpoller (an epoll set is
+	// itself pollable): an idle loop parks its goroutine like any other
+	// instead of holding a thread in a blocking epoll_wait.
+	if err := unix.SetNonblock(lp.epfd, true); err != nil {
+		lp.closeFDs()
+		return nil, err
+	}
+	lp.epf = os.NewFile(uintptr(lp.epfd), "epoll")
+	if lp.eprc, err = lp.epf.SyscallConn(); err != nil {
+		lp.closeFDs()
+		return nil, err
+	}
+	lp.pollFn = lp.pollOnce
 	return lp, nil
 }
 
@@ -225,13 +253,12 @@ func (lp *loop) run() error {
 		if lp.lclosed && lp.nconns == 0 {
 			return nil
 		}
-		// Poll first without blocking: under load the next events are
-		// usually there, and a blocking epoll_wait costs the thread a
-		// sleep and the runtime a P hand-off.
+		// Poll first without parking: under load the next events are
+		// usually there. Spinning on more zero-timeout polls before
+		// parking measured no better.
 		n, err := rawPoll(lp.epfd, lp.events)
 		if n == 0 && err == nil {
-			wait := (lp.next - lp.clock() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
-			n, err = unix.EpollWait(lp.epfd, lp.events, int(max(wait, 1)))
+			n, err = lp.wait()
 		}
 		if err != nil {
 			if err == unix.EINTR {
@@ -325,10 +352,41 @@ func (lp *loop) exit() {
 	lp.wakeMu.Unlock()
 }
 
+// wait parks the loop until the epoll set has events or the next scan is
+// due. Measured against a blocking epoll_wait system call: the same CPU
+// per request within noise, and the runtime keeps its thread (2-CPU VM,
+// Go 1.26).
+func (lp *loop) wait() (int, error) {
+	if dl := lp.base.Add(time.Duration(lp.next)); !dl.Equal(lp.epDL) {
+		lp.epDL = dl
+		lp.epf.SetReadDeadline(dl)
+	}
+	lp.pollN, lp.pollE = 0, nil
+	err := lp.eprc.Read(lp.pollFn)
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	return lp.pollN, lp.pollE
+}
+
+// pollOnce is the RawConn.Read callback of wait: true when events (or an
+// error) came, false to park until the epoll descriptor is readable.
+func (lp *loop) pollOnce(uintptr) bool {
+	lp.pollN, lp.pollE = rawPoll(lp.epfd, lp.events)
+	return lp.pollN > 0 || lp.pollE != nil
+}
+
 func (lp *loop) closeFDs() {
 	if lp.wfd >= 0 {
 		unix.Close(lp.wfd)
 		lp.wfd = -1
+	}
+	if lp.epf != nil {
+		lp.epf.Close()
+		lp.epf, lp.epfd = nil, -1
 	}
 	if lp.epfd >= 0 {
 		unix.Close(lp.epfd)
