@@ -14,6 +14,9 @@
 #   BenchmarkTransportPipelined   16 in flight: 1e9/ns/op = requests/s
 #   BenchmarkTransportProcs       the backend in a second process;
 #                                 cpu-ns/op client, peer-cpu-ns/op backend
+# each in both poll modes (poll=block: park in Go's netpoller at once;
+# poll=busy: poll for rdma.DefaultSpin after the last activity, as
+# fi_pingpong polls), both ends in the same mode;
 #   BenchmarkKernelTCPKeepAlive   the same handler over kernel TCP
 #   BenchmarkCgoCall              one bare cgo crossing
 # then rdma/fipingpong.sh (fi_pingpong -p tcp -e msg, 64 B; cpu-ns/op of
@@ -42,3 +45,20 @@ for i in $(seq "$COUNT"); do
 	echo "# round $i load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
 done
 (cd "$root/bench" && go tool benchstat "$OUT")
+# Per-round CPU per request over fi_pingpong's of the same round, and the
+# median ratio of each column.
+awk '
+function cpu(l,   i, f) { n = split(l, f, " "); for (i = 1; i < n; i++) if (f[i+1] == "cpu-ns/op") return f[i]; return 0 }
+function peer(l,  i, f) { n = split(l, f, " "); for (i = 1; i < n; i++) if (f[i+1] == "peer-cpu-ns/op") return f[i]; return 0 }
+function med(a, k,   i, j, t) { for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return k % 2 ? a[(k+1)/2] : (a[k/2] + a[k/2+1]) / 2 }
+/^BenchmarkTransportRoundTrip\/poll=block/ { rb = cpu($0) }
+/^BenchmarkTransportRoundTrip\/poll=busy/ { ru = cpu($0) }
+/^BenchmarkTransportProcs\/pingpong\/poll=block/ { pb = cpu($0) + peer($0) }
+/^BenchmarkTransportProcs\/pingpong\/poll=busy/ { pu = cpu($0) + peer($0) }
+/^BenchmarkFiPingpong/ { fi = cpu($0) }
+/^# round/ { if (fi > 0) { k++; a1[k] = rb/fi; a2[k] = ru/fi; a3[k] = pb/fi; a4[k] = pu/fi
+	printf "round %d: fi_pingpong %.1f us; 1 proc block %.1f (%.2fx) busy %.1f (%.2fx); 2 procs block %.1f (%.2fx) busy %.1f (%.2fx)\n",
+		k, fi/1e3, rb/1e3, rb/fi, ru/1e3, ru/fi, pb/1e3, pb/fi, pu/1e3, pu/fi } }
+END { if (k) printf "median ratio to fi_pingpong: 1 proc block %.2fx busy %.2fx; 2 procs block %.2fx busy %.2fx\n", med(a1, k), med(a2, k), med(a3, k), med(a4, k) }
+' "$OUT"
