@@ -45,7 +45,9 @@ const loopSupported = true
 // Blocking: the loop polls epoll without a timeout through RawSyscall and,
 // when nothing is ready, parks on Go's netpoller with the epoll descriptor
 // (wait), so no thread is held in a blocking system call. The goroutine is
-// not locked to its thread: locking would make every park a thread switch.
+// not locked to its thread: runtime.LockOSThread measured 1-15 % more CPU
+// per request (4 interleaved rounds, 2-CPU VM, Go 1.26), as every park of a
+// locked goroutine hands its P to another thread.
 
 const (
 	// loopEvents is how many readiness events one epoll_wait returns.
