@@ -20,11 +20,16 @@
 //     sequence of at most MaxReply bytes each. MemMessageListener is the
 //     in-memory implementation for tests.
 //
-// One goroutine serves each stream connection: Go's netpoller makes that the
-// natural model for kernel TCP. Everything a connection reuses (read
-// buffer, output buffer, Request, ResponseWriter, JSON parser) lives in a
-// pooled conn, so a warm keep-alive connection serving a static response
-// allocates nothing (TestZeroAllocKeepAlive).
+// One goroutine serves each stream connection (ServeStream): Go's netpoller
+// makes that the natural model. Kernel TCP may instead be served by an
+// epoll event loop (ServeLoop, or ServeTCP with EngineLoop; Linux) that
+// reads, parses and answers requests in one pass on its own goroutine when
+// the handler says they never block (Inliner, Inline), and hands every
+// other connection to the goroutine model with its buffered bytes.
+// Everything a connection reuses (read buffer, output buffer, Request,
+// ResponseWriter, JSON parser) lives in a pooled conn, so a warm keep-alive
+// connection serving a static response allocates nothing on either engine
+// (TestZeroAllocKeepAlive, TestLoopZeroAlloc).
 //
 // # Zero copy, and who owns a byte
 //
