@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -48,12 +49,28 @@ func openListeners(cfg *config.Config, log *slog.Logger) (*listenerSet, error) {
 func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
 	switch l.Transport {
 	case config.TransportTCP:
-		nl, err := net.Listen("tcp", l.Address)
-		if err != nil {
-			return fmt.Errorf("cannot listen on %s: %v", l.Address, listenReason(err))
+		// loops > 1: that many sockets on the address with SO_REUSEPORT,
+		// each served by its own event loop. The first one's address
+		// (its port, when the configuration says 0) is the others'.
+		var lc net.ListenConfig
+		if l.Loops > 1 {
+			if reusePort == nil {
+				return fmt.Errorf("cannot listen on %s: loops: %d needs SO_REUSEPORT and epoll (Linux)", l.Address, l.Loops)
+			}
+			lc.Control = reusePort
 		}
-		s.tcp = append(s.tcp, tcpListener{nl, server.Engine(l.Engine)})
-		s.addrs = append(s.addrs, nl.Addr().String())
+		addr := l.Address
+		for i := range max(l.Loops, 1) {
+			nl, err := lc.Listen(context.Background(), "tcp", addr)
+			if err != nil {
+				return fmt.Errorf("cannot listen on %s: %v", addr, listenReason(err))
+			}
+			s.tcp = append(s.tcp, tcpListener{nl, server.Engine(l.Engine)})
+			if i == 0 {
+				addr = nl.Addr().String()
+				s.addrs = append(s.addrs, addr)
+			}
+		}
 	case config.TransportXDP:
 		st, msg, closer, err := openXDP(*l.XDP, log)
 		if err != nil {

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +18,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server/config"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's log writes.
@@ -148,7 +152,7 @@ func TestServeErrors(t *testing.T) {
 func TestCheck(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := runCheck(nil, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "read_header: 10s") ||
-		!strings.Contains(stdout.String(), "builtin: demo") {
+		!strings.Contains(stdout.String(), "builtin: demo") || !strings.Contains(stdout.String(), "engine: "+config.DefaultEngine) {
 		t.Errorf("check built-in: %d %q %q", code, stdout.String(), stderr.String())
 	}
 	dir := t.TempDir()
@@ -257,4 +261,57 @@ routes:
 		t.Fatalf("the first listener was not closed: %v", err)
 	}
 	l.Close()
+}
+
+// TestServeLoops: a tcp listener with loops: 2 opens two SO_REUSEPORT
+// sockets on one address, each served by its own event loop; clients see
+// one address that answers.
+func TestServeLoops(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("loops need SO_REUSEPORT and epoll (Linux)")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	os.WriteFile(file, []byte(`listeners:
+  - address: "127.0.0.1:0"
+    engine: loop
+    loops: 2
+routes:
+  - match: {path: /hi}
+    respond: {status: 200, body: hi}
+`), 0o644)
+	addrs := startServeAll(t, "-config", file)
+	if len(addrs) != 1 {
+		t.Fatalf("addresses %v, want one", addrs)
+	}
+	_, port, _ := net.SplitHostPort(addrs[0])
+	if n := listeningSockets(t, port); n != 2 {
+		t.Fatalf("%d sockets listen on port %s, want 2", n, port)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for range 20 {
+		if code, body := fetch(t, c, "GET", "http://"+addrs[0]+"/hi", ""); code != 200 || body != "hi" {
+			t.Fatalf("%d %q", code, body)
+		}
+	}
+}
+
+// listeningSockets counts the IPv4 TCP sockets in LISTEN state on port
+// (decimal), from /proc/net/tcp.
+func listeningSockets(t *testing.T, port string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	local := fmt.Sprintf(":%04X", p)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 3 && strings.HasSuffix(f[1], local) && f[3] == "0A" {
+			n++
+		}
+	}
+	return n
 }

@@ -27,6 +27,9 @@ const (
 	EngineLoop      = string(server.EngineLoop)
 	EngineGoroutine = string(server.EngineGoroutine)
 	DefaultEngine   = EngineLoop
+	// MaxLoops bounds a listener's loops (more loops than cores only
+	// add switching).
+	MaxLoops = 1024
 )
 
 // Defaults of the xdp and rdma sections. They mirror the defaults of the
@@ -64,9 +67,14 @@ type Listener struct {
 	// Engine serves a tcp listener: "loop" or "goroutine" (see
 	// EngineLoop); empty takes the configuration's top-level engine.
 	Engine string `yaml:"engine,omitempty"`
-	XDP    *XDP   `yaml:"xdp,omitempty"`
-	RDMA   *RDMA  `yaml:"rdma,omitempty"`
-	line   int
+	// Loops is the number of event loops of a tcp listener on the loop
+	// engine: that many sockets bound to the address with SO_REUSEPORT
+	// (Linux), among which the kernel spreads connections, each served by
+	// its own loop; one per core the server may use. 0 means 1.
+	Loops int   `yaml:"loops,omitempty"`
+	XDP   *XDP  `yaml:"xdp,omitempty"`
+	RDMA  *RDMA `yaml:"rdma,omitempty"`
+	line  int
 }
 
 // XDP configures an AF_XDP listener: which interface and receive queues
@@ -119,6 +127,7 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 			"transport": d.str(&l.Transport),
 			"address":   d.str(&l.Address),
 			"engine":    d.str(&l.Engine),
+			"loops":     d.intField(&l.Loops),
 			"xdp": func(v *yaml.Node, key string) {
 				l.XDP = &XDP{}
 				x := l.XDP
@@ -181,6 +190,13 @@ func (c *Config) validateListeners(d *decoder) {
 			d.fail(at, key+".engine", "only for transport: tcp")
 		} else if l.Engine != "" && !validEngine(l.Engine) {
 			d.fail(at, key+".engine", `must be "loop" or "goroutine"`)
+		}
+		switch {
+		case l.Loops == 0:
+		case l.Loops < 0 || l.Loops > MaxLoops:
+			d.fail(at, key+".loops", fmt.Sprintf("must be 1-%d", MaxLoops))
+		case l.Loops > 1 && l.withDefaults(c.engine()).Engine != EngineLoop:
+			d.fail(at, key+".loops", "only for engine: loop")
 		}
 		switch l.Transport {
 		case TransportTCP, TransportRDMA:
@@ -275,7 +291,7 @@ func (c *Config) EffectiveListeners() []Listener {
 		if addr == "" {
 			addr = DefaultListen
 		}
-		out = append(out, Listener{Transport: TransportTCP, Address: addr, Engine: c.engine()})
+		out = append(out, Listener{Transport: TransportTCP, Address: addr, Engine: c.engine(), Loops: 1})
 	}
 	for _, l := range c.Listeners {
 		out = append(out, l.withDefaults(c.engine()))
@@ -299,6 +315,9 @@ func (l Listener) withDefaults(engine string) Listener {
 	}
 	if l.Transport == TransportTCP && l.Engine == "" {
 		l.Engine = engine
+	}
+	if l.Transport == TransportTCP && l.Loops == 0 {
+		l.Loops = 1
 	}
 	switch l.Transport {
 	case TransportXDP:

@@ -37,8 +37,8 @@ listeners:
 	}
 	got := c.EffectiveListeners()
 	want := []Listener{
-		{Transport: "tcp", Address: "127.0.0.1:8080", Engine: DefaultEngine},
-		{Transport: "tcp", Address: "127.0.0.1:8081", Engine: EngineGoroutine},
+		{Transport: "tcp", Address: "127.0.0.1:8080", Engine: DefaultEngine, Loops: 1},
+		{Transport: "tcp", Address: "127.0.0.1:8081", Engine: EngineGoroutine, Loops: 1},
 		{Transport: "xdp", XDP: &XDP{Interface: "veth0", Queues: []int{0}, Address: "198.18.0.1", TCPPort: 80, UDPPort: 8053,
 			Mode: "generic", RingSize: DefaultXDPRingSize, FrameSize: DefaultXDPFrameSize, Frames: 2 * DefaultXDPRingSize}},
 		{Transport: "rdma", Address: "127.0.0.1:7471", RDMA: &RDMA{Provider: "shm", Credits: 8, MessageSize: DefaultRDMAMessage, Poll: RDMAPollBlock}},
@@ -80,7 +80,7 @@ func TestListenersDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.EffectiveListeners(); len(got) != 1 || got[0] != (Listener{Transport: "tcp", Address: DefaultListen, Engine: DefaultEngine}) {
+	if got := c.EffectiveListeners(); len(got) != 1 || got[0] != (Listener{Transport: "tcp", Address: DefaultListen, Engine: DefaultEngine, Loops: 1}) {
 		t.Errorf("default listeners %+v", got)
 	}
 	// With listeners configured and no listen, only they are opened.
@@ -102,6 +102,7 @@ listeners:
   - address: "127.0.0.1:2"
   - address: "127.0.0.1:3"
     engine: loop
+    loops: 4
 ` + routesOnly))
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +113,13 @@ listeners:
 	}
 	if want := []string{EngineGoroutine, EngineGoroutine, EngineLoop}; !reflect.DeepEqual(got, want) {
 		t.Errorf("engines %v, want %v", got, want)
+	}
+	var loops []int
+	for _, l := range c.EffectiveListeners() {
+		loops = append(loops, l.Loops)
+	}
+	if want := []int{1, 1, 4}; !reflect.DeepEqual(loops, want) {
+		t.Errorf("loops %v, want %v", loops, want)
 	}
 	out, err := c.WithDefaults().YAML()
 	if err != nil {
@@ -150,6 +158,10 @@ func TestListenerErrors(t *testing.T) {
 		{`listeners: [{address: "127.0.0.1:1", engine: threads}]`, "listeners[0].engine", `"loop" or "goroutine"`},
 		{`listeners: [{transport: rdma, address: "127.0.0.1:1", engine: loop}]`, "listeners[0].engine", "only for transport: tcp"},
 		{`engine: fibers`, "engine", `"loop" or "goroutine"`},
+		{`listeners: [{address: "127.0.0.1:1", loops: 2000}]`, "listeners[0].loops", "must be 1-1024"},
+		{`listeners: [{address: "127.0.0.1:1", loops: -1}]`, "listeners[0].loops", "negative"},
+		{`listeners: [{address: "127.0.0.1:1", engine: goroutine, loops: 2}]`, "listeners[0].loops", "only for engine: loop"},
+		{"engine: goroutine\nlisteners: [{address: \"127.0.0.1:1\", loops: 2}]", "listeners[0].loops", "only for engine: loop"},
 	} {
 		_, err := Parse([]byte(tc.yaml + "\n" + routesOnly))
 		var ce *Error
