@@ -435,3 +435,63 @@ func TestLoopZeroAlloc(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestLoopMatchesGoroutine is a differential test of the two engines: the
+// same bytes, cut into the same pieces, sent to a goroutine-engine server
+// and a loop-engine server with the same handler (echoBody, inline where
+// the loop can), must get the same bytes back (Date fields and interim
+// "100 Continue" aside: both depend on timing).
+func TestLoopMatchesGoroutine(t *testing.T) {
+	o := Options{Limits: Limits{MaxBodyBytes: 1 << 10, MaxHeaderBytes: 512}}
+	_, gaddr := startEngine(t, echoBody, o, EngineGoroutine)
+	_, laddr := startLoop(t, echoBody, o)
+	inputs := append([]string{
+		"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nPOST /c HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi",
+		"POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\nX-Long: " + strings.Repeat("a", 600) + "\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/2.0\r\nHost: x\r\n\r\n",
+		"POST /ch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /2 HTTP/1.0\r\n\r\n",
+	}, fuzzSeeds...)
+	for i, in := range inputs {
+		for _, step := range []int{3, 64, len(in)} {
+			g := exchangeRaw(t, gaddr, in, step)
+			l := exchangeRaw(t, laddr, in, step)
+			if !strings.HasPrefix(g, "HTTP/1.1 ") {
+				t.Errorf("input %d, pieces of %d: no answer from the goroutine engine: %q", i, step, g)
+			}
+			if g != l {
+				t.Errorf("input %d, pieces of %d: engines differ\ninput     %q\ngoroutine %q\nloop      %q", i, step, in, g, l)
+			}
+		}
+	}
+}
+
+// exchangeRaw sends in to addr in pieces of step bytes, half-closes, and
+// returns everything the server sent until it closed, with the Date fields
+// and interim 100 responses removed.
+func exchangeRaw(t *testing.T, addr, in string, step int) string {
+	t.Helper()
+	c := dial(t, addr)
+	go func() {
+		for rest := in; len(rest) > 0; {
+			n := min(step, len(rest))
+			if _, err := io.WriteString(c, rest[:n]); err != nil {
+				return
+			}
+			rest = rest[n:]
+			time.Sleep(time.Millisecond)
+		}
+		c.(*net.TCPConn).CloseWrite()
+	}()
+	out, _ := io.ReadAll(c) // a reset after the last answer ends it too
+	s := strings.ReplaceAll(string(out), "HTTP/1.1 100 Continue\r\n\r\n", "")
+	var b strings.Builder
+	for line := range strings.SplitAfterSeq(s, "\r\n") {
+		if !strings.HasPrefix(line, "Date: ") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
