@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -15,10 +16,10 @@ func TestParseAreas(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "proxy"}},
+		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy"}},
 		{"micro", []string{"url", "http", "json", "asm", "xdp", "rdma"}},
 		{"rdma", []string{"rdma"}},
-		{"load,url", []string{"origin", "proxy", "url"}},
+		{"load,url", []string{"origin", "pipelined", "proxy", "url"}},
 		{"asm, asm", []string{"asm"}},
 	}
 	for _, tt := range tests {
@@ -146,5 +147,26 @@ func TestRDMADegrades(t *testing.T) {
 	lines, err := fiPingpongRound(t.Context(), &env{repo: t.TempDir()}, microOpts{benchtime: "100ms"})
 	if lines != nil || !errors.Is(err, errNoFiPingpong) {
 		t.Errorf("fiPingpongRound without fi_pingpong = %q, %v", lines, err)
+	}
+}
+
+func TestPipelineScript(t *testing.T) {
+	dir := t.TempDir()
+	path, err := pipelineScript(dir, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"for i = 1, 16 do", "wrk.format()", "request = function() return batch end"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("script lacks %q:\n%s", want, b)
+		}
+	}
+	again, err := pipelineScript(dir, 16)
+	if err != nil || again != path {
+		t.Errorf("second call = %q, %v; want the same file", again, err)
 	}
 }

@@ -8,7 +8,7 @@
 //
 // Usage (from the bench module, or `make bench` at the root):
 //
-//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,proxy]
+//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,pipelined,proxy]
 //
 // A peer that cannot run (nginx not installed, simdedge serve not ready)
 // becomes a note in the report; the others still run.
@@ -37,7 +37,7 @@ import (
 // Area names accepted by -areas; "micro", "load" and "all" expand.
 var (
 	microNames = []string{"url", "http", "json", "asm", "xdp", "rdma"}
-	loadNames  = []string{"origin", "proxy"}
+	loadNames  = []string{"origin", "pipelined", "proxy"}
 )
 
 // enumerateEstimate is the planned seconds to build and enumerate one
@@ -60,7 +60,7 @@ func main() {
 
 func run() int {
 	var (
-		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,proxy (or load), all")
+		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,pipelined,proxy (or load), all")
 		quick     = flag.Bool("quick", false, "few rounds and short runs (a smoke run of the whole suite in a few minutes)")
 		count     = flag.Int("count", 0, "micro rounds, each a go test -count 1 (default 10, quick 5)")
 		benchtime = flag.String("benchtime", "", "go test -benchtime (default 1s, quick 100ms)")
@@ -139,6 +139,10 @@ func estimateRun(benchtime string) float64 {
 	}
 	return fixed
 }
+
+// pipelineDepth is the requests per write of the pipelined origin scenario
+// (TechEmpower's plaintext test uses 16).
+const pipelineDepth = 16
 
 func allAreas() []string { return append(slices.Clone(microNames), loadNames...) }
 
@@ -394,6 +398,10 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 	var out []scenario
 	if slices.Contains(want, "origin") {
 		out = append(out, scenario{kind: "origin", peer: "net_http",
+			servers: ours(netHTTP, fasthttp, nginx)})
+	}
+	if slices.Contains(want, "pipelined") {
+		out = append(out, scenario{kind: "origin-pipelined", peer: "net_http", pipeline: pipelineDepth,
 			servers: ours(netHTTP, fasthttp, nginx)})
 	}
 	if slices.Contains(want, "proxy") {
