@@ -130,7 +130,7 @@ staticcheck:
 # fasthttp, nginx, httputil.ReverseProxy), installing wrk and nginx-light when
 # missing. It writes bench/results/<date>-<host>.md, its SVG plots and a
 # benchstat file. QUICK=1 for a smoke run of a few minutes;
-# AREAS=url,http,json,asm,xdp,rdma,origin,proxy (or micro, load) to select; COUNT=n on
+# AREAS=url,http,json,asm,xdp,rdma,origin,pipelined,proxy (or micro, load) to select; COUNT=n on
 # the command line overrides the number of micro rounds.
 bench:
 	cd bench && $(GO) run ./cmd/benchrun $(if $(QUICK),-quick) $(if $(AREAS),-areas $(AREAS)) \
