@@ -131,10 +131,11 @@ staticcheck:
 # missing. It writes bench/results/<date>-<host>.md, its SVG plots and a
 # benchstat file. QUICK=1 for a smoke run of a few minutes;
 # AREAS=url,http,json,asm,xdp,rdma,origin,pipelined,proxy (or micro, load) to select; COUNT=n on
-# the command line overrides the number of micro rounds.
+# the command line overrides the number of micro rounds; ENGINES=loop,goroutine
+# loads simdedge on each kernel TCP engine side by side.
 bench:
 	cd bench && $(GO) run ./cmd/benchrun $(if $(QUICK),-quick) $(if $(AREAS),-areas $(AREAS)) \
-		$(if $(filter command line,$(origin COUNT)),-count $(COUNT))
+		$(if $(ENGINES),-engines $(ENGINES)) $(if $(filter command line,$(origin COUNT)),-count $(COUNT))
 
 bench-quick:
 	$(MAKE) bench QUICK=1
