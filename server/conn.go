@@ -309,21 +309,42 @@ func (c *conn) serveOne(n int) bool { return c.serveWith(n, c.srv.opts.Handler) 
 // serveWith is serveOne with the handler h: the event loop passes the one
 // the Inliner chose, so the route is looked up once.
 func (c *conn) serveWith(n int, h Handler) bool {
-	s := c.srv
-	head := &c.req.head
-	reqStart := c.r
-	c.r += n
-	c.sent100 = false
-	if head.Body == phttp.BodyLength && s.opts.Limits.MaxBodyBytes > 0 && head.ContentLength > s.opts.Limits.MaxBodyBytes {
-		c.writeError(413)
+	reqStart, ok := c.startRequest(n)
+	if !ok {
 		return false
 	}
-	c.req.begin(c.rbuf[reqStart:c.r], c.r)
-	c.resp.begin(head, head.Close || s.closing.Load())
 	h.ServeEdge(&c.resp, &c.req)
 	if !c.req.body.done {
 		c.finishBody()
 	}
+	return c.endRequest(reqStart)
+}
+
+// startRequest begins serving the head of length n at rbuf[r:]: it
+// consumes the head, sets up the Request and ResponseWriter and returns
+// where the request starts in rbuf. ok is false when the body is over the
+// limit (413 queued; the connection closes). The event loop's proxy
+// (loopproxy_linux.go) calls it and endRequest around an exchange that
+// spans several events.
+func (c *conn) startRequest(n int) (reqStart int, ok bool) {
+	s := c.srv
+	head := &c.req.head
+	reqStart = c.r
+	c.r += n
+	c.sent100 = false
+	if head.Body == phttp.BodyLength && s.opts.Limits.MaxBodyBytes > 0 && head.ContentLength > s.opts.Limits.MaxBodyBytes {
+		c.writeError(413)
+		return reqStart, false
+	}
+	c.req.begin(c.rbuf[reqStart:c.r], c.r)
+	c.resp.begin(head, head.Close || s.closing.Load())
+	return reqStart, true
+}
+
+// endRequest completes the response of the request that started at
+// rbuf[reqStart] and reports whether the connection stays open.
+func (c *conn) endRequest(reqStart int) bool {
+	s := c.srv
 	if s.closing.Load() {
 		c.resp.closeConn = true
 	}

@@ -91,6 +91,12 @@ type loop struct {
 	pollE  error
 	wfd    int // eventfd: Shutdown, Close and hand-off endings wake the loop
 	inl    Inliner
+	// lpx is the handler's LoopProxier when Options.LoopProxy is on;
+	// ups (by descriptor) and pools are its upstream connections
+	// (loopproxy_linux.go).
+	lpx   LoopProxier
+	ups   []*lupconn
+	pools map[any]*lpool
 
 	conns  []*lconn // by descriptor
 	nconns int      // connections the loop serves itself
@@ -161,6 +167,9 @@ func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
 		listenerDone: make(chan struct{}),
 	}
 	lp.inl, _ = s.opts.Handler.(Inliner)
+	if s.opts.LoopProxy {
+		lp.lpx, _ = s.opts.Handler.(LoopProxier)
+	}
 	// The descriptor stays owned by tl, which stays open until the loop
 	// closes it (closeListener): the loop accepts on it directly.
 	rc, err := tl.SyscallConn()
@@ -286,6 +295,8 @@ func (lp *loop) run() error {
 			default:
 				if fd < len(lp.conns) && lp.conns[fd] != nil {
 					lp.event(lp.conns[fd], ev.Events, now)
+				} else if fd < len(lp.ups) && lp.ups[fd] != nil {
+					lp.upEvent(lp.ups[fd], ev.Events, now)
 				}
 			}
 		}
@@ -316,6 +327,10 @@ func (lp *loop) scan(now int64) {
 		}
 		if dl != 0 && now >= dl || closing && lc.idle() {
 			lp.closeConn(lc)
+			continue
+		}
+		if lc.ex.active && lc.ex.dl != 0 && now >= lc.ex.dl {
+			lp.exTimeout(lc, now)
 		}
 	}
 	tick := lp.tick
@@ -323,6 +338,11 @@ func (lp *loop) scan(now int64) {
 		tick = min(tick, int64(shutdownPoll))
 	}
 	lp.next = now + tick
+	for _, lc := range lp.conns {
+		if lc != nil && lc.ex.active && lc.ex.dl != 0 && lc.ex.dl < lp.next {
+			lp.next = lc.ex.dl
+		}
+	}
 }
 
 func (lp *loop) closeAll() {
@@ -348,6 +368,7 @@ func (lp *loop) closeListener() {
 func (lp *loop) exit() {
 	lp.closeListener()
 	lp.closeAll()
+	lp.closeUps()
 	lp.wakeMu.Lock()
 	lp.exited = true
 	lp.closeFDs()

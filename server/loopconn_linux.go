@@ -33,6 +33,11 @@ type lconn struct {
 	// closeAfter: close once c.out is written (error answer, Connection:
 	// close, shutdown).
 	closeAfter bool
+	// ex is the proxied request in flight, if any (loopproxy_linux.go):
+	// the connection is not read meanwhile. inOff: its EPOLLIN
+	// registration was dropped because input came during the exchange.
+	ex    lexchange
+	inOff bool
 }
 
 var lconnPool = sync.Pool{New: func() any { return new(lconn) }}
@@ -41,7 +46,7 @@ var lconnPool = sync.Pool{New: func() any { return new(lconn) }}
 // buffered or pending: Shutdown closes such connections.
 func (lc *lconn) idle() bool {
 	c := lc.c
-	return !lc.writing && c.r == c.w && len(c.out) == 0
+	return !lc.writing && !lc.ex.active && c.r == c.w && len(c.out) == 0
 }
 
 func (lp *loop) add(fd int, sa unix.Sockaddr, now int64) {
@@ -69,6 +74,9 @@ func (lp *loop) add(fd int, sa unix.Sockaddr, now int64) {
 }
 
 func (lp *loop) closeConn(lc *lconn) {
+	if u := lc.ex.u; u != nil {
+		lp.closeUp(u)
+	}
 	// Closing the descriptor also removes it from the epoll set.
 	unix.Close(lc.fd)
 	lp.conns[lc.fd] = nil
@@ -83,8 +91,23 @@ func (lp *loop) event(lc *lconn, events uint32, now int64) {
 	if lc.writing {
 		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 			if lp.write(lc, now) {
-				lp.process(lc, now)
+				if lc.ex.active {
+					lp.resumeUp(lc, now)
+				} else {
+					lp.process(lc, now)
+				}
 			}
+		}
+		return
+	}
+	if lc.ex.active {
+		// A proxied request is in flight: input waits (pipelined
+		// requests are served in order after it), a hang-up ends it.
+		if events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			lp.closeConn(lc)
+		} else if !lc.inOff {
+			lc.inOff = true
+			lp.ctl(unix.EPOLL_CTL_MOD, lc.fd, 0)
 		}
 		return
 	}
@@ -133,7 +156,7 @@ func (lp *loop) process(lc *lconn, now int64) {
 func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 	c := lc.c
 	s := lp.srv
-	for len(c.out) < flushThreshold && c.r < c.w && !lc.closeAfter {
+	for len(c.out) < flushThreshold && c.r < c.w && !lc.closeAfter && !lc.ex.active {
 		n, err := s.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
 		if err == phttp.ErrNeedMore {
 			lp.needHead(lc, now)
@@ -147,9 +170,16 @@ func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 			break
 		}
 		lc.inHead = false
-		h, need := lp.route(c, n)
+		h, up, need := lp.route(c, n)
 		if need > 0 {
 			lp.needBody(lc, need, now)
+			break
+		}
+		if up != nil {
+			lp.proxyStart(lc, n, up, now)
+			if lc.c == nil {
+				return false // closed
+			}
 			break
 		}
 		if h == nil {
@@ -182,28 +212,30 @@ func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 // route decides how the request whose head (n bytes) was just parsed is
 // served: by h on the loop, by handing the connection off (h nil), or
 // later, once need bytes from rbuf[r:] are buffered.
-func (lp *loop) route(c *conn, n int) (h Handler, need int) {
+func (lp *loop) route(c *conn, n int) (h Handler, up LoopUpstream, need int) {
 	head := &c.req.head
 	switch head.Body {
 	case phttp.BodyNone:
 	case phttp.BodyLength:
 		if max := lp.srv.opts.Limits.MaxBodyBytes; max > 0 && head.ContentLength > max {
-			return lp.srv.opts.Handler, 0 // serveWith answers 413
+			return lp.srv.opts.Handler, nil, 0 // serveWith answers 413
 		}
 		if int64(c.w-c.r-n) < head.ContentLength {
 			if head.Expect100 || head.ContentLength > loopBodyMax {
-				return nil, 0
+				return nil, nil, 0
 			}
-			return nil, n + int(head.ContentLength)
+			return nil, nil, n + int(head.ContentLength)
 		}
 	default:
 		// Chunked: its decoder reads from the stream as it goes.
-		return nil, 0
+		return nil, nil, 0
 	}
-	if lp.inl == nil {
-		return nil, 0
+	if lp.inl != nil {
+		if h := lp.inl.InlineHandler(&c.req); h != nil {
+			return h, nil, 0
+		}
 	}
-	return lp.inl.InlineHandler(&c.req), 0
+	return nil, lp.loopProxy(c), 0
 }
 
 // serve runs h inline; ok is false if it panicked (the connection then

@@ -68,6 +68,11 @@ type Options struct {
 	// AllowBareLF relaxes the parser (see parse/http.Options). Off by
 	// default: parsers that disagree on line ends are a smuggling vector.
 	AllowBareLF bool
+	// LoopProxy lets the event-loop engine forward the requests of a
+	// Handler that implements LoopProxier itself, over non-blocking
+	// upstream connections in its epoll set, instead of handing their
+	// connections to goroutines. The goroutine engine ignores it.
+	LoopProxy bool
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -11,6 +11,16 @@ import (
 // suite once per engine (server/internal/enginetest).
 var testEngine = server.EngineGoroutine
 
+// testLoopProxy: the loop proxies itself (server.Options.LoopProxy), the
+// "loop-proxy" run.
+var testLoopProxy bool
+
 func TestMain(m *testing.M) {
-	enginetest.Main(m, func(e string) { testEngine = server.Engine(e) })
+	enginetest.MainProxy(m, func(e string) {
+		testLoopProxy = e == enginetest.LoopProxy
+		if testLoopProxy {
+			e = enginetest.Loop
+		}
+		testEngine = server.Engine(e)
+	})
 }

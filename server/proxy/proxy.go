@@ -29,6 +29,8 @@ type Proxy struct {
 	via   string
 	proto string
 	log   *slog.Logger
+	// loop is the Proxy as a server.LoopUpstream (loop.go).
+	loop loopUpstream
 }
 
 // New returns a Proxy to up.
@@ -42,7 +44,9 @@ func New(up *Upstream, o Options) *Proxy {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Proxy{up: up, via: o.Via, proto: o.Proto, log: o.Logger}
+	p := &Proxy{up: up, via: o.Via, proto: o.Proto, log: o.Logger}
+	p.loop = loopUpstream{p}
+	return p
 }
 
 // Sizes of the exchange.
@@ -295,28 +299,12 @@ var (
 // interim (1xx) responses.
 func (p *Proxy) readHead(uc *upConn, isHead bool, now time.Time) error {
 	uc.setReadDeadline(now, p.up.opts.ResponseHeaderTimeout)
-	parser := p.up.parser
 	for {
 		if uc.w > uc.r {
-			var n int
-			var err error
-			if isHead {
-				n, err = parser.ParseHEADResponse(uc.buf[uc.r:uc.w], &uc.resp)
-			} else {
-				n, err = parser.ParseResponse(uc.buf[uc.r:uc.w], &uc.resp)
-			}
-			if err == nil {
-				uc.r += n
-				switch s := uc.resp.Status; {
-				case s == 101:
-					return errUpgrade
-				case s < 200:
-					continue // 100 Continue, 103 Early Hints
-				}
-				return nil
-			}
+			n, err := p.parseHead(uc.buf[uc.r:uc.w], &uc.resp, isHead)
+			uc.r += n
 			if err != phttp.ErrNeedMore {
-				return errors.Join(errBadResponse, err)
+				return err
 			}
 		}
 		if uc.r > 0 {
@@ -336,5 +324,39 @@ func (p *Proxy) readHead(uc *upConn, isHead bool, now time.Time) error {
 			}
 			return err
 		}
+	}
+}
+
+// parseHead parses the final response head at the start of b into resp,
+// skipping interim (1xx) responses; both the goroutine exchange (readHead)
+// and the event loop's (loopUpstream) use it. n is the bytes used, the
+// interim responses included; err is phttp.ErrNeedMore while the head is
+// incomplete, errUpgrade for 101 and errBadResponse for a malformed head.
+func (p *Proxy) parseHead(b []byte, resp *phttp.Response, isHead bool) (n int, err error) {
+	parser := p.up.parser
+	for {
+		if n == len(b) {
+			return n, phttp.ErrNeedMore
+		}
+		var k int
+		if isHead {
+			k, err = parser.ParseHEADResponse(b[n:], resp)
+		} else {
+			k, err = parser.ParseResponse(b[n:], resp)
+		}
+		if err == phttp.ErrNeedMore {
+			return n, err
+		}
+		if err != nil {
+			return n, errors.Join(errBadResponse, err)
+		}
+		n += k
+		switch s := resp.Status; {
+		case s == 101:
+			return n, errUpgrade
+		case s < 200:
+			continue // 100 Continue, 103 Early Hints
+		}
+		return n, nil
 	}
 }

@@ -57,6 +57,7 @@ func startProxy(t *testing.T, uo UpstreamOptions, so server.Options) (string, *U
 		t.Fatal(err)
 	}
 	so.Handler = New(up, Options{})
+	so.LoopProxy = testLoopProxy
 	s := server.New(so)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

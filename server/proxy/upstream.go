@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,6 +58,9 @@ type Upstream struct {
 	next     atomic.Uint64
 	parser   *phttp.Parser
 	closed   atomic.Bool
+	// loopable: every target is an IP address (the event loop may
+	// proxy to it, see Proxy.LoopProxy).
+	loopable bool
 }
 
 // ErrNoTargets is returned by NewUpstream for an empty target list.
@@ -95,8 +99,16 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 			t.mt = o.MessageTargets[i]
 		} else if _, _, err := net.SplitHostPort(a); err != nil {
 			return nil, err
+		} else if ap, err := netip.ParseAddrPort(a); err == nil {
+			// An IP address: the event loop may connect to it
+			// without a (blocking) name lookup.
+			t.ap, t.apOK = ap, true
 		}
 		u.targets = append(u.targets, t)
+	}
+	u.loopable = !u.messages
+	for _, t := range u.targets {
+		u.loopable = u.loopable && t.apOK
 	}
 	return u, nil
 }
@@ -139,6 +151,9 @@ type target struct {
 	addr string
 	up   *Upstream
 	mt   MessageTarget // nil for stream targets
+	// ap is addr parsed, when it is an IP address and port (apOK).
+	ap   netip.AddrPort
+	apOK bool
 	mu   sync.Mutex
 	idle []*upConn
 }

@@ -134,6 +134,18 @@ func (t *Table) InlineHandler(r *server.Request) server.Handler {
 	return nil
 }
 
+// LoopProxy implements server.LoopProxier: the matching route's upstream
+// when its handler is a LoopProxier that takes r (a proxy route), else nil.
+// The event loop asks only after InlineHandler returned nil.
+func (t *Table) LoopProxy(r *server.Request) server.LoopUpstream {
+	if rt := t.Lookup(r); rt != nil {
+		if lp, ok := rt.Handler.(server.LoopProxier); ok {
+			return lp.LoopProxy(r)
+		}
+	}
+	return nil
+}
+
 // notFound answers requests that no route accepts.
 var notFound = Respond(404, "not found\n", [][2]string{{"Content-Type", "text/plain; charset=utf-8"}})
 
@@ -273,4 +285,9 @@ func (s *Switch) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 // table it was routed with, inline or not.
 func (s *Switch) InlineHandler(r *server.Request) server.Handler {
 	return s.cur.Load().InlineHandler(r)
+}
+
+// LoopProxy implements server.LoopProxier with the current table.
+func (s *Switch) LoopProxy(r *server.Request) server.LoopUpstream {
+	return s.cur.Load().LoopProxy(r)
 }

@@ -3,8 +3,9 @@
 // that every end-to-end test holds on both without copies of the tests.
 //
 // A package calls Main from its TestMain and serves its test listeners
-// with server.Server.ServeTCP(l, server.Engine(current)). The environment
-// variable SIMDEDGE_TEST_ENGINES ("goroutine", "loop" or both,
+// with server.Server.ServeTCP(l, server.Engine(current)); MainProxy adds a
+// run on the loop with its own proxy on ("loop-proxy"). The environment
+// variable SIMDEDGE_TEST_ENGINES ("goroutine", "loop", "loop-proxy",
 // comma-separated) narrows the runs.
 package enginetest
 
@@ -21,13 +22,21 @@ import (
 const (
 	Goroutine = "goroutine"
 	Loop      = "loop"
+	// LoopProxy is the loop engine with server.Options.LoopProxy on: a
+	// run that packages with a proxy ask for (MainProxy).
+	LoopProxy = "loop-proxy"
 )
 
 // Engines returns the engines to run the tests on.
-func Engines() []string {
+func Engines() []string { return engines(false) }
+
+func engines(proxy bool) []string {
 	all := []string{Goroutine}
 	if runtime.GOOS == "linux" {
 		all = append(all, Loop)
+		if proxy {
+			all = append(all, LoopProxy)
+		}
 	}
 	v := os.Getenv("SIMDEDGE_TEST_ENGINES")
 	if v == "" {
@@ -46,9 +55,15 @@ func Engines() []string {
 
 // Main runs m once per engine, calling set before each run, and exits with
 // the first failing run's code.
-func Main(m *testing.M, set func(engine string)) {
+func Main(m *testing.M, set func(engine string)) { run(m, engines(false), set) }
+
+// MainProxy is Main with a third run, LoopProxy, for packages whose tests
+// proxy (the loop serves proxied requests itself in that run).
+func MainProxy(m *testing.M, set func(engine string)) { run(m, engines(true), set) }
+
+func run(m *testing.M, runs []string, set func(engine string)) {
 	code := 0
-	for _, e := range Engines() {
+	for _, e := range runs {
 		set(e)
 		fmt.Fprintf(os.Stderr, "--- tests on the %s engine\n", e)
 		if code = m.Run(); code != 0 {

@@ -1,0 +1,579 @@
+//go:build linux
+
+package server
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+	"golang.org/x/sys/unix"
+)
+
+// The proxy on the loop (Options.LoopProxy): a request whose handler is a
+// LoopProxier, with its body already buffered, is forwarded by the loop
+// itself over a non-blocking upstream connection in the same epoll set, as
+// nginx does. The proxy keeps the policy (target choice, head rewriting,
+// 502/504 answers, see LoopUpstream); the loop does the I/O:
+//
+//   - upstream keep-alive connections are kept per loop and per target
+//     (lpool, a LIFO stack), registered for EPOLLIN while idle so that an
+//     upstream closing one is noticed (and the connection dropped) without
+//     a system call per request;
+//   - the request goes out in one write; the loop then waits for EPOLLIN
+//     (no speculative read that would return EAGAIN);
+//   - the response head is parsed by the proxy (parse/http's response
+//     parser), then the body is relayed as it arrives through the
+//     connection's ResponseWriter and written to the client after each
+//     upstream read. While the client's output is blocked (EPOLLOUT), the
+//     upstream connection is registered for nothing, so at most one
+//     upstream read is buffered: back-pressure with bounded memory;
+//   - connect, response-header and per-read body timeouts are the
+//     exchange's deadline on the loop's clock, checked by the scan;
+//   - a pooled connection that fails before any response byte (the
+//     upstream had closed it) is replaced and the request resent, as the
+//     goroutine proxy does, up to loopProxyAttempts.
+//
+// While an exchange runs, the client connection is not read: pipelined
+// requests wait in the read buffer (or the kernel's) and are served in
+// order once the response is complete.
+
+const (
+	// loopProxyAttempts: the goroutine proxy's maxAttempts.
+	loopProxyAttempts = 4
+	// upReadBuf is an upstream connection's read buffer, the goroutine
+	// proxy's size; it bounds what one upstream read adds to the client's
+	// pending output.
+	upReadBuf = 16 << 10
+)
+
+// errUpTimeout is a deadline of an exchange (connect, response head, body
+// read); it is a timeout for the proxy's 504 choice.
+var errUpTimeout = &upTimeoutError{}
+
+type upTimeoutError struct{}
+
+func (*upTimeoutError) Error() string   { return "server: upstream i/o timeout" }
+func (*upTimeoutError) Timeout() bool   { return true }
+func (*upTimeoutError) Temporary() bool { return true }
+func (*upTimeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
+
+// lpool holds the idle upstream connections of one target on one loop.
+type lpool struct {
+	key     any
+	sa      unix.Sockaddr
+	family  int
+	connect int64 // timeouts, ns
+	header  int64
+	idleTO  int64
+	maxIdle int
+	idle    []*lupconn
+}
+
+// lupconn is one non-blocking upstream connection of a loop.
+type lupconn struct {
+	fd   int
+	pool *lpool
+	buf  []byte // response bytes: buf[r:w] unconsumed
+	r, w int
+	out  []byte // the request being sent: out[wpos:] is left
+	wpos int
+	// lc is the client connection whose exchange uses it; nil while
+	// pooled.
+	lc *lconn
+	// fresh: connected for this exchange. connecting: waits for the
+	// connect to complete; outReg: registered for EPOLLOUT (connecting,
+	// or the request waits to be written); paused: registered for
+	// nothing (back-pressure).
+	fresh, connecting, outReg, paused bool
+	idleSince                         int64
+	resp                              phttp.Response
+	ld                                phttp.LengthDecoder
+	cd                                phttp.ChunkedDecoder
+}
+
+// lexchange is a client connection's proxied request in flight.
+type lexchange struct {
+	active   bool
+	up       LoopUpstream
+	pool     *lpool
+	u        *lupconn
+	reqStart int
+	attempt  int
+	isHead   bool
+	gotHead  bool
+	// dl is the exchange's deadline (loop clock, 0 none).
+	dl int64
+}
+
+// loopProxy returns the upstream the request just parsed is proxied to on
+// the loop, or nil.
+func (lp *loop) loopProxy(c *conn) LoopUpstream {
+	if lp.lpx == nil || c.req.head.Expect100 {
+		return nil
+	}
+	return lp.lpx.LoopProxy(&c.req)
+}
+
+func (lp *loop) poolFor(up LoopUpstream) (*lpool, bool) {
+	key, addr := up.LoopTarget()
+	if pl := lp.pools[key]; pl != nil {
+		return pl, true
+	}
+	pl := &lpool{key: key}
+	a := addr.Addr().Unmap()
+	switch {
+	case a.Is4():
+		pl.sa, pl.family = &unix.SockaddrInet4{Port: int(addr.Port()), Addr: a.As4()}, unix.AF_INET
+	case a.Is6():
+		pl.sa, pl.family = &unix.SockaddrInet6{Port: int(addr.Port()), Addr: a.As16()}, unix.AF_INET6
+	default:
+		return nil, false
+	}
+	connect, header, idle, maxIdle := up.LoopTimeouts()
+	pl.connect, pl.header, pl.idleTO, pl.maxIdle = int64(connect), int64(header), int64(idle), maxIdle
+	if lp.pools == nil {
+		lp.pools = make(map[any]*lpool)
+	}
+	lp.pools[key] = pl
+	return pl, true
+}
+
+// proxyStart begins the exchange of the request whose head (n bytes) was
+// just parsed; its body is buffered.
+func (lp *loop) proxyStart(lc *lconn, n int, up LoopUpstream, now int64) {
+	c := lc.c
+	reqStart, ok := c.startRequest(n)
+	if !ok {
+		lc.closeAfter = true
+		return
+	}
+	pl, ok := lp.poolFor(up)
+	ex := &lc.ex
+	*ex = lexchange{active: true, up: up, pool: pl, reqStart: reqStart, isHead: string(c.req.head.Method) == "HEAD"}
+	lc.rdl = 0 // the exchange's deadlines rule until it ends
+	if !ok {
+		up.Failed(&c.resp, nil, errBadTarget, true)
+		lp.exDone(lc, false, now)
+		return
+	}
+	lp.upBegin(lc, now)
+}
+
+var errBadTarget = errors.New("server: upstream target is not an IP address")
+
+// upBegin takes a pooled connection or connects a new one and sends the
+// request.
+func (lp *loop) upBegin(lc *lconn, now int64) {
+	ex := &lc.ex
+	ex.attempt++
+	u, err := lp.upGet(ex.pool, now)
+	if err != nil {
+		ex.up.Failed(&lc.c.resp, ex.pool.key, err, true)
+		lp.exDone(lc, false, now)
+		return
+	}
+	u.lc, ex.u = lc, u
+	out, ok := ex.up.AppendRequest(u.out[:0], &lc.c.resp, &lc.c.req)
+	u.out, u.wpos = out, 0
+	if !ok {
+		lp.exDone(lc, true, now)
+		return
+	}
+	if u.connecting {
+		ex.dl = now + ex.pool.connect
+		lp.noteDeadline(ex.dl)
+		return
+	}
+	lp.upSend(lc, now)
+}
+
+// upGet returns an idle pooled connection or a new one (connecting).
+func (lp *loop) upGet(pl *lpool, now int64) (*lupconn, error) {
+	for n := len(pl.idle); n > 0; n = len(pl.idle) {
+		u := pl.idle[n-1]
+		pl.idle[n-1] = nil
+		pl.idle = pl.idle[:n-1]
+		if pl.idleTO > 0 && now-u.idleSince > pl.idleTO {
+			lp.closeUp(u)
+			continue
+		}
+		u.fresh = false
+		return u, nil
+	}
+	fd, err := unix.Socket(pl.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	err = unix.Connect(fd, pl.sa)
+	connecting := err == unix.EINPROGRESS
+	if err != nil && !connecting {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("connect", err)
+	}
+	ev := uint32(unix.EPOLLIN)
+	if connecting {
+		ev = unix.EPOLLOUT
+	}
+	if err := lp.ctl(unix.EPOLL_CTL_ADD, fd, ev); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	u := &lupconn{fd: fd, pool: pl, buf: make([]byte, upReadBuf), fresh: true, connecting: connecting, outReg: connecting}
+	for fd >= len(lp.ups) {
+		lp.ups = append(lp.ups, make([]*lupconn, len(lp.ups)+64)...)
+	}
+	lp.ups[fd] = u
+	return u, nil
+}
+
+// upSend writes the rest of the request; once it is out, the exchange
+// waits for the response head.
+func (lp *loop) upSend(lc *lconn, now int64) {
+	ex := &lc.ex
+	u := ex.u
+	for u.wpos < len(u.out) {
+		n, err := rawWrite(u.fd, u.out[u.wpos:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			if !u.outReg {
+				u.outReg = true
+				lp.ctl(unix.EPOLL_CTL_MOD, u.fd, unix.EPOLLOUT)
+			}
+			ex.dl = now + ex.pool.header
+			lp.noteDeadline(ex.dl)
+			return
+		}
+		if err != nil {
+			lp.upFailed(lc, err, now)
+			return
+		}
+		u.wpos += n
+	}
+	if u.outReg {
+		// Registered for EPOLLOUT (a partial write or a connect that
+		// completed): wait for the response instead.
+		u.outReg = false
+		lp.ctl(unix.EPOLL_CTL_MOD, u.fd, unix.EPOLLIN)
+	}
+	ex.dl = now + ex.pool.header
+	lp.noteDeadline(ex.dl)
+}
+
+// upEvent handles readiness of an upstream connection.
+func (lp *loop) upEvent(u *lupconn, events uint32, now int64) {
+	lc := u.lc
+	if lc == nil {
+		// Idle in its pool: the upstream closed it (or sent bytes it
+		// should not have). It cannot be reused.
+		lp.dropIdle(u)
+		return
+	}
+	switch {
+	case u.connecting:
+		u.connecting = false
+		if soerr, err := unix.GetsockoptInt(u.fd, unix.SOL_SOCKET, unix.SO_ERROR); err != nil || soerr != 0 {
+			if err == nil {
+				err = os.NewSyscallError("connect", unix.Errno(soerr))
+			}
+			lc.ex.up.Failed(&lc.c.resp, lc.ex.pool.key, err, true)
+			lp.exDone(lc, false, now)
+			return
+		}
+		lp.upSend(lc, now)
+	case u.outReg:
+		lp.upSend(lc, now)
+	default:
+		if events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			lp.upRead(lc, now)
+		}
+	}
+}
+
+// upRead reads once what the upstream has and relays it.
+func (lp *loop) upRead(lc *lconn, now int64) {
+	u := lc.ex.u
+	if u.r > 0 {
+		u.w = copy(u.buf, u.buf[u.r:u.w])
+		u.r = 0
+	}
+	if u.w == len(u.buf) {
+		// A head or a chunk line fills the buffer: the parser and the
+		// chunk decoder bound them, so it grows a bounded number of
+		// times.
+		nb := make([]byte, 2*len(u.buf))
+		copy(nb, u.buf[:u.w])
+		u.buf = nb
+	}
+	n, err := rawRead(u.fd, u.buf[u.w:])
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return
+	case err != nil:
+		lp.upFailed(lc, os.NewSyscallError("read", err), now)
+		return
+	case n == 0:
+		lp.upFailed(lc, io.EOF, now)
+		return
+	}
+	u.w += n
+	lp.upRelay(lc, now)
+}
+
+// upRelay parses the response head once it is complete, then passes the
+// body bytes received to the client's ResponseWriter and writes them out.
+func (lp *loop) upRelay(lc *lconn, now int64) {
+	ex := &lc.ex
+	u := ex.u
+	w := &lc.c.resp
+	if !ex.gotHead {
+		n, err := ex.up.ParseResponseHead(u.buf[u.r:u.w], &u.resp, ex.isHead)
+		u.r += n
+		if err == phttp.ErrNeedMore {
+			return
+		}
+		if err != nil {
+			ex.up.Failed(w, ex.pool.key, err, false)
+			lp.exDone(lc, false, now)
+			return
+		}
+		ex.gotHead = true
+		// The request is sent: its buffer is free.
+		u.out = ex.up.WriteResponseHead(w, &u.resp, u.out[:0], ex.isHead)
+		if ex.isHead || u.resp.Body == phttp.BodyNone {
+			lp.exDone(lc, true, now)
+			return
+		}
+		switch u.resp.Body {
+		case phttp.BodyLength:
+			u.ld.Reset(u.resp.ContentLength)
+		case phttp.BodyChunked:
+			u.cd.Reset()
+		}
+	}
+	switch u.resp.Body {
+	case phttp.BodyLength:
+		n, done := u.ld.Decode(u.buf[u.r:u.w])
+		if n > 0 {
+			if _, err := w.Write(u.buf[u.r : u.r+n]); err != nil {
+				lp.exDone(lc, false, now)
+				return
+			}
+			u.r += n
+		}
+		if done {
+			lp.exDone(lc, true, now)
+			return
+		}
+	case phttp.BodyChunked:
+		for {
+			n, consumed, err := u.cd.Decode(u.buf[u.r:u.w])
+			if n > 0 {
+				if _, werr := w.Write(u.buf[u.r : u.r+n]); werr != nil {
+					lp.exDone(lc, false, now)
+					return
+				}
+			}
+			u.r += consumed
+			if err == nil {
+				lp.exDone(lc, true, now)
+				return
+			}
+			if err != phttp.ErrNeedMore {
+				ex.up.BodyFailed(w) // malformed upstream body
+				lp.exDone(lc, false, now)
+				return
+			}
+			if n == 0 && consumed == 0 {
+				break
+			}
+		}
+	default: // until close
+		if u.w > u.r {
+			if _, err := w.Write(u.buf[u.r:u.w]); err != nil {
+				lp.exDone(lc, false, now)
+				return
+			}
+			u.r = u.w
+		}
+	}
+	// More body to come. As the goroutine proxy does before each wait
+	// on the upstream, send what the client has been given (this
+	// commits the head: chunked unless the length is known).
+	if w.Written() > 0 {
+		w.Flush()
+	}
+	ex.dl = now + ex.pool.header
+	lp.noteDeadline(ex.dl)
+	lp.clientOut(lc, now)
+}
+
+// clientOut writes the client's pending output; if it blocks, the
+// upstream stops being read until it drains (resumeUp).
+func (lp *loop) clientOut(lc *lconn, now int64) {
+	u := lc.ex.u
+	if !lc.writing {
+		if lp.write(lc, now) || lc.c == nil {
+			return // all written, or the connection closed
+		}
+	}
+	if !u.paused {
+		u.paused = true
+		lp.ctl(unix.EPOLL_CTL_MOD, u.fd, 0)
+	}
+	lc.ex.dl = 0 // the client's Write timeout rules meanwhile
+}
+
+// resumeUp reads the upstream again once the client took its output.
+func (lp *loop) resumeUp(lc *lconn, now int64) {
+	ex := &lc.ex
+	u := ex.u
+	if u == nil || !u.paused {
+		return
+	}
+	u.paused = false
+	lp.ctl(unix.EPOLL_CTL_MOD, u.fd, unix.EPOLLIN)
+	ex.dl = now + ex.pool.header
+	lp.noteDeadline(ex.dl)
+}
+
+// upFailed handles an upstream error (or timeout) of an exchange.
+func (lp *loop) upFailed(lc *lconn, err error, now int64) {
+	ex := &lc.ex
+	u := ex.u
+	w := &lc.c.resp
+	if !ex.gotHead {
+		if u != nil && !u.fresh && u.w == 0 && ex.attempt < loopProxyAttempts && retryableUp(err) {
+			// The upstream closed an idle connection: try another,
+			// as the goroutine proxy does.
+			u.lc, ex.u = nil, nil
+			lp.closeUp(u)
+			lp.upBegin(lc, now)
+			return
+		}
+		ex.up.Failed(w, ex.pool.key, err, u != nil && u.connecting)
+		lp.exDone(lc, false, now)
+		return
+	}
+	if u.resp.Body == phttp.BodyUntilClose && err == io.EOF {
+		lp.exDone(lc, false, now) // complete, but the connection is spent
+		return
+	}
+	ex.up.BodyFailed(w)
+	lp.exDone(lc, false, now)
+}
+
+func retryableUp(err error) bool {
+	return err == io.EOF || errors.Is(err, unix.ECONNRESET) || errors.Is(err, unix.EPIPE)
+}
+
+// exTimeout ends an exchange whose deadline passed.
+func (lp *loop) exTimeout(lc *lconn, now int64) {
+	lc.ex.dl = 0
+	lp.upFailed(lc, errUpTimeout, now)
+}
+
+// exDone ends the exchange: the upstream connection goes back to its pool
+// (reusable: the response ended cleanly) or is closed, the response is
+// finished, and the connection goes on with its pipelined requests.
+func (lp *loop) exDone(lc *lconn, reusable bool, now int64) {
+	ex := &lc.ex
+	c := lc.c
+	if u := ex.u; u != nil {
+		u.lc = nil
+		if reusable && !u.resp.Close && u.r == u.w && !u.connecting && !u.outReg && !lp.srv.closing.Load() {
+			lp.putUp(u, now)
+		} else {
+			lp.closeUp(u)
+		}
+	}
+	reqStart := ex.reqStart
+	*ex = lexchange{}
+	if !c.req.body.done {
+		c.finishBody() // buffered: never reads
+	}
+	keep := c.endRequest(reqStart)
+	if lc.inOff {
+		lc.inOff = false
+		if !lc.writing {
+			lp.ctl(unix.EPOLL_CTL_MOD, lc.fd, unix.EPOLLIN)
+		}
+	}
+	switch {
+	case !keep:
+		lc.closeAfter = true
+	case c.r == c.w:
+		poison(c.rbuf[:c.w])
+		c.r, c.w = 0, 0
+		if d := lp.srv.opts.Timeouts.Idle; d > 0 {
+			lc.rdl = now + int64(d)
+		}
+	}
+	if !lc.writing {
+		lp.process(lc, now)
+	}
+}
+
+func (lp *loop) putUp(u *lupconn, now int64) {
+	pl := u.pool
+	if len(pl.idle) >= pl.maxIdle {
+		lp.closeUp(u)
+		return
+	}
+	u.r, u.w, u.wpos = 0, 0, 0
+	u.out = u.out[:0]
+	u.idleSince = now
+	if u.paused {
+		u.paused = false
+		lp.ctl(unix.EPOLL_CTL_MOD, u.fd, unix.EPOLLIN)
+	}
+	if cap(u.buf) > maxPooledBuf {
+		u.buf = make([]byte, upReadBuf)
+	}
+	pl.idle = append(pl.idle, u)
+}
+
+// dropIdle closes a pooled connection the upstream closed.
+func (lp *loop) dropIdle(u *lupconn) {
+	pl := u.pool
+	for i, x := range pl.idle {
+		if x == u {
+			pl.idle = append(pl.idle[:i], pl.idle[i+1:]...)
+			pl.idle[:cap(pl.idle)][len(pl.idle)] = nil
+			break
+		}
+	}
+	lp.closeUp(u)
+}
+
+func (lp *loop) closeUp(u *lupconn) {
+	// Closing the descriptor also removes it from the epoll set.
+	unix.Close(u.fd)
+	if u.fd < len(lp.ups) && lp.ups[u.fd] == u {
+		lp.ups[u.fd] = nil
+	}
+	u.lc = nil
+}
+
+// closeUps closes every upstream connection (the loop ends).
+func (lp *loop) closeUps() {
+	for _, u := range lp.ups {
+		if u != nil {
+			lp.closeUp(u)
+		}
+	}
+	for _, pl := range lp.pools {
+		pl.idle = nil
+	}
+}
+
+// noteDeadline makes the next scan come no later than dl.
+func (lp *loop) noteDeadline(dl int64) {
+	if dl < lp.next {
+		lp.next = dl
+	}
+}
