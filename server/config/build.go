@@ -27,6 +27,10 @@ func (c *Config) WithDefaults() *Config {
 		e.Listen = DefaultListen
 	}
 	e.Engine = c.engine()
+	if e.ProxyOnLoop == nil {
+		v := DefaultProxyOnLoop
+		e.ProxyOnLoop = &v
+	}
 	e.Listeners = nil
 	for _, l := range c.Listeners {
 		e.Listeners = append(e.Listeners, l.withDefaults(e.Engine))
@@ -70,6 +74,7 @@ func (c *Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
 func (c *Config) ServerOptions() server.Options {
 	e := c.WithDefaults()
 	return server.Options{
+		LoopProxy: *e.ProxyOnLoop,
 		Limits: server.Limits{
 			MaxHeaderBytes: e.Limits.MaxHeaderBytes,
 			MaxHeaders:     e.Limits.MaxHeaders,

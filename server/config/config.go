@@ -17,8 +17,15 @@ type Config struct {
 	Listen string `yaml:"listen,omitempty"`
 	// Engine serves the tcp listeners that name none, `listen` included:
 	// "loop" or "goroutine" (DefaultEngine when empty).
-	Engine    string     `yaml:"engine,omitempty"`
-	Listeners []Listener `yaml:"listeners,omitempty"`
+	Engine string `yaml:"engine,omitempty"`
+	// ProxyOnLoop: on the loop engine, proxy routes are served by the
+	// event loop itself over non-blocking upstream connections
+	// (server.Options.LoopProxy) instead of handing their connections to
+	// goroutines. Nil means DefaultProxyOnLoop.
+	ProxyOnLoop *bool      `yaml:"proxy_on_loop,omitempty"`
+	Listeners   []Listener `yaml:"listeners,omitempty"`
+	// proxyLine is the line of proxy_on_loop, for validate.
+	proxyLine int
 	Limits    Limits     `yaml:"limits"`
 	Timeouts  Timeouts   `yaml:"timeouts"`
 	Upstreams []Upstream `yaml:"upstreams,omitempty"`
@@ -208,6 +215,17 @@ func (d *decoder) integer(dst *int64) func(*yaml.Node, string) {
 	}
 }
 
+func (d *decoder) boolean(dst **bool) func(*yaml.Node, string) {
+	return func(v *yaml.Node, key string) {
+		var b bool
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
+			d.fail(v, key, "must be true or false")
+			return
+		}
+		*dst = &b
+	}
+}
+
 func (d *decoder) intField(dst *int) func(*yaml.Node, string) {
 	return func(v *yaml.Node, key string) {
 		var n int64
@@ -253,6 +271,10 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			if c.Engine != "" && !validEngine(c.Engine) {
 				d.fail(v, key, `must be "loop" or "goroutine"`)
 			}
+		},
+		"proxy_on_loop": func(v *yaml.Node, key string) {
+			d.boolean(&c.ProxyOnLoop)(v, key)
+			c.proxyLine = v.Line
 		},
 		"listeners": func(v *yaml.Node, key string) {
 			d.listeners(v, key, c)
@@ -376,6 +398,15 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 // validate checks what the decoder cannot: references, ranges, exclusive
 // actions.
 func (c *Config) validate(d *decoder) {
+	if c.ProxyOnLoop != nil && *c.ProxyOnLoop {
+		loop := false
+		for _, l := range c.EffectiveListeners() {
+			loop = loop || l.Transport == TransportTCP && l.Engine == EngineLoop
+		}
+		if !loop {
+			d.fail(&yaml.Node{Line: c.proxyLine}, "proxy_on_loop", "needs a tcp listener on engine: loop")
+		}
+	}
 	names := map[string]bool{}
 	for i, u := range c.Upstreams {
 		key := fmt.Sprintf("upstreams[%d]", i)

@@ -27,6 +27,9 @@ const (
 	EngineLoop      = string(server.EngineLoop)
 	EngineGoroutine = string(server.EngineGoroutine)
 	DefaultEngine   = EngineLoop
+	// DefaultProxyOnLoop: whether the loop engine proxies by itself
+	// (Config.ProxyOnLoop) unless the configuration says.
+	DefaultProxyOnLoop = false
 	// MaxLoops bounds a listener's loops (more loops than cores only
 	// add switching).
 	MaxLoops = 1024

@@ -162,6 +162,9 @@ func TestListenerErrors(t *testing.T) {
 		{`listeners: [{address: "127.0.0.1:1", loops: -1}]`, "listeners[0].loops", "negative"},
 		{`listeners: [{address: "127.0.0.1:1", engine: goroutine, loops: 2}]`, "listeners[0].loops", "only for engine: loop"},
 		{"engine: goroutine\nlisteners: [{address: \"127.0.0.1:1\", loops: 2}]", "listeners[0].loops", "only for engine: loop"},
+		{`proxy_on_loop: maybe`, "proxy_on_loop", "true or false"},
+		{`proxy_on_loop: 1`, "proxy_on_loop", "true or false"},
+		{"engine: goroutine\nproxy_on_loop: true", "proxy_on_loop", "engine: loop"},
 	} {
 		_, err := Parse([]byte(tc.yaml + "\n" + routesOnly))
 		var ce *Error
@@ -205,4 +208,30 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// TestProxyOnLoop: proxy_on_loop reaches server.Options.LoopProxy, the
+// default fills in for check, and a listener on the loop engine makes it
+// valid even when the top-level engine is goroutine.
+func TestProxyOnLoop(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want bool
+	}{
+		{"", DefaultProxyOnLoop},
+		{"proxy_on_loop: true", true},
+		{"proxy_on_loop: false", false},
+		{"engine: goroutine\nproxy_on_loop: true\nlisteners: [{address: \"127.0.0.1:1\", engine: loop}]", true},
+	} {
+		c, err := Parse([]byte(tc.yaml + "\n" + routesOnly))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if got := c.ServerOptions().LoopProxy; got != tc.want {
+			t.Errorf("%q: LoopProxy = %v, want %v", tc.yaml, got, tc.want)
+		}
+		if e := c.WithDefaults(); e.ProxyOnLoop == nil || *e.ProxyOnLoop != tc.want {
+			t.Errorf("%q: effective proxy_on_loop = %v, want %v", tc.yaml, e.ProxyOnLoop, tc.want)
+		}
+	}
 }
