@@ -1,0 +1,402 @@
+//go:build linux
+
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server"
+)
+
+// Tests of the proxy on the event loop itself (server.Options.LoopProxy).
+// The whole suite also runs on it (the "loop-proxy" run); these cover what
+// only the loop does. They run once, in that run.
+
+func needLoopProxyRun(t *testing.T) {
+	t.Helper()
+	if !testLoopProxy {
+		t.Skip("loop-proxy tests run in the loop-proxy pass")
+	}
+}
+
+// loopMux proxies everything except /inline/..., answered inline with the
+// path: a table of both kinds of routes, as router.Table is.
+type loopMux struct{ p *Proxy }
+
+var inlineAnswer = server.Inline(server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
+	w.WriteString("inline " + string(r.Target()))
+}))
+
+func isInline(r *server.Request) bool { return bytes.HasPrefix(r.Target(), []byte("/inline/")) }
+
+func (m loopMux) ServeEdge(w *server.ResponseWriter, r *server.Request) {
+	if isInline(r) {
+		inlineAnswer.ServeEdge(w, r)
+		return
+	}
+	m.p.ServeEdge(w, r)
+}
+
+func (m loopMux) InlineHandler(r *server.Request) server.Handler {
+	if isInline(r) {
+		return inlineAnswer
+	}
+	return nil
+}
+
+func (m loopMux) LoopProxy(r *server.Request) server.LoopUpstream {
+	if isInline(r) {
+		return nil
+	}
+	return m.p.LoopProxy(r)
+}
+
+// startLoopProxy serves loopMux over up on the loop engine with LoopProxy
+// on; stop shuts it down (also at cleanup).
+func startLoopProxy(t *testing.T, uo UpstreamOptions, so server.Options) (addr string, up *Upstream, stop func()) {
+	t.Helper()
+	up, err := NewUpstream(uo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	so.Handler = loopMux{New(up, Options{})}
+	so.LoopProxy = true
+	s := server.New(so)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { s.ServeTCP(l, server.EngineLoop); close(done) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			s.Shutdown(ctx)
+			<-done
+			up.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return l.Addr().String(), up, stop
+}
+
+// pooledOnGoroutines counts the idle connections of the goroutine proxy's
+// own pools: on the loop path they stay empty (the loop has its own).
+func pooledOnGoroutines(up *Upstream) int {
+	n := 0
+	for _, t := range up.targets {
+		t.mu.Lock()
+		n += len(t.idle)
+		t.mu.Unlock()
+	}
+	return n
+}
+
+// pathOrigin answers "origin <path>".
+func pathOrigin(t *testing.T) *origin {
+	return startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "origin "+r.URL.Path)
+	}))
+}
+
+// TestLoopProxyPipelined: pipelined requests, proxied and inline mixed,
+// are answered in order, over one upstream keep-alive connection.
+func TestLoopProxyPipelined(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	o := pathOrigin(t)
+	addr, up, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	const n = 60
+	var reqs bytes.Buffer
+	want := make([]string, n)
+	for i := range n {
+		path := fmt.Sprintf("/p/%d", i)
+		want[i] = "origin " + path
+		if i%3 == 1 {
+			path = fmt.Sprintf("/inline/%d", i)
+			want[i] = "inline " + path
+		}
+		fmt.Fprintf(&reqs, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
+	}
+	if _, err := c.Write(reqs.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	for i := range n {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || string(b) != want[i] {
+			t.Fatalf("response %d: %d %q %v, want %q", i, resp.StatusCode, b, err, want[i])
+		}
+	}
+	if got := o.conns.Load(); got != 1 {
+		t.Errorf("origin saw %d connections for %d sequential exchanges, want 1 (keep-alive)", got, n)
+	}
+	if p := pooledOnGoroutines(up); p != 0 {
+		t.Errorf("%d connections in the goroutine proxy's pool: the requests did not run on the loop", p)
+	}
+}
+
+// TestLoopProxyKeepAlive: concurrent clients share the loop's upstream
+// connections; the origin sees no more connections than clients.
+func TestLoopProxyKeepAlive(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	o := pathOrigin(t)
+	addr, _, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
+	const clients, each = 8, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: testTimeout}
+			defer c.CloseIdleConnections()
+			for j := range each {
+				path := fmt.Sprintf("/c%d/%d", i, j)
+				resp, err := c.Get("http://" + addr + path)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(b) != "origin "+path {
+					errs <- fmt.Errorf("%s: got %d %q", path, resp.StatusCode, b)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := o.conns.Load(); got < 1 || got > clients {
+		t.Errorf("origin saw %d connections for %d clients x %d requests, want 1-%d", got, clients, each, clients)
+	}
+}
+
+// flakyOrigin answers the first request of each connection with keep-alive,
+// then closes the connection when the next request arrives, unanswered:
+// a pooled connection the upstream dropped between requests, which the
+// loop cannot see coming (the close follows the request).
+func flakyOrigin(t *testing.T) (addr string, dropped *atomic.Int32) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped = new(atomic.Int32)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(testTimeout))
+				br := bufio.NewReader(c)
+				for i := 0; ; i++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					if i > 0 {
+						dropped.Add(1)
+						return
+					}
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
+				}
+			}()
+		}
+	}()
+	return l.Addr().String(), dropped
+}
+
+// TestLoopProxyStaleRetry: a pooled connection that fails before any
+// response byte is replaced and the request resent, as on goroutines.
+func TestLoopProxyStaleRetry(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	oaddr, dropped := flakyOrigin(t)
+	addr, _, stop := startLoopProxy(t, UpstreamOptions{Targets: []string{oaddr}}, server.Options{})
+	c := client(t)
+	for i := range 20 {
+		method := "GET"
+		if i%2 == 1 {
+			method = "DELETE"
+		}
+		req, _ := http.NewRequest(method, "http://"+addr+"/", nil)
+		resp, b := get(t, c, req)
+		if resp.StatusCode != 200 || string(b) != "fresh" {
+			t.Fatalf("request %d: %d %q", i, resp.StatusCode, b)
+		}
+	}
+	c.CloseIdleConnections()
+	stop()
+	if dropped.Load() == 0 {
+		t.Error("no pooled connection was dropped by the origin: the retry was not exercised")
+	}
+}
+
+// TestLoopProxyBackPressure: a client that stops reading a big response
+// stops the upstream reads; memory stays bounded and the response arrives
+// whole once the client reads again.
+func TestLoopProxyBackPressure(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	size := int64(256 << 20)
+	if raceEnabled {
+		size = 64 << 20
+	}
+	var sent atomic.Int64
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(size))
+		buf := make([]byte, 64<<10)
+		for n := int64(0); n < size; n += int64(len(buf)) {
+			k, err := w.Write(buf[:min(int64(len(buf)), size-n)])
+			sent.Add(int64(k))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	addr, _, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * testTimeout))
+	io.WriteString(c, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	// Stall: the kernel buffers fill, then the loop must stop reading
+	// the upstream (the origin's writes block). Without back-pressure the
+	// loop would move the whole body into memory meanwhile.
+	var peak uint64
+	for range 25 {
+		time.Sleep(20 * time.Millisecond)
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+	}
+	stalled := sent.Load()
+	if stalled >= size/2 {
+		t.Fatalf("origin sent %d MiB of %d while the client read nothing: no back-pressure", stalled>>20, size>>20)
+	}
+	if grew := int64(peak) - int64(base); grew > 16<<20 {
+		t.Errorf("heap grew %d MiB while the client stalled", grew>>20)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || n != size {
+		t.Fatalf("got %d of %d bytes: %v", n, size, err)
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestLoopProxyNoFDLeak: 1000 requests while the origin restarts every 100
+// (its pooled connections die) leave no descriptor behind, and every
+// request is answered (stale connections are retried).
+func TestLoopProxyNoFDLeak(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oaddr := l.Addr().String()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	serve := func(l net.Listener) *http.Server {
+		s := &http.Server{Handler: h, ReadHeaderTimeout: testTimeout}
+		go s.Serve(l)
+		return s
+	}
+	before := openFDs(t)
+	osrv := serve(l)
+	addr, _, stop := startLoopProxy(t, UpstreamOptions{Targets: []string{oaddr}}, server.Options{})
+	c := client(t)
+	codes := map[int]int{}
+	for i := range 1000 {
+		if i > 0 && i%100 == 0 {
+			osrv.Close()
+			l, err := net.Listen("tcp", oaddr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			osrv = serve(l)
+		}
+		req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+		resp, _ := get(t, c, req)
+		codes[resp.StatusCode]++
+	}
+	if codes[200] != 1000 {
+		t.Errorf("status counts %v, want 1000 x 200", codes)
+	}
+	if during := openFDs(t); during > before+20 {
+		t.Errorf("%d descriptors open after 1000 requests, %d before", during, before)
+	}
+	c.CloseIdleConnections()
+	stop()
+	osrv.Close()
+	var after int
+	for range 100 {
+		if after = openFDs(t); after <= before {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if after > before {
+		t.Errorf("%d descriptors open after the test, %d before", after, before)
+	}
+}
+
