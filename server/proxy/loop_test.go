@@ -399,4 +399,3 @@ func TestLoopProxyNoFDLeak(t *testing.T) {
 		t.Errorf("%d descriptors open after the test, %d before", after, before)
 	}
 }
-
