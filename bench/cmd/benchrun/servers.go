@@ -184,6 +184,9 @@ listen: "127.0.0.1:{{.Port}}"
 {{- if .Engine}}
 engine: {{.Engine}}
 {{- end}}
+{{- if .ProxyOnLoop}}
+proxy_on_loop: true
+{{- end}}
 {{- if .Upstream}}
 upstreams:
   - name: backend
@@ -199,7 +202,8 @@ routes:
 `))
 
 // simdedgeServer runs `simdedge serve` with a generated configuration;
-// engine, when set, is the configuration's engine ("loop", "goroutine").
+// engine, when set, is the configuration's engine ("loop", "goroutine"), or
+// "loop-proxy": the loop with proxy_on_loop: true.
 func simdedgeServer(name, engine string) serverSpec {
 	return serverSpec{name: name, start: func(e *env, port int, upstream, cpu string) (*proc, error) {
 		if e.simdedgeBin == "" {
@@ -211,7 +215,11 @@ func simdedgeServer(name, engine string) serverSpec {
 		}
 		var conf strings.Builder
 		body := strings.ReplaceAll(responseBody, "\n", `\n`)
-		if err := simdedgeConf.Execute(&conf, map[string]any{"Port": port, "Upstream": upstream, "Body": body, "Engine": engine}); err != nil {
+		eng, proxyOnLoop := engine, engine == "loop-proxy"
+		if proxyOnLoop {
+			eng = "loop"
+		}
+		if err := simdedgeConf.Execute(&conf, map[string]any{"Port": port, "Upstream": upstream, "Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop}); err != nil {
 			return nil, err
 		}
 		path := filepath.Join(dir, "simdedge.yaml")
