@@ -275,6 +275,9 @@ func (lp *loop) upEvent(u *lupconn, events uint32, now int64) {
 	}
 	switch {
 	case u.connecting:
+		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			return
+		}
 		u.connecting = false
 		if soerr, err := unix.GetsockoptInt(u.fd, unix.SOL_SOCKET, unix.SO_ERROR); err != nil || soerr != 0 {
 			if err == nil {
@@ -286,7 +289,9 @@ func (lp *loop) upEvent(u *lupconn, events uint32, now int64) {
 		}
 		lp.upSend(lc, now)
 	case u.outReg:
-		lp.upSend(lc, now)
+		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			lp.upSend(lc, now)
+		}
 	default:
 		if events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 			lp.upRead(lc, now)
