@@ -21,10 +21,10 @@ func (p *Proxy) LoopProxy(r *server.Request) server.LoopUpstream {
 		return nil
 	}
 	head := r.Head()
-	if string(head.Method) == "CONNECT" || head.Body == phttp.BodyChunked || head.Expect100 {
-		return nil
-	}
-	if _, ok := head.Headers.Get("Upgrade"); ok {
+	// An upgrade request (Connection: upgrade) stays on goroutines;
+	// Upgrade alone is an ordinary hop-by-hop field, removed on both
+	// paths.
+	if string(head.Method) == "CONNECT" || head.Body == phttp.BodyChunked || head.Expect100 || head.Upgrade != nil {
 		return nil
 	}
 	return p.loop

@@ -399,3 +399,131 @@ func TestLoopProxyNoFDLeak(t *testing.T) {
 		t.Errorf("%d descriptors open after the test, %d before", after, before)
 	}
 }
+
+// cannedOrigin answers each connection's requests by path with fixed
+// bytes, written in pieces (a pause between them makes the proxy see
+// them in separate reads), then closes when the piece list says so.
+func cannedOrigin(t *testing.T) string {
+	t.Helper()
+	canned := map[string][]string{
+		"/cl":        {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: 1\r\nConnection: X-A\r\nKeep-Alive: timeout=5\r\nX-Keep: y\r\n\r\nhello"},
+		"/split":     {"HTTP/1.1 200 OK\r\nContent-", "Length: 11\r\n\r\nhello", " world"},
+		"/chunked":   {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", "lo\r\n6\r\n world\r\n", "0\r\nX-Trailer: t\r\n\r\n"},
+		"/close":     {"HTTP/1.0 200 OK\r\nX-B: 2\r\n\r\nuntil ", "close", ""},
+		"/interim":   {"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+		"/bad":       {"HTTP/1.1 2000 OK\r\n\r\n"},
+		"/die":       {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial", ""},
+		"/diechunk":  {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", ""},
+		"/nocontent": {"HTTP/1.1 204 No Content\r\nX-C: 3\r\n\r\n"},
+		"/via":       {"HTTP/1.1 200 OK\r\nVia: 1.1 origin\r\nContent-Length: 0\r\n\r\n"},
+		"/upgrade":   {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n"},
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(testTimeout))
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					pieces := canned[req.URL.Path]
+					for i, p := range pieces {
+						if i > 0 {
+							time.Sleep(10 * time.Millisecond)
+						}
+						if p == "" && i == len(pieces)-1 {
+							return // close here
+						}
+						io.WriteString(c, p)
+					}
+					if len(pieces) == 0 {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// exchangeBytes sends raw through the proxy at addr and returns what came
+// back until the connection closed, with the Date line removed.
+func exchangeBytes(t *testing.T, addr, raw string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	io.WriteString(c, raw)
+	b, _ := io.ReadAll(c)
+	var out []string
+	for _, line := range bytes.SplitAfter(b, []byte("\r\n")) {
+		if !bytes.HasPrefix(line, []byte("Date: ")) {
+			out = append(out, string(line))
+		}
+	}
+	return fmt.Sprint(out)
+}
+
+// TestLoopProxyMatchesGoroutine: for each canned upstream behaviour (split
+// heads, chunked bodies with trailers, bodies until close, interim
+// responses, malformed heads, death mid-body, 204, 101, hop-by-hop and Via
+// fields), the client receives the same bytes from the loop proxy as from
+// the goroutine proxy, for GET and HEAD, pipelined after an inline request.
+func TestLoopProxyMatchesGoroutine(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	oaddr := cannedOrigin(t)
+	loopAddr, up, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{oaddr}}, server.Options{})
+	gup, err := NewUpstream(UpstreamOptions{Targets: []string{oaddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := server.New(server.Options{Handler: loopMux{New(gup, Options{})}})
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go gs.ServeTCP(gl, server.EngineGoroutine)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		gs.Shutdown(ctx)
+		gup.Close()
+	})
+	for _, path := range []string{"/cl", "/split", "/chunked", "/close", "/interim", "/bad", "/die", "/diechunk", "/nocontent", "/via", "/upgrade"} {
+		for _, method := range []string{"GET", "HEAD"} {
+			raw := "GET /inline/x HTTP/1.1\r\nHost: h\r\n\r\n" +
+				method + " " + path + " HTTP/1.1\r\nHost: h\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n" +
+				"GET /inline/y HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
+			want := exchangeBytes(t, gl.Addr().String(), raw)
+			got := exchangeBytes(t, loopAddr, raw)
+			if got != want {
+				t.Errorf("%s %s:\nloop      %q\ngoroutine %q", method, path, got, want)
+			}
+		}
+	}
+	if p := pooledOnGoroutines(up); p != 0 {
+		t.Errorf("%d connections in the loop server's goroutine pool: requests were handed off", p)
+	}
+}
