@@ -13,6 +13,14 @@
 // timeouts answer 504, other upstream failures 502. A request the server's
 // strict parser rejected never reaches a handler, so it is never forwarded.
 //
+// A Proxy is also a server.LoopProxier: on the event-loop engine with
+// server.Options.LoopProxy, requests with no body or a buffered one (up to
+// 64 KiB) are forwarded by the loop itself over its own non-blocking
+// keep-alive connections, with the same head rewriting, response parsing
+// and 502/504 answers as ServeEdge (loop.go); chunked or larger bodies,
+// Expect: 100-continue, upgrades, CONNECT, message targets and targets
+// named by host name are served by ServeEdge on a goroutine.
+//
 // Not yet: load-balancing policies other than round-robin, health checks,
 // retry budgets (an idempotent retry happens only on a pooled connection
 // the upstream closed before answering), trailers (dropped), Upgrade and

@@ -3,10 +3,11 @@
 // built-in actions: a fixed response (Respond) and Echo, which answers with
 // JSON describing the parsed request.
 //
-// Tables and Switches are server.Inliners: on the event-loop engine,
-// requests whose route is Respond or Echo (or that no route matches) are
-// answered on the loop; those routed to a proxy or a Go handler move their
-// connection to a goroutine.
+// Tables and Switches are server.Inliners and server.LoopProxiers: on the
+// event-loop engine, requests whose route is Respond or Echo (or that no
+// route matches) are answered on the loop, those routed to a proxy are
+// forwarded by the loop when server.Options.LoopProxy is on, and those
+// routed to a Go handler move their connection to a goroutine.
 //
 // A Table is immutable once built: a configuration reload builds a new
 // Table and swaps it into a Switch atomically, so requests in flight finish
