@@ -69,7 +69,7 @@ func run() int {
 		conns     = flag.Int("connections", 64, "wrk connections")
 		out       = flag.String("out", "", "results directory (default <bench>/results)")
 		install   = flag.Bool("install", true, "apt-get install wrk and nginx-light when missing")
-		engines   = flag.String("engines", "", "simdedge's kernel TCP engines to load, comma-separated (loop, goroutine, loop-proxy = loop with proxy_on_loop): the first is reported as simdedge, the others as simdedge-<engine>; empty runs the configuration's default")
+		engines   = flag.String("engines", "", "simdedge's kernel TCP engines to load, comma-separated (loop, goroutine; loop-proxy and loop-handoff: loop with proxy_on_loop true or false): the first is reported as simdedge, the others as simdedge-<engine>; empty runs the configuration's default")
 	)
 	flag.Parse()
 	cfg := config{quick: *quick, install: *install}

@@ -185,7 +185,7 @@ listen: "127.0.0.1:{{.Port}}"
 engine: {{.Engine}}
 {{- end}}
 {{- if .ProxyOnLoop}}
-proxy_on_loop: true
+proxy_on_loop: {{.ProxyOnLoop}}
 {{- end}}
 {{- if .Upstream}}
 upstreams:
@@ -202,8 +202,9 @@ routes:
 `))
 
 // simdedgeServer runs `simdedge serve` with a generated configuration;
-// engine, when set, is the configuration's engine ("loop", "goroutine"), or
-// "loop-proxy": the loop with proxy_on_loop: true.
+// engine, when set, is the configuration's engine ("loop", "goroutine"),
+// "loop-proxy" (the loop with proxy_on_loop: true) or "loop-handoff" (the
+// loop with proxy_on_loop: false: proxied connections go to goroutines).
 func simdedgeServer(name, engine string) serverSpec {
 	return serverSpec{name: name, start: func(e *env, port int, upstream, cpu string) (*proc, error) {
 		if e.simdedgeBin == "" {
@@ -215,9 +216,12 @@ func simdedgeServer(name, engine string) serverSpec {
 		}
 		var conf strings.Builder
 		body := strings.ReplaceAll(responseBody, "\n", `\n`)
-		eng, proxyOnLoop := engine, engine == "loop-proxy"
-		if proxyOnLoop {
-			eng = "loop"
+		eng, proxyOnLoop := engine, ""
+		switch engine {
+		case "loop-proxy":
+			eng, proxyOnLoop = "loop", "true"
+		case "loop-handoff":
+			eng, proxyOnLoop = "loop", "false"
 		}
 		if err := simdedgeConf.Execute(&conf, map[string]any{"Port": port, "Upstream": upstream, "Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop}); err != nil {
 			return nil, err
