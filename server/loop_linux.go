@@ -338,6 +338,9 @@ func (lp *loop) scan(now int64) {
 		tick = min(tick, int64(shutdownPoll))
 	}
 	lp.next = now + tick
+	if len(lp.pools) > 0 {
+		lp.sweepPools(now)
+	}
 	for _, lc := range lp.conns {
 		if lc != nil && lc.ex.active && lc.ex.dl != 0 && lc.ex.dl < lp.next {
 			lp.next = lc.ex.dl

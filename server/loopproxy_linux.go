@@ -69,6 +69,9 @@ type lpool struct {
 	idleTO  int64
 	maxIdle int
 	idle    []*lupconn
+	// open counts the pool's connections, idle or in an exchange: a
+	// pool is forgotten only when it has none.
+	open int
 }
 
 // lupconn is one non-blocking upstream connection of a loop.
@@ -222,6 +225,7 @@ func (lp *loop) upGet(pl *lpool, now int64) (*lupconn, error) {
 		return nil, err
 	}
 	u := &lupconn{fd: fd, pool: pl, buf: make([]byte, upReadBuf), fresh: true, connecting: connecting, outReg: connecting}
+	pl.open++
 	for fd >= len(lp.ups) {
 		lp.ups = append(lp.ups, make([]*lupconn, len(lp.ups)+64)...)
 	}
@@ -556,12 +560,41 @@ func (lp *loop) dropIdle(u *lupconn) {
 }
 
 func (lp *loop) closeUp(u *lupconn) {
+	if u.fd < 0 {
+		return // closed already
+	}
 	// Closing the descriptor also removes it from the epoll set.
 	unix.Close(u.fd)
 	if u.fd < len(lp.ups) && lp.ups[u.fd] == u {
 		lp.ups[u.fd] = nil
 	}
+	u.fd = -1
+	u.pool.open--
 	u.lc = nil
+}
+
+// sweepPools closes the pooled connections idle longer than their idle
+// timeout and forgets pools without connections: the targets of an upstream replaced by
+// a reload are never asked for again, so their connections would
+// otherwise stay open until the upstream closed them. It runs with the
+// deadline scan.
+func (lp *loop) sweepPools(now int64) {
+	for key, pl := range lp.pools {
+		// LIFO: the oldest connections are at the bottom.
+		n := 0
+		for n < len(pl.idle) && pl.idleTO > 0 && now-pl.idle[n].idleSince > pl.idleTO {
+			lp.closeUp(pl.idle[n])
+			n++
+		}
+		if n > 0 {
+			rest := copy(pl.idle, pl.idle[n:])
+			clear(pl.idle[rest:])
+			pl.idle = pl.idle[:rest]
+		}
+		if pl.open == 0 {
+			delete(lp.pools, key)
+		}
+	}
 }
 
 // closeUps closes every upstream connection (the loop ends).

@@ -527,3 +527,33 @@ func TestLoopProxyMatchesGoroutine(t *testing.T) {
 		t.Errorf("%d connections in the loop server's goroutine pool: requests were handed off", p)
 	}
 }
+
+// TestLoopProxyIdleSweep: pooled connections idle beyond IdleConnTimeout
+// are closed by the loop even if never asked for again (the targets of an
+// upstream a reload replaced).
+func TestLoopProxyIdleSweep(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	var closed atomic.Int32
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }),
+		func(s *http.Server) {
+			s.ConnState = func(c net.Conn, st http.ConnState) {
+				if st == http.StateClosed {
+					closed.Add(1)
+				}
+			}
+		})
+	addr, _, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}, IdleConnTimeout: 100 * time.Millisecond}, server.Options{})
+	c := client(t)
+	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+	if resp, b := get(t, c, req); resp.StatusCode != 200 || string(b) != "ok" {
+		t.Fatalf("got %d %q", resp.StatusCode, b)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for closed.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if closed.Load() != 1 {
+		t.Fatalf("origin saw %d connections closed; want the idle pooled one closed by the loop", closed.Load())
+	}
+}
