@@ -146,6 +146,7 @@ func (lp *loop) poolFor(up LoopUpstream) (*lpool, bool) {
 // proxyStart begins the exchange of the request whose head (n bytes) was
 // just parsed; its body is buffered.
 func (lp *loop) proxyStart(lc *lconn, n int, up LoopUpstream, now int64) {
+	defer lp.exPanic(lc)
 	c := lc.c
 	reqStart, ok := c.startRequest(n)
 	if !ok {
@@ -271,6 +272,9 @@ func (lp *loop) upSend(lc *lconn, now int64) {
 // upEvent handles readiness of an upstream connection.
 func (lp *loop) upEvent(u *lupconn, events uint32, now int64) {
 	lc := u.lc
+	if lc != nil {
+		defer lp.exPanic(lc)
+	}
 	if lc == nil {
 		// Idle in its pool: the upstream closed it (or sent bytes it
 		// should not have). It cannot be reused.
@@ -299,6 +303,18 @@ func (lp *loop) upEvent(u *lupconn, events uint32, now int64) {
 	default:
 		if events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 			lp.upRead(lc, now)
+		}
+	}
+}
+
+// exPanic contains a panic of the proxy's code (LoopUpstream) during an
+// exchange, as the goroutine engine contains a handler's: the client
+// connection and its upstream connection close, the loop goes on.
+func (lp *loop) exPanic(lc *lconn) {
+	if p := recover(); p != nil {
+		lp.srv.opts.Logger.Error("proxy panic on the event loop; connection closed", "panic", p)
+		if lc.c != nil {
+			lp.closeConn(lc)
 		}
 	}
 }

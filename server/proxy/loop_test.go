@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
 )
 
@@ -555,5 +557,54 @@ func TestLoopProxyIdleSweep(t *testing.T) {
 	}
 	if closed.Load() != 1 {
 		t.Fatalf("origin saw %d connections closed; want the idle pooled one closed by the loop", closed.Load())
+	}
+}
+
+// panicky is a LoopUpstream whose response-head step panics.
+type panicky struct{ server.LoopUpstream }
+
+func (panicky) WriteResponseHead(*server.ResponseWriter, *phttp.Response, []byte, bool) []byte {
+	panic("boom")
+}
+
+type panicMux struct{ loopMux }
+
+func (m panicMux) LoopProxy(r *server.Request) server.LoopUpstream {
+	if bytes.HasPrefix(r.Target(), []byte("/panic")) {
+		return panicky{m.p.LoopProxy(r)}
+	}
+	return m.loopMux.LoopProxy(r)
+}
+
+// TestLoopProxyPanicContained: a panic in the proxy's code on the loop
+// closes that client connection only; the loop serves on.
+func TestLoopProxyPanicContained(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	o := pathOrigin(t)
+	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(server.Options{Handler: panicMux{loopMux{New(up, Options{})}}, LoopProxy: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeTCP(l, server.EngineLoop)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+		up.Close()
+	})
+	if got := exchangeBytes(t, l.Addr().String(), "GET /panic HTTP/1.1\r\nHost: h\r\n\r\n"); got != "[]" {
+		t.Errorf("panicking exchange answered %s, want the connection closed", got)
+	}
+	c := client(t)
+	req, _ := http.NewRequest("GET", "http://"+l.Addr().String()+"/after", nil)
+	if resp, b := get(t, c, req); resp.StatusCode != 200 || string(b) != "origin /after" {
+		t.Errorf("after the panic: %d %q", resp.StatusCode, b)
 	}
 }
