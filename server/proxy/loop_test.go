@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -606,5 +607,31 @@ func TestLoopProxyPanicContained(t *testing.T) {
 	req, _ := http.NewRequest("GET", "http://"+l.Addr().String()+"/after", nil)
 	if resp, b := get(t, c, req); resp.StatusCode != 200 || string(b) != "origin /after" {
 		t.Errorf("after the panic: %d %q", resp.StatusCode, b)
+	}
+}
+
+// TestLoopProxyShutdownFinishesExchange: Shutdown lets a proxied request in
+// flight on the loop finish, then closes its connection.
+func TestLoopProxyShutdownFinishesExchange(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	started := make(chan struct{})
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		time.Sleep(300 * time.Millisecond)
+		io.WriteString(w, "late")
+	}))
+	addr, _, stop := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
+	got := make(chan string, 1)
+	go func() { got <- exchangeBytes(t, addr, "GET /slow HTTP/1.1\r\nHost: h\r\n\r\n") }()
+	<-started
+	stop() // returns once the loop has ended
+	select {
+	case b := <-got:
+		if !strings.Contains(b, "200 OK") || !strings.Contains(b, "late") || !strings.Contains(b, "Connection: close") {
+			t.Errorf("in-flight exchange answered %s", b)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("no answer")
 	}
 }
