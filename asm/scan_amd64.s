@@ -118,6 +118,28 @@ TEXT ·indexTabNewlineAVX512(SB), NOSPLIT, $0-32
 	VBROADCASTI32X4 tabNewline<>+0(SB), Z0
 	XORQ            DX, DX
 
+tabNewlineAVX512_loop128:
+	CMPQ      CX, $0x80
+	JB        tabNewlineAVX512_loop
+	VMOVDQU64 (AX)(DX*1), Z1
+	VMOVDQU64 64(AX)(DX*1), Z2
+	VPSHUFB   Z1, Z0, Z3
+	VPCMPEQB  Z1, Z3, K1
+	VPSHUFB   Z2, Z0, Z1
+	VPCMPEQB  Z2, Z1, K2
+	KORTESTQ  K1, K2
+	JNZ       tabNewlineAVX512_found128
+	ADDQ      $0x80, DX
+	SUBQ      $0x80, CX
+	JMP       tabNewlineAVX512_loop128
+
+tabNewlineAVX512_found128:
+	KORTESTQ K1, K1
+	JNZ      tabNewlineAVX512_found
+	ADDQ     $0x40, DX
+	KMOVQ    K2, K1
+	JMP      tabNewlineAVX512_found
+
 tabNewlineAVX512_loop:
 	CMPQ      CX, $0x40
 	JB        tabNewlineAVX512_tail
@@ -272,6 +294,28 @@ TEXT ·indexNotInRangeAVX512(SB), NOSPLIT, $0-40
 	VPBROADCASTB X0, Z0
 	VPBROADCASTB X1, Z1
 	XORQ         DX, DX
+
+notInRangeAVX512_loop128:
+	CMPQ      CX, $0x80
+	JB        notInRangeAVX512_loop
+	VMOVDQU64 (AX)(DX*1), Z2
+	VMOVDQU64 64(AX)(DX*1), Z3
+	VPSUBB    Z0, Z2, Z2
+	VPCMPUB   $0x06, Z1, Z2, K1
+	VPSUBB    Z0, Z3, Z2
+	VPCMPUB   $0x06, Z1, Z2, K2
+	KORTESTQ  K1, K2
+	JNZ       notInRangeAVX512_found128
+	ADDQ      $0x80, DX
+	SUBQ      $0x80, CX
+	JMP       notInRangeAVX512_loop128
+
+notInRangeAVX512_found128:
+	KORTESTQ K1, K1
+	JNZ      notInRangeAVX512_found
+	ADDQ     $0x40, DX
+	KMOVQ    K2, K1
+	JMP      notInRangeAVX512_found
 
 notInRangeAVX512_loop:
 	CMPQ      CX, $0x40

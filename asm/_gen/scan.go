@@ -144,6 +144,32 @@ func (s scanAVX512) emit(p, n reg.Register) {
 	MOVQ(n, rem)
 	k, m := K(), GP64()
 
+	// Two vectors per iteration, one kortestq for both: with one, the loop
+	// (compare into a mask, kortestq, branch, two adds) ran no faster than
+	// the AVX2 kernel's two-vector loop at 256 B and 4 KiB (full suite run
+	// of 2026-11-22: 41.4 ns against 39.3 ns at 4 KiB).
+	k2 := K()
+	Label(name + "_loop128")
+	CMPQ(rem, U8(2*zmmBytes))
+	JB(LabelRef(name + "_loop"))
+	x1, x2 := ZMM(), ZMM()
+	VMOVDQU64(Mem{Base: p, Index: i, Scale: 1}, x1)
+	VMOVDQU64(Mem{Base: p, Index: i, Scale: 1, Disp: zmmBytes}, x2)
+	s.match(x1, nil, k)
+	s.match(x2, nil, k2)
+	KORTESTQ(k, k2)
+	JNZ(LabelRef(name + "_found128"))
+	ADDQ(U8(2*zmmBytes), i)
+	SUBQ(U8(2*zmmBytes), rem)
+	JMP(LabelRef(name + "_loop128"))
+
+	Label(name + "_found128")
+	KORTESTQ(k, k)
+	JNZ(LabelRef(name + "_found"))
+	ADDQ(U8(zmmBytes), i)
+	KMOVQ(k2, k)
+	JMP(LabelRef(name + "_found"))
+
 	Label(name + "_loop")
 	CMPQ(rem, U8(zmmBytes))
 	JB(LabelRef(name + "_tail"))
