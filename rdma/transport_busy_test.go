@@ -12,7 +12,7 @@ import (
 )
 
 // busyRequests sends n requests one at a time, a rendezvous response part
-// every tenth, and checks every answer.
+// every tenth, and checks every answer (used in both poll modes).
 func busyRequests(t *testing.T, c *rdma.Client, n int) {
 	t.Helper()
 	for i := range n {

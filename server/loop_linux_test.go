@@ -8,12 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testenv"
 )
 
 // Tests of what only the event-loop engine has: inline serving, the
@@ -329,22 +330,13 @@ func TestLoopHandlerPanic(t *testing.T) {
 	}
 }
 
-func openFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
-}
-
 // TestLoopChurnNoFDLeak opens and closes 1000 connections, half of them
 // handed off, some closed by the client mid-head, and checks that the
 // process's descriptors come back to where they were.
 func TestLoopChurnNoFDLeak(t *testing.T) {
 	s, addr := startLoop(t, mixedHandler{}, Options{})
 	lp := loopOf(t, s)
-	before := openFDs(t)
+	before := testenv.OpenFDs(t)
 	const total, parallel = 1000, 50
 	var wg sync.WaitGroup
 	errs := make(chan error, total)
@@ -383,7 +375,7 @@ func TestLoopChurnNoFDLeak(t *testing.T) {
 		t.Fatalf("client: %v", err)
 	}
 	waitFor(t, "every connection to end", func() bool { return lp.count.Load() == 0 && handedOff(s) == 0 })
-	waitFor(t, "descriptors to come back", func() bool { return openFDs(t) <= before })
+	waitFor(t, "descriptors to come back", func() bool { return testenv.OpenFDs(t) <= before })
 }
 
 func http1Status(br *bufio.Reader) (int, error) {

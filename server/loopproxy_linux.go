@@ -8,6 +8,7 @@ import (
 	"os"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/internal/rbuf"
 	"golang.org/x/sys/unix"
 )
 
@@ -322,18 +323,10 @@ func (lp *loop) exPanic(lc *lconn) {
 // upRead reads once what the upstream has and relays it.
 func (lp *loop) upRead(lc *lconn, now int64) {
 	u := lc.ex.u
-	if u.r > 0 {
-		u.w = copy(u.buf, u.buf[u.r:u.w])
-		u.r = 0
-	}
-	if u.w == len(u.buf) {
-		// A head or a chunk line fills the buffer: the parser and the
-		// chunk decoder bound them, so it grows a bounded number of
-		// times.
-		nb := make([]byte, 2*len(u.buf))
-		copy(nb, u.buf[:u.w])
-		u.buf = nb
-	}
+	// A head or a chunk line can fill the buffer: the parser and the
+	// chunk decoder bound them, so it grows a bounded number of times.
+	u.buf, u.w = rbuf.Compact(u.buf, u.r, u.w)
+	u.r = 0
 	n, err := rawRead(u.fd, u.buf[u.w:])
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:

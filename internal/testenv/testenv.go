@@ -123,3 +123,15 @@ func NeedRDMA(tb testing.TB, probe error) {
 	}
 	Need(tb, RequireRDMA, probe == nil, reason)
 }
+
+// OpenFDs counts the process's open descriptors (/proc/self/fd), for tests
+// that check a run leaves none behind. It skips the test where /proc is
+// missing (not Linux).
+func OpenFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot count descriptors: %v", err)
+	}
+	return len(ents)
+}

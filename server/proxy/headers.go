@@ -9,6 +9,7 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/rbuf"
 )
 
 // hopByHop lists the fields RFC 9110 §7.6.1 says a proxy must not forward
@@ -283,17 +284,10 @@ func (p *Proxy) readBody(w *server.ResponseWriter, uc *upConn, timeout time.Dura
 			return err
 		}
 	}
-	if uc.r > 0 {
-		uc.w = copy(uc.buf, uc.buf[uc.r:uc.w])
-		uc.r = 0
-	}
-	if uc.w == len(uc.buf) {
-		// A partial chunk line fills the buffer: the decoder bounds
-		// lines at 4 KiB, so this happens at most once.
-		nb := make([]byte, 2*len(uc.buf))
-		copy(nb, uc.buf[:uc.w])
-		uc.buf = nb
-	}
+	// A partial chunk line can fill the buffer: the decoder bounds lines
+	// at 4 KiB, so it grows at most once.
+	uc.buf, uc.w = rbuf.Compact(uc.buf, uc.r, uc.w)
+	uc.r = 0
 	uc.readDL = time.Time{} // per-read deadlines while streaming
 	uc.nc.SetReadDeadline(time.Now().Add(timeout))
 	n, err := uc.nc.Read(uc.buf[uc.w:])

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -213,11 +212,29 @@ func TestLoopProxyKeepAlive(t *testing.T) {
 // loop cannot see coming (the close follows the request).
 func flakyOrigin(t *testing.T) (addr string, dropped *atomic.Int32) {
 	t.Helper()
+	dropped = new(atomic.Int32)
+	addr = rawOrigin(t, func(c net.Conn, i int, req *http.Request) bool {
+		if i > 0 {
+			dropped.Add(1)
+			return false
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
+		return true
+	})
+	return addr, dropped
+}
+
+// rawOrigin serves loopback connections in goroutines: it reads each
+// request (body discarded) and calls answer with the request's index on its
+// connection; the connection closes when answer returns false, at the
+// first read error, or after testTimeout. The test's cleanup closes the
+// listener and waits for every connection.
+func rawOrigin(t *testing.T, answer func(c net.Conn, i int, req *http.Request) bool) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dropped = new(atomic.Int32)
 	var wg sync.WaitGroup
 	t.Cleanup(func() { l.Close(); wg.Wait() })
 	wg.Add(1)
@@ -240,16 +257,14 @@ func flakyOrigin(t *testing.T) (addr string, dropped *atomic.Int32) {
 						return
 					}
 					io.Copy(io.Discard, req.Body)
-					if i > 0 {
-						dropped.Add(1)
+					if !answer(c, i, req) {
 						return
 					}
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
 				}
 			}()
 		}
 	}()
-	return l.Addr().String(), dropped
+	return l.Addr().String()
 }
 
 // TestLoopProxyStaleRetry: a pooled connection that fails before any
@@ -338,15 +353,6 @@ func TestLoopProxyBackPressure(t *testing.T) {
 	}
 }
 
-func openFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
-}
-
 // TestLoopProxyNoFDLeak: 1000 requests while the origin restarts every 100
 // (its pooled connections die) leave no descriptor behind, and every
 // request is answered (stale connections are retried).
@@ -364,7 +370,7 @@ func TestLoopProxyNoFDLeak(t *testing.T) {
 		go s.Serve(l)
 		return s
 	}
-	before := openFDs(t)
+	before := testenv.OpenFDs(t)
 	osrv := serve(l)
 	addr, _, stop := startLoopProxy(t, UpstreamOptions{Targets: []string{oaddr}}, server.Options{})
 	c := client(t)
@@ -385,7 +391,7 @@ func TestLoopProxyNoFDLeak(t *testing.T) {
 	if codes[200] != 1000 {
 		t.Errorf("status counts %v, want 1000 x 200", codes)
 	}
-	if during := openFDs(t); during > before+20 {
+	if during := testenv.OpenFDs(t); during > before+20 {
 		t.Errorf("%d descriptors open after 1000 requests, %d before", during, before)
 	}
 	c.CloseIdleConnections()
@@ -393,7 +399,7 @@ func TestLoopProxyNoFDLeak(t *testing.T) {
 	osrv.Close()
 	var after int
 	for range 100 {
-		if after = openFDs(t); after <= before {
+		if after = testenv.OpenFDs(t); after <= before {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -421,50 +427,19 @@ func cannedOrigin(t *testing.T) string {
 		"/via":       {"HTTP/1.1 200 OK\r\nVia: 1.1 origin\r\nContent-Length: 0\r\n\r\n"},
 		"/upgrade":   {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n"},
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { l.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
+	return rawOrigin(t, func(c net.Conn, _ int, req *http.Request) bool {
+		pieces := canned[req.URL.Path]
+		for i, p := range pieces {
+			if i > 0 {
+				time.Sleep(10 * time.Millisecond)
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(testTimeout))
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					pieces := canned[req.URL.Path]
-					for i, p := range pieces {
-						if i > 0 {
-							time.Sleep(10 * time.Millisecond)
-						}
-						if p == "" && i == len(pieces)-1 {
-							return // close here
-						}
-						io.WriteString(c, p)
-					}
-					if len(pieces) == 0 {
-						return
-					}
-				}
-			}()
+			if p == "" && i == len(pieces)-1 {
+				return false // close here
+			}
+			io.WriteString(c, p)
 		}
-	}()
-	return l.Addr().String()
+		return len(pieces) > 0
+	})
 }
 
 // exchangeBytes sends raw through the proxy at addr and returns what came

@@ -11,6 +11,7 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/rbuf"
 )
 
 // Options configures a Proxy.
@@ -307,15 +308,8 @@ func (p *Proxy) readHead(uc *upConn, isHead bool, now time.Time) error {
 				return err
 			}
 		}
-		if uc.r > 0 {
-			uc.w = copy(uc.buf, uc.buf[uc.r:uc.w])
-			uc.r = 0
-		}
-		if uc.w == len(uc.buf) {
-			nb := make([]byte, 2*len(uc.buf))
-			copy(nb, uc.buf[:uc.w])
-			uc.buf = nb
-		}
+		uc.buf, uc.w = rbuf.Compact(uc.buf, uc.r, uc.w)
+		uc.r = 0
 		n, err := uc.nc.Read(uc.buf[uc.w:])
 		uc.w += n
 		if err != nil {
