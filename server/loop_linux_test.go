@@ -400,24 +400,7 @@ func TestLoopZeroAlloc(t *testing.T) {
 		w.WriteString("ok\n")
 	}))
 	s, addr := startLoop(t, h, Options{})
-	c := dial(t, addr)
-	req := []byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nAccept: */*\r\n\r\n")
-	if _, err := c.Write(req); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 4096)
-	size, err := c.Read(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	allocs := testing.AllocsPerRun(200, func() {
-		if _, err := c.Write(req); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.ReadFull(c, buf[:size]); err != nil {
-			t.Fatal(err)
-		}
-	})
+	allocs := keepAliveAllocs(t, addr)
 	if allocs != 0 {
 		t.Errorf("%v allocations per request on the loop, want 0", allocs)
 	}
