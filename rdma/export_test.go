@@ -40,3 +40,8 @@ func ListenerParked(ml *MessageListener) (parked, conns int) {
 	}
 	return parked, conns
 }
+
+// LateReplies is how many inline requests of ml had a response part that
+// could not go out at once (no credit or send slot, or a rendezvous part)
+// and was sent from a goroutine.
+func LateReplies(ml *MessageListener) int64 { return ml.late.Load() }

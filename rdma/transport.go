@@ -91,6 +91,13 @@ type ListenConfig struct {
 	// Spin is PollBusy's spin budget; 0 means DefaultSpin. It must be
 	// 0 with PollBlock.
 	Spin time.Duration
+	// NoInline makes every request go through Receive to the server
+	// core's goroutines. By default, when the server offers it
+	// (server.InlineMessageListener: its handler is a server.Inliner),
+	// a request that fits a message is served on the connection's
+	// poller, the goroutine that read its completion, when the Inliner
+	// offers a handler for it: no goroutine hand-off per request.
+	NoInline bool
 }
 
 // DefaultReplyTimeout is ListenConfig.ReplyTimeout's default.

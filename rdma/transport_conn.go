@@ -493,6 +493,31 @@ func (c *conn) sendData(h header, parts ...[]byte) error {
 		return ErrRange
 	}
 	c.mu.Lock()
+	_, err := c.sendLocked(true, h, n, parts)
+	return err
+}
+
+// trySendData is sendData that never waits: sent is false, and nothing
+// was sent, when no credit or no send slot is free now.
+func (c *conn) trySendData(h header, parts ...[]byte) (sent bool, err error) {
+	n := headerSize
+	for _, p := range parts {
+		n += len(p)
+	}
+	if n > c.msgSize {
+		return false, ErrRange
+	}
+	c.mu.Lock()
+	return c.sendLocked(false, h, n, parts)
+}
+
+// sendLocked is sendData's body, entered with c.mu held (it returns with
+// it released); wait says whether to wait for a credit and a slot.
+func (c *conn) sendLocked(wait bool, h header, n int, parts [][]byte) (sent bool, err error) {
+	if !wait && !c.closed && (!c.w.canSend(false) || len(c.freeSend) == 0) {
+		c.mu.Unlock()
+		return false, nil
+	}
 	for !c.closed && (!c.w.canSend(false) || len(c.freeSend) == 0) {
 		// Credits and slots come back through the queue: someone
 		// must read it while this sender waits.
@@ -506,7 +531,7 @@ func (c *conn) sendData(h header, parts ...[]byte) error {
 	if c.closed {
 		err := c.err
 		c.mu.Unlock()
-		return errors.Join(ErrConnLost, err)
+		return true, errors.Join(ErrConnLost, err)
 	}
 	slot := c.freeSend[len(c.freeSend)-1]
 	c.freeSend = c.freeSend[:len(c.freeSend)-1]
@@ -530,15 +555,15 @@ func (c *conn) sendData(h header, parts ...[]byte) error {
 		if free {
 			c.free()
 		}
-		return errors.Join(ErrConnLost, err)
+		return true, errors.Join(ErrConnLost, err)
 	}
-	err := c.postSendLocked(slot, n, &h)
+	err = c.postSendLocked(slot, n, &h)
 	if err != nil {
 		c.failLocked(err)
 		err = errors.Join(ErrConnLost, err)
 	}
 	c.mu.Unlock()
-	return err
+	return true, err
 }
 
 // postSendLocked posts the n bytes of send slot with header h (its credit

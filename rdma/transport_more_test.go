@@ -210,7 +210,7 @@ func TestTransportBackendProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "backend:", err)
 		os.Exit(1)
 	}
-	ml, err := rdma.ListenMessages(rdma.ListenConfig{Address: loopback + ":0", Credits: 32, MessageSize: 4096, Poll: poll})
+	ml, err := rdma.ListenMessages(rdma.ListenConfig{Address: loopback + ":0", Credits: 32, MessageSize: 4096, Poll: poll, NoInline: noInline})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "backend:", err)
 		os.Exit(1)
@@ -234,7 +234,11 @@ func TestTransportBackendProcess(t *testing.T) {
 func startBackendProcess(tb testing.TB, poll rdma.PollMode) (cmd *exec.Cmd, addr string, stop func() error) {
 	tb.Helper()
 	cmd = exec.Command(os.Args[0], "-test.run=^TestTransportBackendProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), backendEnv+"=1", backendPollEnv+"="+poll.String())
+	serve := "inline"
+	if noInline {
+		serve = "goroutine"
+	}
+	cmd.Env = append(os.Environ(), backendEnv+"=1", backendPollEnv+"="+poll.String(), serveEnv+"="+serve)
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/simdedge/simdedge/server"
@@ -30,9 +31,30 @@ type MessageListener struct {
 	live     int
 	accepted int
 	done     chan struct{} // the accept loop ended
+
+	// inline is the server's inline serve function (SetInline), nil
+	// when none is set or cfg.NoInline.
+	inline  atomic.Pointer[func(server.Message) bool]
+	inlined atomic.Int64
+	late    atomic.Int64 // inline requests with a late reply (tests)
 }
 
-var _ server.MessageListener = (*MessageListener)(nil)
+var (
+	_ server.MessageListener       = (*MessageListener)(nil)
+	_ server.InlineMessageListener = (*MessageListener)(nil)
+)
+
+// SetInline implements server.InlineMessageListener: unless
+// ListenConfig.NoInline, each connection's poller offers the requests
+// that fit a message to serve before queueing them for Receive.
+// Rendezvous requests always go through Receive.
+func (ml *MessageListener) SetInline(serve func(server.Message) bool) {
+	if serve == nil || ml.cfg.NoInline {
+		ml.inline.Store(nil)
+		return
+	}
+	ml.inline.Store(&serve)
+}
 
 // ListenMessages listens for connections at cfg.Address.
 func ListenMessages(cfg ListenConfig) (*MessageListener, error) {
@@ -191,12 +213,14 @@ type ListenerStats struct {
 	Open      int // connections whose buffers are not freed yet
 	Held      int // receive slots held by messages being served
 	Queued    int // messages waiting for Receive
+	Inlined   int // requests served on a poller (SetInline) since Listen
 }
 
 // Stats returns the listener's counts.
 func (ml *MessageListener) Stats() ListenerStats {
 	ml.mu.Lock()
-	s := ListenerStats{Accepted: ml.accepted, Connected: len(ml.conns), Open: ml.live, Queued: len(ml.queue)}
+	s := ListenerStats{Accepted: ml.accepted, Connected: len(ml.conns), Open: ml.live, Queued: len(ml.queue),
+		Inlined: int(ml.inlined.Load())}
 	conns := make([]*serverConn, 0, len(ml.conns))
 	for sc := range ml.conns {
 		conns = append(conns, sc)
@@ -236,6 +260,14 @@ func (sc *serverConn) onMessage(slot int, h header, msg []byte) {
 	case kindRequest:
 		m := &sc.msgs[slot]
 		*m = message{sc: sc, slot: slot, id: h.id, data: msg[headerSize:], envelope: h.flags&flagEnvelope != 0}
+		if serve := sc.ml.inline.Load(); serve != nil {
+			m.inline = true
+			if (*serve)(m) {
+				sc.ml.inlined.Add(1)
+				return // served, replied and released
+			}
+			m.inline = false
+		}
 		if !sc.ml.push(m) {
 			c.releaseSlot(slot)
 		}
@@ -387,6 +419,11 @@ type message struct {
 	big      *Region
 	released bool
 	envelope bool // flagEnvelope: data is a request envelope
+	// inline: served on the poller (SetInline); its replies must not
+	// wait for the queue the poller reads (see replyInline). late
+	// carries its replies once one had to wait.
+	inline bool
+	late   *lateReply
 }
 
 var _ server.EnvelopeMessage = (*message)(nil)
@@ -404,15 +441,25 @@ func (m *message) MaxReply() int { return 0 }
 // Reply sends b as one response message, or by rendezvous when it does not
 // fit one; then it waits until the client has read it.
 func (m *message) Reply(b []byte, more bool) error {
-	c := m.sc.c
+	if m.inline {
+		return m.replyInline(b, more)
+	}
+	return m.sc.reply(m.id, b, more)
+}
+
+// reply sends response part b of request id: one message, or a rendezvous
+// advert, waiting for a credit, a send slot and (rendezvous) the client's
+// done.
+func (sc *serverConn) reply(id uint64, b []byte, more bool) error {
+	c := sc.c
 	if headerSize+len(b) <= c.msgSize {
 		k := kindResponse
 		if more {
 			k = kindContinuation
 		}
-		return c.sendData(header{kind: k, id: m.id}, b)
+		return c.sendData(header{kind: k, id: id}, b)
 	}
-	r, err := m.sc.ml.f.Register(len(b))
+	r, err := sc.ml.f.Register(len(b))
 	if err != nil {
 		return err
 	}
@@ -424,7 +471,7 @@ func (m *message) Reply(b []byte, more bool) error {
 		c.mu.Unlock()
 		return ErrConnLost
 	}
-	m.sc.dones[m.id] = ch
+	sc.dones[id] = ch
 	c.mu.Unlock()
 	var desc [descriptorSize]byte
 	(&descriptor{addr: r.Addr(0), length: uint64(len(b)), key: r.Key()}).put(desc[:])
@@ -432,13 +479,13 @@ func (m *message) Reply(b []byte, more bool) error {
 	if more {
 		flags = flagMore
 	}
-	if err := c.sendData(header{kind: kindAdvert, flags: flags, id: m.id}, desc[:]); err != nil {
+	if err := c.sendData(header{kind: kindAdvert, flags: flags, id: id}, desc[:]); err != nil {
 		c.mu.Lock()
-		delete(m.sc.dones, m.id)
+		delete(sc.dones, id)
 		c.mu.Unlock()
 		return err
 	}
-	t := time.NewTimer(m.sc.ml.cfg.ReplyTimeout)
+	t := time.NewTimer(sc.ml.cfg.ReplyTimeout)
 	defer t.Stop()
 	select {
 	case err := <-ch:
@@ -448,6 +495,73 @@ func (m *message) Reply(b []byte, more bool) error {
 		// endpoint before the deferred r.Close.
 		c.close()
 		return fmt.Errorf("%w: the client did not read a rendezvous response part", ErrTimeout)
+	}
+}
+
+// replyInline is Reply on the poller. A part that fits a message goes out
+// at once when a credit and a send slot are free. Otherwise it cannot
+// wait there (credits, free slots and a rendezvous' done come through the
+// queue this goroutine reads): it is copied and sent by a goroutine, and
+// so is every later part of the same response, in order. Errors of those
+// sends close the connection, as they would the server's goroutine's.
+func (m *message) replyInline(b []byte, more bool) error {
+	if m.late == nil && headerSize+len(b) <= m.sc.c.msgSize {
+		k := kindResponse
+		if more {
+			k = kindContinuation
+		}
+		sent, err := m.sc.c.trySendData(header{kind: k, id: m.id}, b)
+		if sent || err != nil {
+			return err
+		}
+	}
+	if m.late == nil {
+		m.late = &lateReply{sc: m.sc, id: m.id}
+		m.sc.ml.late.Add(1)
+	}
+	m.late.add(b, more)
+	return nil
+}
+
+// lateReply sends the response parts of an inline request that could
+// not go out at once, in order, from a goroutine of its own.
+type lateReply struct {
+	sc      *serverConn
+	id      uint64
+	mu      sync.Mutex
+	parts   [][]byte
+	more    []bool
+	running bool
+	failed  bool
+}
+
+func (l *lateReply) add(b []byte, more bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.parts = append(l.parts, append([]byte(nil), b...))
+	l.more = append(l.more, more)
+	if !l.running {
+		l.running = true
+		go l.send()
+	}
+}
+
+func (l *lateReply) send() {
+	for {
+		l.mu.Lock()
+		if len(l.parts) == 0 {
+			l.running = false
+			l.mu.Unlock()
+			return
+		}
+		b, more, failed := l.parts[0], l.more[0], l.failed
+		l.parts, l.more = l.parts[1:], l.more[1:]
+		l.mu.Unlock()
+		if !failed && l.sc.reply(l.id, b, more) != nil {
+			l.mu.Lock()
+			l.failed = true // the connection is lost: drop the rest
+			l.mu.Unlock()
+		}
 	}
 }
 

@@ -38,9 +38,14 @@ func (ml *MessageListener) Close() error { return nil }
 // Addr returns nil.
 func (ml *MessageListener) Addr() net.Addr { return nil }
 
+var _ server.InlineMessageListener = (*MessageListener)(nil)
+
+// SetInline does nothing.
+func (ml *MessageListener) SetInline(func(server.Message) bool) {}
+
 // ListenerStats counts a MessageListener's connections and buffers.
 type ListenerStats struct {
-	Accepted, Connected, Open, Held, Queued int
+	Accepted, Connected, Open, Held, Queued, Inlined int
 }
 
 // Stats returns zero counts.

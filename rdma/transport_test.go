@@ -35,6 +35,7 @@ func needTransport(tb testing.TB) {
 func startBackend(tb testing.TB, cfg rdma.ListenConfig, h server.Handler) (*rdma.MessageListener, string) {
 	tb.Helper()
 	cfg.Address = loopback + ":0"
+	cfg.NoInline = cfg.NoInline || noInline
 	ml, err := rdma.ListenMessages(cfg)
 	if err != nil {
 		tb.Fatalf("ListenMessages: %v", err)
@@ -83,8 +84,9 @@ func wholeRoundTrip(c *rdma.Client, req []byte) ([]byte, error) {
 }
 
 // echoHandler answers "<method> <target> <body length> <sha256 of body, 8 hex>",
-// or, for /size/N, N bytes of a known pattern.
-var echoHandler = server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
+// or, for /size/N, N bytes of a known pattern. It never blocks: the
+// inline serve runs it on the poller (server.Inline).
+var echoHandler = server.Inline(server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
 	if n, ok := strings.CutPrefix(string(r.Target()), "/size/"); ok {
 		size, _ := strconv.Atoi(n)
 		w.Write(bodyPattern(size))
@@ -97,7 +99,7 @@ var echoHandler = server.HandlerFunc(func(w *server.ResponseWriter, r *server.Re
 	}
 	sum := sha256.Sum256(body)
 	fmt.Fprintf(w, "%s %s %d %x", r.Method(), r.Target(), len(body), sum[:4])
-})
+}))
 
 func bodyPattern(n int) []byte {
 	b := make([]byte, n)

@@ -25,6 +25,11 @@ type exchange struct {
 	envHead []byte
 	sent    bool // some reply went out
 	done    bool // the last reply went out
+	// inl, when set, makes the exchange serve only what inl offers a
+	// handler for (message_inline.go); declined says it offered none and
+	// the message was left untouched for a goroutine.
+	inl      Inliner
+	declined bool
 }
 
 var exchangePool = sync.Pool{New: func() any {
@@ -40,7 +45,10 @@ var exchangePool = sync.Pool{New: func() any {
 // Content-Length or chunked inside it); bodies continued in later messages
 // or fetched by RDMA READ are not implemented yet and get 413. A message
 // that carries a FlatBuffers request envelope (EnvelopeMessage) is checked
-// as strictly as HTTP/1.1 and served by the same handler.
+// as strictly as HTTP/1.1 and served by the same handler. When l is an
+// InlineMessageListener and the Handler an Inliner, the requests the
+// Inliner offers a handler for are served on the transport's receiving
+// goroutine instead (see InlineMessageListener).
 func (s *Server) ServeMessages(l MessageListener) error {
 	if !s.track(l, l.Close) {
 		l.Close()
@@ -48,6 +56,12 @@ func (s *Server) ServeMessages(l MessageListener) error {
 	}
 	defer s.untrack(l)
 	defer l.Close()
+	if il, ok := l.(InlineMessageListener); ok {
+		if inl, ok := s.opts.Handler.(Inliner); ok {
+			il.SetInline(s.serveInline(inl))
+			defer il.SetInline(nil)
+		}
+	}
 	var slots chan struct{}
 	if n := s.opts.Limits.MaxConns; n > 0 {
 		slots = make(chan struct{}, n)
@@ -89,9 +103,16 @@ func (s *Server) ServeMessages(l MessageListener) error {
 	}
 }
 
-func (s *Server) serveMessage(m Message) {
+func (s *Server) serveMessage(m Message) { s.serveMessageWith(m, nil) }
+
+// serveMessageWith serves m on this goroutine. With inl set it serves m
+// only when m is refused before any handler runs or inl offers a handler
+// for it; otherwise it leaves m as it found it (not released, its bytes
+// unchanged) and returns false.
+func (s *Server) serveMessageWith(m Message, inl Inliner) (served bool) {
 	x := exchangePool.Get().(*exchange)
 	x.srv, x.m, x.sent, x.done = s, m, false, false
+	x.inl, x.declined = inl, false
 	x.out = x.out[:0]
 	defer func() {
 		if p := recover(); p != nil {
@@ -101,10 +122,13 @@ func (s *Server) serveMessage(m Message) {
 				x.flushOut(true)
 			}
 		}
-		poison(m.Data())
-		poison(x.envHead)
-		m.Release()
-		x.m, x.srv, x.req.srv, x.req.remote = nil, nil, nil, nil
+		served = !x.declined
+		if served {
+			poison(m.Data())
+			poison(x.envHead)
+			m.Release()
+		}
+		x.m, x.srv, x.req.srv, x.req.remote, x.inl = nil, nil, nil, nil, nil
 		x.req.release()
 		x.resp.release()
 		if cap(x.envHead) > maxPooledBuf {
@@ -119,12 +143,16 @@ func (s *Server) serveMessage(m Message) {
 	} else {
 		status = x.serve(data)
 	}
+	if x.declined {
+		return false
+	}
 	if status != 0 {
 		x.out = appendErrorResponse(x.out[:0], status)
 		x.flushOut(true)
 	} else if !x.done {
 		x.flushOut(true) // an aborted response ends here
 	}
+	return true
 }
 
 // serve parses and handles one message; it returns a status to answer with
@@ -148,6 +176,13 @@ func (x *exchange) serve(data []byte) int {
 		}
 		body = body[:head.ContentLength]
 	case phttp.BodyChunked:
+		if x.inl != nil {
+			// Decoding rewrites the body in place: a goroutine could
+			// not serve the message after a decline. Chunked bodies
+			// are rare in messages; they keep the goroutine.
+			x.declined = true
+			return 0
+		}
 		x.dec.Reset()
 		x.dec.MaxBody = max
 		dn, _, err := x.dec.Decode(body)
@@ -174,8 +209,16 @@ func (x *exchange) handle(raw, body []byte) {
 	x.req.remoteIP = x.req.remoteIP[:0]
 	x.req.begin(raw, 0)
 	x.req.body.kind, x.req.body.msg, x.req.body.done = phttp.BodyLength, body, len(body) == 0
+	h := s.opts.Handler
+	if x.inl != nil {
+		if h = x.inl.InlineHandler(&x.req); h == nil {
+			x.declined = true
+			x.req.end()
+			return
+		}
+	}
 	x.resp.begin(&x.req.head, false)
-	s.opts.Handler.ServeEdge(&x.resp, &x.req)
+	h.ServeEdge(&x.resp, &x.req)
 	x.resp.finish()
 	x.req.end()
 }
