@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/bench/internal/gobench"
+	"github.com/simdedge/simdedge/bench/internal/report"
 )
 
 func TestParseAreas(t *testing.T) {
@@ -150,9 +152,9 @@ func TestRDMADegrades(t *testing.T) {
 	}
 }
 
-func TestPipelineScript(t *testing.T) {
+func TestWrkScript(t *testing.T) {
 	dir := t.TempDir()
-	path, err := pipelineScript(dir, 16)
+	path, err := wrkScript(dir, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,13 +162,147 @@ func TestPipelineScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"for i = 1, 16 do", "wrk.format()", "request = function() return batch end"} {
+	for _, want := range []string{"for i = 1, 16 do", "wrk.format()", "request = function() return batch end",
+		"done = function(summary, latency, requests)", "benchrun-hist "} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("script lacks %q:\n%s", want, b)
 		}
 	}
-	again, err := pipelineScript(dir, 16)
+	again, err := wrkScript(dir, 16)
 	if err != nil || again != path {
 		t.Errorf("second call = %q, %v; want the same file", again, err)
+	}
+	// One request at a time: no request() (wrk keeps its static request
+	// path), but the done() dump.
+	path, err = wrkScript(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); strings.Contains(string(b), "request =") || !strings.Contains(string(b), "done = function") {
+		t.Errorf("unpipelined script:\n%s", b)
+	}
+}
+
+// pipelinedRound is wrk's printout of round 3 of simdedge in the pipelined
+// origin scenario of the 2026-11-22 full run (p90 and p99 printed as 0),
+// with, when hist is set, what benchrun's done() adds.
+func pipelinedRound(hist string) []byte {
+	out := `Running 10s test @ http://127.0.0.1:40000/
+  1 threads and 64 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   370.00us  400.00us  12.00ms   90.00%
+    Req/Sec     1.05M    50.00k    1.10M    70.00%
+  Latency Distribution
+     50%  378.00us
+     75%  529.00us
+     90%    0.00us
+     99%    0.00us
+  10481216 requests in 10.00s, 1.25GB read
+Requests/sec: 1048121.60
+Transfer/sec:    128.00MB
+`
+	if hist != "" {
+		out += "benchrun-wrk duration=10000000 requests=10481216 cpu=9.800000\nbenchrun-hist " + hist + "\n"
+	}
+	return []byte(out)
+}
+
+// The report showed p99 "0 ns" for simdedge in the pipelined table: wrk
+// 4.1 printed 0 (its coordinated-omission correction loses counts below the
+// smallest latency) and benchrun took it as a latency. Now the percentiles
+// come from wrk's histogram with the correction undone, and a zero wrk
+// prints is never a latency: neither the table nor the benchstat file may
+// hold a zero percentile.
+func TestLoadNeverReportsZeroLatency(t *testing.T) {
+	// Batches of 16 at 300-2,000 µs; the correction interval is 61 µs.
+	var hist []string
+	for v := 300; v <= 2000; v += 50 {
+		hist = append(hist, fmt.Sprintf("%d:%d", v, 3))
+	}
+	for _, tc := range []struct {
+		name, hist string
+		partial    bool
+	}{
+		{"histogram", strings.Join(hist, " "), false},
+		{"printout only", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rounds []report.Round
+			for range 6 {
+				w, err := wrkResult(pipelinedRound(tc.hist), time.Second, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rounds = append(rounds, report.Round{Wrk: w, CPU: 9 * time.Second, WrkCPU: w.WrkCPU, Wall: 10 * time.Second})
+			}
+			ok := rounds[0]
+			ok.Wrk.Latency = map[float64]time.Duration{50: 300 * time.Microsecond, 75: 400 * time.Microsecond, 90: 500 * time.Microsecond, 99: time.Millisecond}
+			rounds = append(rounds, ok)
+			l := report.Load{Kind: "origin-pipelined", Peer: "simdedge", Rows: []report.LoadRow{{Server: "simdedge", Rounds: rounds}}}
+			rep := &report.Report{Load: []report.Load{l}}
+			var md strings.Builder
+			if err := rep.WriteMarkdown(&md, nil); err != nil {
+				t.Fatal(err)
+			}
+			table := md.String()[strings.Index(md.String(), "## Load"):]
+			if strings.Contains(table, "| 0 ns |") || strings.Contains(table, " 0 ns (") {
+				t.Errorf("a zero latency in the table:\n%s", table)
+			}
+			if got := strings.Contains(table, "(1 of 7 rounds)"); got != tc.partial {
+				t.Errorf("partial percentile marked = %v, want %v:\n%s", got, tc.partial, table)
+			}
+			if !tc.partial && !strings.Contains(table, "| 2.00 ms |") {
+				// 2,000 µs is the p99 of the recorded batches in 6 of 7
+				// rounds.
+				t.Errorf("p99 from the histogram missing:\n%s", table)
+			}
+			var bs strings.Builder
+			if err := l.WriteBenchstat(&bs); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(bs.String(), "\t0.000000000 p") {
+				t.Errorf("a zero percentile in the benchstat lines:\n%s", bs.String())
+			}
+			if !strings.Contains(bs.String(), "wrk-cpu-sec/req") {
+				t.Errorf("no wrk CPU in the benchstat lines:\n%s", bs.String())
+			}
+		})
+	}
+}
+
+// The FiPingpong table said "Peer: “" and "n/a": an area without a peer
+// must say what it is instead, and have no ratio column.
+func TestEveryAreaHasPeerOrReference(t *testing.T) {
+	specs := areaSpecs([]string{"generic", "avx2", "avx512"})
+	for area, s := range specs {
+		if s.Peer.Impl == "" && s.Reference == "" {
+			t.Errorf("area %s has neither a peer nor a reference text", area)
+		}
+	}
+	var rs []gobench.Result
+	for _, l := range []string{
+		"BenchmarkTransportVsTCP/pingpong/rdma-2 1000 90000 ns/op 80000 cpu-ns/op",
+		"BenchmarkTransportVsTCP/pingpong/kernel_tcp-2 1000 30000 ns/op 20000 cpu-ns/op",
+		"BenchmarkFiPingpong/tcp/64B-2 1000 40000 ns/op 45000 cpu-ns/op",
+	} {
+		r, err := gobench.ParseLine(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	rep := &report.Report{Micro: report.GroupMicro(rs, specs)}
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := md.String()
+	if strings.Contains(s, "Peer: ``") {
+		t.Errorf("empty peer in the report:\n%s", s)
+	}
+	// The only n/a left is the interval of a single sample.
+	fi := s[strings.Index(s, "## FiPingpong"):]
+	if !strings.Contains(fi, "No peer: libfabric's own fi_pingpong") || strings.Contains(fi, "× vs peer") || strings.Count(fi, "n/a") > 1 {
+		t.Errorf("FiPingpong section:\n%s", fi)
 	}
 }

@@ -82,6 +82,7 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 	}
 	area := "load " + s.kind
 	upstream := ""
+	var backendProc *proc
 	if s.backend != nil {
 		bar.Set(area, "starting backend "+s.backend.name)
 		port, err := freePort()
@@ -101,6 +102,8 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 			return l
 		}
 		upstream = "127.0.0.1:" + strconv.Itoa(port)
+		backendProc = bp
+		l.Backend = s.backend.name
 		l.Setup += fmt.Sprintf(" Backend: %s on %s, sharing wrk's CPU so that the proxy under test has its CPU to itself.", s.backend.name, upstream)
 	}
 	perServer := s.plan(o) / float64(len(s.servers))
@@ -127,7 +130,7 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 	}
 	for _, sv := range ls {
 		bar.Set(area, "warm-up "+sv.row.Server)
-		_, _ = runWrk(ctx, e, sv.port, o.warmup, o.conns, o.pipeline)
+		_, _, _ = runWrk(ctx, e, sv.port, o.warmup, o.conns, o.pipeline)
 		bar.Done(o.warmup.Seconds())
 	}
 	for r := 0; r < o.rounds; r++ {
@@ -136,7 +139,7 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 				return l
 			}
 			bar.Set(area, fmt.Sprintf("%s round %d/%d", sv.row.Server, r+1, o.rounds))
-			rd, err := measure(ctx, e, sv, o)
+			rd, err := measure(ctx, e, sv, backendProc, o)
 			bar.Done(o.duration.Seconds() + perRunOverhead)
 			if err != nil {
 				if sv.row.Note == "" {
@@ -151,28 +154,35 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 	return l
 }
 
-// measure runs wrk once against a live server and reads the server's CPU
-// time around it.
-// pipelineScript writes (once) the wrk Lua script that sends n requests per
-// write: the request wrk would send, repeated n times. wrk counts each
-// response, so requests/s stays comparable.
-func pipelineScript(dir string, n int) (string, error) {
-	path := filepath.Join(dir, fmt.Sprintf("pipeline%d.lua", n))
+// wrkScript writes (once) the wrk Lua script of a run: with pipeline > 0 a
+// request() that sends that many requests per write (the request wrk
+// would send, repeated; wrk counts each response, so requests/s stays
+// comparable), and always wrkout.DoneScript, whose done() prints wrk's own
+// CPU time and its latency histogram. Without a request() wrk keeps its
+// static request path, so the script costs nothing during the run.
+func wrkScript(dir string, pipeline int) (string, error) {
+	path := filepath.Join(dir, fmt.Sprintf("wrk-pipeline%d.lua", pipeline))
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	script := fmt.Sprintf(`-- written by benchrun: %d pipelined requests per write
+	script := "-- written by benchrun\n"
+	if pipeline > 0 {
+		script += fmt.Sprintf(`-- %d pipelined requests per write
 init = function(args)
   local r = {}
   for i = 1, %d do r[i] = wrk.format() end
   batch = table.concat(r)
 end
 request = function() return batch end
-`, n, n)
+`, pipeline, pipeline)
+	}
+	script += wrkout.DoneScript
 	return path, os.WriteFile(path, []byte(script), 0o644)
 }
 
-func measure(ctx context.Context, e *env, sv live, o loadOpts) (report.Round, error) {
+// measure runs wrk once against a live server and reads the CPU time of
+// the server, of the backend (proxies) and of the whole machine around it.
+func measure(ctx context.Context, e *env, sv live, backend *proc, o loadOpts) (report.Round, error) {
 	if !sv.p.alive() {
 		return report.Round{}, fmt.Errorf("server exited: %s", sv.p.out.Last())
 	}
@@ -180,38 +190,86 @@ func measure(ctx context.Context, e *env, sv live, o loadOpts) (report.Round, er
 	if err != nil {
 		return report.Round{}, err
 	}
-	w, err := runWrk(ctx, e, sv.port, o.duration, o.conns, o.pipeline)
+	var backBefore, backAfter time.Duration
+	if backend != nil {
+		if backBefore, err = procstat.TreeCPUTime(backend.pid()); err != nil {
+			return report.Round{}, fmt.Errorf("backend: %w", err)
+		}
+	}
+	busyBefore, busyErr := procstat.SystemBusy()
+	start := time.Now()
+	w, wrkTotal, err := runWrk(ctx, e, sv.port, o.duration, o.conns, o.pipeline)
 	if err != nil {
 		return report.Round{}, err
 	}
+	wall := time.Since(start)
+	busyAfter, busyErr2 := procstat.SystemBusy()
 	after, err := procstat.TreeCPUTime(sv.p.pid())
 	if err != nil {
 		return report.Round{}, fmt.Errorf("server exited during the run: %v", err)
+	}
+	if backend != nil {
+		if backAfter, err = procstat.TreeCPUTime(backend.pid()); err != nil {
+			return report.Round{}, fmt.Errorf("backend exited during the run: %v", err)
+		}
 	}
 	if w.Requests == 0 {
 		// No sample: a zero would drag the median down and make the CPU
 		// per request undefined.
 		return report.Round{}, fmt.Errorf("no request completed in %s (%d socket errors)", o.duration, w.SocketErrors)
 	}
-	return report.Round{Wrk: w, CPU: after - before}, nil
+	rd := report.Round{Wrk: w, CPU: after - before, WrkCPU: w.WrkCPU, BackendCPU: backAfter - backBefore}
+	// The client CPU's load is taken over wrk's run; the machine's
+	// over the whole command, less wrk's whole process time (its
+	// histogram dump after the run included).
+	rd.Wall = time.Duration(w.RunMicros) * time.Microsecond
+	if rd.Wall == 0 {
+		rd.Wall = w.Duration
+	}
+	if busyErr == nil && busyErr2 == nil && wall > 0 {
+		others := max(0, busyAfter-busyBefore-rd.CPU-max(wrkTotal, rd.WrkCPU)-rd.BackendCPU)
+		// As CPUs busy over the run's wall time (Others/Wall).
+		rd.Others = time.Duration(float64(others) * float64(rd.Wall) / float64(wall))
+	}
+	return rd, nil
 }
 
-func runWrk(ctx context.Context, e *env, port int, d time.Duration, conns, pipeline int) (wrkout.Result, error) {
+// runWrk runs wrk with benchrun's script. Its percentiles come from the
+// dumped histogram with wrk's coordinated-omission correction undone
+// (wrkout.Result.UseHistogram): the recorded latencies, per request or,
+// pipelined, per batch. wrk's CPU time is its own figure from the script,
+// else its rusage at exit.
+func runWrk(ctx context.Context, e *env, port int, d time.Duration, conns, pipeline int) (wrkout.Result, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, d+wrkSlack)
 	defer cancel()
 	secs := max(1, int(d.Round(time.Second).Seconds()))
-	args := []string{e.wrk, "-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(secs) + "s", "--latency"}
-	if pipeline > 0 {
-		script, err := pipelineScript(e.tmp, pipeline)
-		if err != nil {
-			return wrkout.Result{}, err
-		}
-		args = append(args, "-s", script)
-	}
-	argv := e.pinned(e.clientCPU, append(args, "http://127.0.0.1:"+strconv.Itoa(port)+"/")...)
-	out, err := runCmd(ctx, e.tmp, argv...)
+	script, err := wrkScript(e.tmp, pipeline)
 	if err != nil {
-		return wrkout.Result{}, fmt.Errorf("wrk: %v: %s", err, lastLine(out))
+		return wrkout.Result{}, 0, err
 	}
-	return wrkout.Parse(string(out))
+	args := []string{e.wrk, "-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(secs) + "s", "--latency", "-s", script}
+	argv := e.pinned(e.clientCPU, append(args, "http://127.0.0.1:"+strconv.Itoa(port)+"/")...)
+	out, usage, err := runCmdUsage(ctx, e.tmp, argv...)
+	if err != nil {
+		return wrkout.Result{}, 0, fmt.Errorf("wrk: %v: %s", err, lastLine(out))
+	}
+	w, err := wrkResult(out, usage, conns)
+	return w, usage, err
+}
+
+// wrkResult reads a run's output: wrk's summary, its CPU time (the
+// script's figure, else usage) and the percentiles of the recorded
+// latencies from the histogram dump. On a dump that does not fit wrk's
+// correction interval, or without one, wrk's printed percentiles stay,
+// less the zeros it prints for the ones it lost.
+func wrkResult(out []byte, usage time.Duration, conns int) (wrkout.Result, error) {
+	w, err := wrkout.Parse(string(out))
+	if err != nil {
+		return w, err
+	}
+	if w.WrkCPU == 0 {
+		w.WrkCPU = usage
+	}
+	_, _ = w.UseHistogram(conns, report.Percentiles)
+	return w, nil
 }

@@ -45,13 +45,16 @@ var (
 const enumerateEstimate = 15.0
 
 type config struct {
-	areas   []string
-	quick   bool
-	micro   microOpts
-	load    loadOpts
-	out     string
-	install bool
-	engines []string // simdedge engines to load; empty: the default
+	areas []string
+	quick bool
+	micro microOpts
+	// microSet says -count or -benchtime was given: it then applies to
+	// every area.
+	microSet bool
+	load     loadOpts
+	out      string
+	install  bool
+	engines  []string // simdedge engines to load; empty: the default
 }
 
 func main() {
@@ -64,7 +67,7 @@ func run() int {
 		quick     = flag.Bool("quick", false, "few rounds and short runs (a smoke run of the whole suite in a few minutes)")
 		count     = flag.Int("count", 0, "micro rounds, each a go test -count 1 (default 10, quick 5)")
 		benchtime = flag.String("benchtime", "", "go test -benchtime (default 1s, quick 100ms)")
-		rounds    = flag.Int("rounds", 0, "interleaved wrk rounds per server (default 6, quick 2)")
+		rounds    = flag.Int("rounds", 0, "interleaved wrk rounds per server (default 10, quick 2)")
 		duration  = flag.Duration("duration", 0, "wrk duration per round (default 10s, quick 3s)")
 		conns     = flag.Int("connections", 64, "wrk connections")
 		out       = flag.String("out", "", "results directory (default <bench>/results)")
@@ -77,9 +80,10 @@ func run() int {
 		cfg.engines = strings.Split(*engines, ",")
 	}
 	cfg.micro = microOpts{count: 10, benchtime: "1s"}
-	// Six rounds: benchstat needs at least six samples for a confidence
-	// interval.
-	cfg.load = loadOpts{rounds: 6, duration: 10 * time.Second, warmup: 2 * time.Second, conns: *conns}
+	// Ten rounds: with six (benchstat's minimum) the median's 95 %
+	// interval is the min–max, so one disturbed round of the shared
+	// machine set it; with ten it is the 2nd smallest to the 2nd largest.
+	cfg.load = loadOpts{rounds: 10, duration: 10 * time.Second, warmup: 2 * time.Second, conns: *conns}
 	if *quick {
 		// Five rounds: a median of three is one disturbed round away
 		// from a wrong ratio on a busy machine.
@@ -88,9 +92,11 @@ func run() int {
 	}
 	if *count > 0 {
 		cfg.micro.count = *count
+		cfg.microSet = true
 	}
 	if *benchtime != "" {
 		cfg.micro.benchtime = *benchtime
+		cfg.microSet = true
 	}
 	if *rounds > 0 {
 		cfg.load.rounds = *rounds
@@ -127,6 +133,17 @@ func run() int {
 	}
 	fmt.Println("report:", md)
 	return 0
+}
+
+// microFor is the go test settings of area a.
+func (c config) microFor(a microArea) microOpts {
+	o := c.micro
+	if c.quick || c.microSet || a.fullCount == 0 {
+		return o
+	}
+	o.count, o.benchtime = a.fullCount, a.fullBenchtime
+	o.perRun = estimateRun(o.benchtime)
+	return o
 }
 
 // estimateRun is the planned seconds of one benchmark run: the testing
@@ -252,7 +269,8 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 			note("micro %s: no benchmarks ran; area skipped", a.name)
 			continue
 		}
-		planned[a.name] = float64(n*cfg.micro.count) * cfg.micro.perRun
+		o := cfg.microFor(a)
+		planned[a.name] = float64(n*o.count) * o.perRun
 		bar.AddPlan(planned[a.name])
 	}
 	var scenarios []scenario
@@ -264,7 +282,9 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 			bar.AddPlan(s.plan(cfg.load))
 		}
 	}
-	rep.Settings = settings(cfg, e, len(micro) > 0, len(scenarios) > 0)
+	rep.Settings = settings(cfg, e, micro, len(scenarios) > 0)
+	bar.Logf("plan: about %s of measurement after %s of building (planned bench times plus overheads; the status line updates the estimate as it goes)",
+		bar.Planned().Round(time.Minute), time.Since(rep.Start).Round(time.Second))
 
 	var results []gobench.Result
 	var raw strings.Builder
@@ -273,8 +293,12 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 		if !ok || ctx.Err() != nil {
 			continue
 		}
-		mr := runMicro(ctx, e, bar, a, bins[a.name], cfg.micro, p)
+		mr := runMicro(ctx, e, bar, a, bins[a.name], cfg.microFor(a), p)
 		results = append(results, mr.results...)
+		if rep.RoundOthers == nil {
+			rep.RoundOthers = map[string][]float64{}
+		}
+		rep.RoundOthers[a.name] = mr.others
 		raw.WriteString(mr.raw)
 		for _, n := range mr.notes {
 			note("%s", n)
@@ -417,11 +441,17 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 	return out
 }
 
-func settings(cfg config, e *env, micro, load bool) []string {
+func settings(cfg config, e *env, micro []microArea, load bool) []string {
 	var s []string
-	if micro {
-		s = append(s, fmt.Sprintf("micro: %d rounds of the go test -c binary with -test.bench -test.benchmem -test.count 1 -test.benchtime %s (rounds interleave the implementations; medians over rounds)",
-			cfg.micro.count, cfg.micro.benchtime))
+	if len(micro) > 0 {
+		line := fmt.Sprintf("micro: %d rounds of the go test -c binary with -test.bench -test.benchmem -test.count 1 -test.benchtime %s (rounds interleave the implementations; medians over rounds)",
+			cfg.micro.count, cfg.micro.benchtime)
+		for _, a := range micro {
+			if o := cfg.microFor(a); o.count != cfg.micro.count || o.benchtime != cfg.micro.benchtime {
+				line += fmt.Sprintf("; %s: %d rounds of %s", a.name, o.count, o.benchtime)
+			}
+		}
+		s = append(s, line)
 	}
 	if load {
 		s = append(s, fmt.Sprintf("load: wrk -t1 -c%d -d%s --latency, %d rounds, %s warm-up; servers on CPU %s, wrk on CPU %s",

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/bench/internal/gobench"
+	"github.com/simdedge/simdedge/bench/internal/procstat"
 	"github.com/simdedge/simdedge/bench/internal/progress"
 	"github.com/simdedge/simdedge/bench/internal/report"
 )
@@ -35,13 +38,25 @@ type microArea struct {
 	afterRound func(ctx context.Context, e *env, o microOpts) (lines []string, err error)
 	// summarize, if set, turns the area's results into notes.
 	summarize func(results []gobench.Result) []string
+	// fullCount and fullBenchtime, if set, replace the full run's rounds
+	// and bench time for this area (not quick runs, nor -count or
+	// -benchtime given on the command line).
+	fullCount     int
+	fullBenchtime string
 }
 
 // microAreas lists the micro areas in run order.
 var microAreas = []microArea{
 	{name: "url", module: "bench", pkg: "./micro/", bench: "^BenchmarkURLParse"},
 	{name: "http", module: "bench", pkg: "./micro/", bench: "^BenchmarkHTTPRequest$"},
-	{name: "json", module: "bench", pkg: "./micro/", bench: "^BenchmarkJSON"},
+	// JSON on the large documents (canada 2.2 MB, citm 1.7 MB) is the
+	// area other processes disturb most (memory-bound, every row slower
+	// by 15-60 % in a disturbed round of the 2026-11-22 run, allocation-
+	// free rows included, so not GC): 20 rounds of 0.5 s in the time of
+	// 10 of 1 s, so that the median's 95 % interval, x(6)..x(15) of 20
+	// instead of x(2)..x(9) of 10, stays inside the undisturbed rounds
+	// with up to five disturbed ones on one side instead of one.
+	{name: "json", module: "bench", pkg: "./micro/", bench: "^BenchmarkJSON", fullCount: 20, fullBenchtime: "500ms"},
 	{name: "asm", module: "root", pkg: "./asm", bench: "."},
 	// The datagram fast path against a kernel UDP socket, fed raw frames
 	// by a live-frames generator (needs root; see bench/xdp).
@@ -67,7 +82,7 @@ func areaSpecs(asmLevels []string) map[string]report.AreaSpec {
 		"JSONExtract":    {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
 		"Datagram":       {Section: "xdp", Peer: report.PeerRef{Impl: "transport=udp"}, Ours: []string{"transport=xdp"}},
 		"TransportVsTCP": {Section: "rdma", Peer: report.PeerRef{Impl: "kernel_tcp"}, Ours: []string{"rdma", "rdma_envelope"}},
-		"FiPingpong":     {Section: "rdma"},
+		"FiPingpong":     {Section: "rdma", Reference: "libfabric's own fi_pingpong (64-byte messages, tcp provider, both processes' CPU per round trip), the reference the rdma transport's CPU per request is compared with in the Notes"},
 	}
 	var ours []string
 	for _, l := range asmLevels {
@@ -96,6 +111,9 @@ type microResult struct {
 	// raw is the benchstat-format text (config and result lines).
 	raw   string
 	notes []string
+	// others is, per round, the CPU other processes used while the test
+	// binary ran, in CPUs (NaN when /proc/stat could not be read).
+	others []float64
 }
 
 // testBinary compiles the area's package once (`go test -c`) into the
@@ -200,6 +218,8 @@ func runMicro(ctx context.Context, e *env, bar *progress.Bar, a microArea, bin s
 			mr.notes = append(mr.notes, fmt.Sprintf("%s: %v", area, err))
 			break
 		}
+		busy0, busyErr0 := procstat.SystemBusy()
+		t0 := time.Now()
 		var all strings.Builder
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
@@ -221,7 +241,9 @@ func runMicro(ctx context.Context, e *env, bar *progress.Bar, a microArea, bin s
 				raw.WriteString(line + "\n")
 			}
 		}
-		if err := cmd.Wait(); err != nil && ctx.Err() == nil {
+		werr := cmd.Wait()
+		mr.others = append(mr.others, othersCPU(busy0, busyErr0, time.Since(t0), cmd.ProcessState))
+		if err := werr; err != nil && ctx.Err() == nil {
 			mr.notes = append(mr.notes, fmt.Sprintf("%s: benchmark binary failed in round %d after %s (%v): %s", area, round,
 				time.Since(start).Round(time.Second), err, lastLine([]byte(all.String()+stderr.String()))))
 			break
@@ -246,6 +268,18 @@ func runMicro(ctx context.Context, e *env, bar *progress.Bar, a microArea, bin s
 	bar.Done(planned - done)
 	mr.raw = raw.String()
 	return mr
+}
+
+// othersCPU is the CPU other processes took during a round of the test
+// binary, in CPUs: the machine's busy time over the round less the
+// binary's own rusage. NaN when it cannot be known.
+func othersCPU(busy0 time.Duration, err0 error, wall time.Duration, ps *os.ProcessState) float64 {
+	busy1, err1 := procstat.SystemBusy()
+	if err0 != nil || err1 != nil || ps == nil || wall <= 0 {
+		return math.NaN()
+	}
+	own := ps.UserTime() + ps.SystemTime()
+	return max(0, float64(busy1-busy0-own)/float64(wall))
 }
 
 // isConfigLine keeps the goos/goarch/pkg/cpu header lines for benchstat.

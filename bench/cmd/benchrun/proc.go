@@ -141,6 +141,13 @@ func stopAll() {
 // runCmd runs a short command to completion and returns its combined
 // output; on cancellation its whole process group is killed.
 func runCmd(ctx context.Context, dir string, argv ...string) ([]byte, error) {
+	out, _, err := runCmdUsage(ctx, dir, argv...)
+	return out, err
+}
+
+// runCmdUsage is runCmd that also returns the user+system CPU time of the
+// process (its rusage at exit; children it waited for included).
+func runCmdUsage(ctx context.Context, dir string, argv ...string) ([]byte, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	var out bytes.Buffer
@@ -151,5 +158,9 @@ func runCmd(ctx context.Context, dir string, argv ...string) ([]byte, error) {
 	if err != nil && !errors.Is(ctx.Err(), context.Canceled) {
 		err = fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 	}
-	return out.Bytes(), err
+	var usage time.Duration
+	if cmd.ProcessState != nil {
+		usage = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	return out.Bytes(), usage, err
 }

@@ -115,3 +115,33 @@ func treeCPUTime(proc string, pid int) (time.Duration, error) {
 	}
 	return total, nil
 }
+
+// SystemBusy returns the CPU time all CPUs spent on anything but idle and
+// I/O wait since boot (user, nice, system, irq, softirq and steal of the
+// "cpu" line of /proc/stat). The change over a run, less the CPU time of
+// the processes under measurement, is what other processes took.
+func SystemBusy() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, fmt.Errorf("procstat: %w", err)
+	}
+	return parseSystemBusy(string(b))
+}
+
+func parseSystemBusy(s string) (time.Duration, error) {
+	line, _, _ := strings.Cut(s, "\n")
+	f := strings.Fields(line)
+	// cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, errFormat
+	}
+	var busy int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, errFormat
+		}
+		busy += v
+	}
+	return time.Duration(busy) * tick, nil
+}

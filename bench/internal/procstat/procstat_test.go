@@ -85,3 +85,17 @@ func TestCPUTimeSelfGrows(t *testing.T) {
 	}
 	t.Errorf("CPU time did not grow in 10 s of busy loop (x=%d)", x)
 }
+
+func TestParseSystemBusy(t *testing.T) {
+	got, err := parseSystemBusy("cpu  3036179 5 1198814 1429970 8553 7 187218 11 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
+	want := time.Duration(3036179+5+1198814+7+187218+11) * tick
+	if err != nil || got != want {
+		t.Errorf("parseSystemBusy = %v, %v; want %v", got, err, want)
+	}
+	if _, err := parseSystemBusy("cpu0 1 2 3\n"); err == nil {
+		t.Error("bad /proc/stat accepted")
+	}
+	if b, err := SystemBusy(); err != nil || b <= 0 {
+		t.Errorf("SystemBusy = %v, %v", b, err)
+	}
+}

@@ -129,6 +129,13 @@ func (b *Bar) Close() {
 	})
 }
 
+// Planned is the planned time not yet done, unscaled by the pace so far.
+func (b *Bar) Planned() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Duration((b.plan - b.done) * float64(time.Second))
+}
+
 // Left estimates the time left.
 func (b *Bar) Left() time.Duration {
 	b.mu.Lock()

@@ -31,6 +31,9 @@ func TestEstimateScalesWithObservedSpeed(t *testing.T) {
 	if got := b.Left(); got != 180*time.Second {
 		t.Errorf("left = %v, want 3m0s", got)
 	}
+	if got := b.Planned(); got != 90*time.Second {
+		t.Errorf("planned = %v, want the unscaled 1m30s", got)
+	}
 	// Scale is bounded.
 	c.t = c.t.Add(1000 * time.Second)
 	if got := b.Left(); got != time.Duration(90*maxScale)*time.Second {

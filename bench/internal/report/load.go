@@ -20,15 +20,38 @@ type Round struct {
 	// CPU is the server's (process tree's) user+system CPU time during the
 	// run.
 	CPU time.Duration
+	// WrkCPU is wrk's own CPU time for the run, and BackendCPU the proxy
+	// backend's (0 for origins): both share the client CPU, so together
+	// they show how close the rig itself came to its ceiling.
+	WrkCPU, BackendCPU time.Duration
+	// Wall is the wall time of the round (wrk's run).
+	Wall time.Duration
+	// Others is the CPU time every other process on the machine took
+	// during the round (all CPUs' busy time less the server's, wrk's and
+	// the backend's); negative rounding is clamped to 0.
+	Others time.Duration
 }
 
-// CPUPerRequest is the server CPU time per completed request.
-func (r Round) CPUPerRequest() time.Duration {
+// perRequest divides d by the round's completed requests.
+func (r Round) perRequest(d time.Duration) time.Duration {
 	if r.Wrk.Requests == 0 {
 		return 0
 	}
-	return r.CPU / time.Duration(r.Wrk.Requests)
+	return d / time.Duration(r.Wrk.Requests)
 }
+
+// ClientBusy is the fraction of one CPU that wrk and the backend used
+// during the round (1.0: the client CPU was saturated, so the rate is the
+// rig's ceiling, not the server's); NaN without a wall time.
+func (r Round) ClientBusy() float64 {
+	if r.Wall <= 0 {
+		return math.NaN()
+	}
+	return float64(r.WrkCPU+r.BackendCPU) / float64(r.Wall)
+}
+
+// CPUPerRequest is the server CPU time per completed request.
+func (r Round) CPUPerRequest() time.Duration { return r.perRequest(r.CPU) }
 
 // Load is one load scenario (origins, or proxies in front of one backend).
 type Load struct {
@@ -38,7 +61,9 @@ type Load struct {
 	Peer string
 	// Setup describes how the scenario ran (wrk flags, pinning, backend).
 	Setup string
-	Rows  []LoadRow
+	// Backend names the proxies' backend ("" for origins).
+	Backend string
+	Rows    []LoadRow
 }
 
 // LoadRow is one server's rounds.
@@ -54,8 +79,15 @@ type Summary struct {
 	RPS     stats.Summary
 	Latency map[float64]stats.Summary
 	CPUus   stats.Summary
-	Errors  int64
-	Non2xx  int64
+	// WrkCPUus and BackendCPUus are wrk's and the backend's CPU per
+	// request (µs), ClientBusy the fraction of the client CPU they used,
+	// Others the other processes' CPU during the round (CPUs busy).
+	WrkCPUus, BackendCPUus, ClientBusy, Others stats.Summary
+	// LatencyRounds counts, per percentile, the rounds that gave it (wrk
+	// printed 0 in the others and no histogram replaced it).
+	LatencyRounds map[float64]int
+	Errors        int64
+	Non2xx        int64
 	// RPSCI and CPUCI are the half-widths of the 95 % confidence
 	// intervals of the medians, relative to them (NaN under 6 rounds).
 	RPSCI, CPUCI float64
@@ -75,12 +107,23 @@ type Summary struct {
 // Summarize returns the row's medians; ratios are filled by
 // Load.Summaries.
 func (r LoadRow) Summarize() Summary {
-	var rps, cpu []float64
+	var rps, cpu, wrkCPU, backCPU, busy, others []float64
 	lat := map[float64][]float64{}
-	s := Summary{Latency: map[float64]stats.Summary{}}
+	s := Summary{Latency: map[float64]stats.Summary{}, LatencyRounds: map[float64]int{}}
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	for _, rd := range r.Rounds {
 		rps = append(rps, rd.Wrk.RPS)
-		cpu = append(cpu, float64(rd.CPUPerRequest())/float64(time.Microsecond))
+		cpu = append(cpu, us(rd.CPUPerRequest()))
+		if rd.WrkCPU > 0 {
+			wrkCPU = append(wrkCPU, us(rd.perRequest(rd.WrkCPU)))
+		}
+		if rd.BackendCPU > 0 {
+			backCPU = append(backCPU, us(rd.perRequest(rd.BackendCPU)))
+		}
+		busy = append(busy, rd.ClientBusy())
+		if rd.Wall > 0 {
+			others = append(others, float64(rd.Others)/float64(rd.Wall))
+		}
 		for p, d := range rd.Wrk.Latency {
 			lat[p] = append(lat[p], float64(d)/float64(time.Microsecond))
 		}
@@ -88,10 +131,13 @@ func (r LoadRow) Summarize() Summary {
 		s.Non2xx += rd.Wrk.Non2xx
 	}
 	s.RPS, s.CPUus = stats.Summarize(rps), stats.Summarize(cpu)
+	s.WrkCPUus, s.BackendCPUus = stats.Summarize(wrkCPU), stats.Summarize(backCPU)
+	s.ClientBusy, s.Others = stats.Summarize(busy), stats.Summarize(others)
 	s.RPSCI, s.CPUCI = stats.CISpread(rps), stats.CISpread(cpu)
 	s.rps, s.cpu = rps, cpu
 	for _, p := range Percentiles {
 		s.Latency[p] = stats.Summarize(lat[p])
+		s.LatencyRounds[p] = len(lat[p])
 	}
 	return s
 }
@@ -131,8 +177,10 @@ func (l Load) Summaries() []Summary {
 
 // WriteBenchstat writes every round as a benchmark line,
 //
-//	BenchmarkLoad/<kind>/<server> <requests> <ns> ns/req <rps> req/s <p50> p50-sec ... <cpu> cpu-sec/req
+//	BenchmarkLoad/<kind>/<server> <requests> <ns> ns/req <rps> req/s <p50> p50-sec ... <cpu> cpu-sec/req <w> wrk-cpu-sec/req [<b> backend-cpu-sec/req]
 //
+// A percentile that the round did not give (see wrkout.Result.ZeroPercentiles)
+// is left out of that line rather than written as 0.
 // so that `benchstat old.txt new.txt` compares two runs' load results the
 // way it compares micro benchmarks. Latencies are in seconds, the unit
 // benchstat scales for display.
@@ -147,7 +195,14 @@ func (l Load) WriteBenchstat(w io.Writer) error {
 					fmt.Fprintf(&b, "\t%.9f p%.0f-sec", d.Seconds(), p)
 				}
 			}
-			fmt.Fprintf(&b, "\t%.9f cpu-sec/req\n", rd.CPUPerRequest().Seconds())
+			fmt.Fprintf(&b, "\t%.9f cpu-sec/req", rd.CPUPerRequest().Seconds())
+			if rd.WrkCPU > 0 {
+				fmt.Fprintf(&b, "\t%.9f wrk-cpu-sec/req", rd.perRequest(rd.WrkCPU).Seconds())
+			}
+			if rd.BackendCPU > 0 {
+				fmt.Fprintf(&b, "\t%.9f backend-cpu-sec/req", rd.perRequest(rd.BackendCPU).Seconds())
+			}
+			b.WriteString("\n")
 			if _, err := io.WriteString(w, b.String()); err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simdedge/simdedge/bench/internal/stats"
 	"github.com/simdedge/simdedge/bench/internal/sysinfo"
 )
 
@@ -32,6 +33,10 @@ type Report struct {
 	Notes []string
 	// Benchstat is the file name of the benchstat-format results.
 	Benchstat string
+	// RoundOthers holds, per micro section ("json"), the CPU that other
+	// processes used during each round, in CPUs (0.5: half a CPU busy on
+	// average), from /proc/stat less the benchmark binary's own time.
+	RoundOthers map[string][]float64
 }
 
 // Plot is one SVG written beside the report.
@@ -104,7 +109,7 @@ func (r *Report) WriteMarkdown(w io.Writer, plots []Plot) error {
 		fmt.Fprintf(&b, "![%s](%s)\n\n", p.Title, p.File)
 	}
 	for _, m := range r.Micro {
-		writeMicro(&b, m)
+		writeMicro(&b, m, r.RoundOthers[m.Spec.Section])
 	}
 	for _, l := range r.Load {
 		writeLoad(&b, l)
@@ -197,8 +202,30 @@ func peerName(m Micro) string {
 	return m.Spec.Peer.Impl
 }
 
-func writeMicro(b *strings.Builder, m Micro) {
-	fmt.Fprintf(b, "## %s\n\nPeer: `%s`. ns/op and MB/s are medians; ± is half the min–max range over the median, CI95 the half-width of the median's 95 %% confidence interval (benchstat's ±). The ratio is taken on the basis column: process CPU time per op where the benchmark and its peer report it (steady on a shared machine), wall ns/op otherwise.\n\n", m.Area, peerName(m))
+func writeMicro(b *strings.Builder, m Micro, others []float64) {
+	fmt.Fprintf(b, "## %s\n\n", m.Area)
+	hasPeer := m.Spec.Peer.Impl != ""
+	if hasPeer {
+		fmt.Fprintf(b, "Peer: `%s`. ", peerName(m))
+	} else {
+		ref := m.Spec.Reference
+		if ref == "" {
+			ref = "a measurement without a peer in this table"
+		}
+		fmt.Fprintf(b, "No peer: %s. ", ref)
+	}
+	b.WriteString("ns/op and MB/s are medians; ± is half the min–max range over the median, CI95 the half-width of the median's 95 % confidence interval (benchstat's ±).")
+	if hasPeer {
+		b.WriteString(" The ratio is taken on the basis column: process CPU time per op where the benchmark and its peer report it (steady on a shared machine), wall ns/op otherwise.")
+	}
+	if len(others) > 0 {
+		var v []string
+		for _, o := range others {
+			v = append(v, fmt.Sprintf("%.2f", o))
+		}
+		fmt.Fprintf(b, " Other processes' CPU during the area's rounds, in CPUs (from /proc/stat, less the benchmark binary's own time): %s.", strings.Join(v, " "))
+	}
+	b.WriteString("\n\n")
 	var extra []string
 	for _, row := range m.Rows {
 		for u := range row.Extra {
@@ -212,11 +239,19 @@ func writeMicro(b *strings.Builder, m Micro) {
 	for _, u := range extra {
 		fmt.Fprintf(b, " %s |", u)
 	}
-	b.WriteString(" basis | basis ± | basis CI95 | × vs peer (per-round min–max) |\n|---|---|---:|---:|---:|---:|---:|")
+	b.WriteString(" basis | basis ± | basis CI95 |")
+	if hasPeer {
+		b.WriteString(" × vs peer (per-round min–max) |")
+	}
+	b.WriteString("\n|---|---|---:|---:|---:|---:|---:|")
 	for range extra {
 		b.WriteString("---:|")
 	}
-	b.WriteString("---|---:|---:|---:|\n")
+	b.WriteString("---|---:|---:|")
+	if hasPeer {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
 	for _, row := range m.Rows {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |", row.Case, implName(row.Impl), fmtNs(row.NsOp.Median),
 			fmtPct(row.NsOp.Spread()), fmtFloat(row.MBs.Median), fmtFloat(row.BytesOp), fmtFloat(row.AllocsOp))
@@ -227,19 +262,33 @@ func writeMicro(b *strings.Builder, m Micro) {
 			}
 			fmt.Fprintf(b, " %s |", fmtFloat(v))
 		}
-		fmt.Fprintf(b, " %s | %s | %s | %s |\n", row.Basis, fmtPct(row.Time.Spread()), fmtPct(row.TimeCI), fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi))
+		fmt.Fprintf(b, " %s | %s | %s |", row.Basis, fmtPct(row.Time.Spread()), fmtPct(row.TimeCI))
+		if hasPeer {
+			fmt.Fprintf(b, " %s |", fmtRatioRange(row.Speedup, row.SpeedupLo, row.SpeedupHi))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 }
 
 func writeLoad(b *strings.Builder, l Load) {
 	fmt.Fprintf(b, "## Load: %s\n\n%s Peer for ratios: `%s`. Latency and CPU time are medians over the rounds; CPU is the server's user+system time per completed request (from /proc/PID/stat, process and children). On a shared machine requests/s depends on how much CPU the scheduler gave the server during its round; CPU time per request depends much less on that and is the steadier comparison.\n\n", l.Kind, l.Setup, l.Peer)
-	b.WriteString("| server | req/s | ± | p50 | p75 | p90 | p99 | CPU µs/req | CPU CI95 | req/s × vs peer (per-round min–max) | CPU × vs peer (per-round min–max) | rounds | errors |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	backend := l.Backend != ""
+	b.WriteString("| server | req/s | ± | p50 | p75 | p90 | p99 | CPU µs/req | CPU CI95 | req/s × vs peer (per-round min–max) | CPU × vs peer (per-round min–max) | wrk CPU µs/req |")
+	if backend {
+		b.WriteString(" backend CPU µs/req |")
+	}
+	b.WriteString(" client CPU busy | others' CPU | rounds | errors |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	if backend {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|---:|---:|---|\n")
+	partial := false
 	for i, s := range l.Summaries() {
 		row := l.Rows[i]
 		if len(row.Rounds) == 0 {
-			fmt.Fprintf(b, "| %s | n/a | | | | | | | | | | 0 | did not run: %s |\n", row.Server, row.Note)
+			fmt.Fprintf(b, "| %s | n/a |%s 0 | did not run: %s |\n", row.Server, strings.Repeat(" |", 12+boolInt(backend)), row.Note)
 			continue
 		}
 		errs := "0"
@@ -248,12 +297,47 @@ func writeLoad(b *strings.Builder, l Load) {
 		}
 		fmt.Fprintf(b, "| %s | %.0f | %s |", row.Server, s.RPS.Median, fmtPct(s.RPS.Spread()))
 		for _, p := range Percentiles {
-			fmt.Fprintf(b, " %s |", fmtUs(s.Latency[p].Median))
+			cell := fmtUs(s.Latency[p].Median)
+			if n := s.LatencyRounds[p]; n < len(row.Rounds) {
+				partial = true
+				cell += fmt.Sprintf(" (%d of %d rounds)", n, len(row.Rounds))
+			}
+			fmt.Fprintf(b, " %s |", cell)
 		}
-		fmt.Fprintf(b, " %s | %s | %s | %s | %d | %s |\n", fmtFloat(s.CPUus.Median), fmtPct(s.CPUCI),
-			fmtRatioRange(s.RPSRatio, s.RPSRatioLo, s.RPSRatioHi), fmtRatioRange(s.CPURatio, s.CPURatioLo, s.CPURatioHi), len(row.Rounds), errs)
+		fmt.Fprintf(b, " %s | %s | %s | %s | %s |", fmtFloat(s.CPUus.Median), fmtPct(s.CPUCI),
+			fmtRatioRange(s.RPSRatio, s.RPSRatioLo, s.RPSRatioHi), fmtRatioRange(s.CPURatio, s.CPURatioLo, s.CPURatioHi), fmtFloat(s.WrkCPUus.Median))
+		if backend {
+			fmt.Fprintf(b, " %s |", fmtFloat(s.BackendCPUus.Median))
+		}
+		fmt.Fprintf(b, " %s | %s | %d | %s |\n", fmtBusy(s.ClientBusy), fmtBusy(s.Others), len(row.Rounds), errs)
 	}
-	b.WriteString("\n")
+	b.WriteString("\nwrk CPU is wrk's own user+system time per completed request (os.clock in its done() hook, before the histogram dump; its exit rusage when the hook did not run)")
+	if backend {
+		fmt.Fprintf(b, ", backend CPU the backend's (%s, /proc/PID/stat)", l.Backend)
+	}
+	b.WriteString(". Client CPU busy is the median fraction of the client CPU that wrk")
+	if backend {
+		b.WriteString(" and the backend")
+	}
+	b.WriteString(" used during a round (min–max over the rounds): near 100 % the client side, not the server, set the rate, and a faster server cannot show more requests/s; CPU per request stays comparable. Others' CPU is what every other process on the machine took during the round, in CPUs (all CPUs' busy time from /proc/stat less the server's, wrk's and the backend's).\n\n")
+	if partial {
+		b.WriteString("A percentile marked (n of m rounds) was missing in the other rounds: wrk printed 0 for it (its coordinated-omission correction loses the counts it adds below the smallest latency) and no histogram dump replaced it; the median is over the rounds that gave it.\n\n")
+	}
+}
+
+func boolInt(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// fmtBusy prints a median fraction of a CPU with its min–max.
+func fmtBusy(s stats.Summary) string {
+	if s.N == 0 || math.IsNaN(s.Median) {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f %% (%.0f–%.0f)", s.Median*100, s.Min*100, s.Max*100)
 }
 
 func orNA(s string) string {

@@ -25,6 +25,10 @@ type AreaSpec struct {
 	// Compact puts all cases of an implementation on one summary line
 	// (the asm kernels, whose cases are input sizes).
 	Compact bool
+	// Reference, for an area without a peer (Peer.Impl ""), says what the
+	// area measures and where its figures are compared instead; the
+	// section then prints it in place of a peer and no ratio column.
+	Reference string
 }
 
 // Micro is one micro-benchmark area (a top-level Benchmark function).
@@ -56,6 +60,9 @@ type MicroRow struct {
 	// both back to back), or, when the rounds cannot be paired, the worst
 	// and best pairing of the two min–max ranges.
 	Speedup, SpeedupLo, SpeedupHi float64
+	// Samples are the basis unit's values in round order (for the
+	// Stability line's per-round analysis).
+	Samples []float64
 }
 
 // basis picks the time unit two sample sets are compared on. Process CPU
@@ -146,6 +153,7 @@ func GroupMicro(results []gobench.Result, specs map[string]AreaSpec) []Micro {
 			}
 			row.Time = summary(k, row.Basis)
 			row.TimeCI = stats.CISpread(samples[k][row.Basis])
+			row.Samples = samples[k][row.Basis]
 			g.Rows = append(g.Rows, row)
 		}
 		out = append(out, g)

@@ -285,7 +285,7 @@ func TestGroupMicroCPUBasis(t *testing.T) {
 		t.Errorf("canada (peer without CPU time): basis %q speedup %v", ca.Basis, ca.Speedup)
 	}
 	var b strings.Builder
-	writeMicro(&b, g[0])
+	writeMicro(&b, g[0], nil)
 	if !strings.Contains(b.String(), "| cpu-ns/op |") {
 		t.Errorf("the table does not name the basis:\n%s", b.String())
 	}

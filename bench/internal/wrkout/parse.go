@@ -22,6 +22,28 @@ type Result struct {
 	SocketErrors int64
 	// Non2xx counts "Non-2xx or 3xx responses".
 	Non2xx int64
+	// ZeroPercentiles lists the percentiles wrk printed as 0 although
+	// requests completed: wrk 4.1 loses the counts its coordinated-omission
+	// correction adds below the smallest latency and then prints 0 for the
+	// high percentiles (see Uncorrect). Parse leaves them out of Latency.
+	ZeroPercentiles []float64
+
+	// The rest comes from benchrun's done() script (DoneScript), when the
+	// run used it.
+
+	// RunMicros and RunRequests are wrk's runtime (µs) and completed
+	// requests as its done() saw them.
+	RunMicros, RunRequests int64
+	// WrkCPU is wrk's own CPU time (all its threads) up to its done().
+	WrkCPU time.Duration
+	// Hist is wrk's latency histogram as dumped (after its correction),
+	// sorted by latency; nil without a dump.
+	Hist []Bucket
+	// HistSkipped says the script skipped the dump as too long.
+	HistSkipped bool
+	// LatencyFromHist says Latency holds the percentiles of the recorded
+	// latencies computed from Hist (UseHistogram), not wrk's printout.
+	LatencyFromHist bool
 }
 
 var (
@@ -29,12 +51,17 @@ var (
 	errNoRPS     = errors.New("wrkout: no Requests/sec line")
 )
 
+// maxLine bounds one line of wrk's output (the histogram dump).
+const maxLine = 64 << 20
+
 // Parse reads wrk's output. It fails when the summary or Requests/sec lines
 // are missing (wrk could not connect), never on lines it does not know.
 func Parse(out string) (Result, error) {
 	r := Result{Latency: map[float64]time.Duration{}}
 	var haveSummary, haveRPS, inDist bool
 	sc := bufio.NewScanner(strings.NewReader(out))
+	// The histogram line holds one field per microsecond bucket.
+	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		f := strings.Fields(line)
@@ -48,8 +75,24 @@ func Parse(out string) (Result, error) {
 			if err1 != nil || err2 != nil {
 				return Result{}, fmt.Errorf("wrkout: bad latency line %q", line)
 			}
+			if d == 0 {
+				// No request takes 0 µs: this is wrk's lost-count
+				// defect, not a latency.
+				r.ZeroPercentiles = append(r.ZeroPercentiles, p)
+				continue
+			}
 			r.Latency[p] = d
 			continue
+		case strings.HasPrefix(line, RunLinePrefix):
+			if err := parseRunLine(&r, strings.TrimPrefix(line, RunLinePrefix)); err != nil {
+				return Result{}, err
+			}
+		case strings.HasPrefix(line, HistLinePrefix):
+			h, skipped, err := parseHist(strings.TrimPrefix(line, HistLinePrefix))
+			if err != nil {
+				return Result{}, err
+			}
+			r.Hist, r.HistSkipped = h, skipped
 		case strings.Contains(line, " requests in "):
 			// "28648 requests in 2.01s, 3.63MB read"
 			n, err := strconv.ParseInt(f[0], 10, 64)
@@ -86,6 +129,9 @@ func Parse(out string) (Result, error) {
 		// Percentile lines continue above, so any line reaching here ends
 		// the distribution block.
 		inDist = false
+	}
+	if err := sc.Err(); err != nil {
+		return Result{}, fmt.Errorf("wrkout: %w", err)
 	}
 	if !haveSummary {
 		return Result{}, errNoSummary
