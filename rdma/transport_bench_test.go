@@ -77,13 +77,13 @@ func BenchmarkTransportRoundTrip(b *testing.B) {
 }
 
 // roundTrips runs b.N requests one at a time against addr.
-func roundTrips(b *testing.B, addr string, o rdma.DialOptions) {
-	roundTripsOf(b, addr, (*rdma.Client).RoundTrip, benchReq, o)
+func roundTrips(b *testing.B, addr string, o rdma.DialOptions) (cpu time.Duration) {
+	return roundTripsOf(b, addr, (*rdma.Client).RoundTrip, benchReq, o)
 }
 
 // roundTripsOf runs b.N requests req one at a time against addr, sent
 // with rt (RoundTrip or RoundTripEnvelope).
-func roundTripsOf(b *testing.B, addr string, rt func(*rdma.Client, []byte, time.Duration, func([]byte, bool) error) error, req []byte, o rdma.DialOptions) {
+func roundTripsOf(b *testing.B, addr string, rt func(*rdma.Client, []byte, time.Duration, func([]byte, bool) error) error, req []byte, o rdma.DialOptions) (cpu time.Duration) {
 	needTransport(b)
 	c := dialClient(b, addr, o)
 	n := 0
@@ -93,7 +93,7 @@ func roundTripsOf(b *testing.B, addr string, rt func(*rdma.Client, []byte, time.
 	}
 	lat := make(latencies, 0, b.N)
 	b.SetBytes(int64(len(req)))
-	measure(b, func() {
+	cpu = measure(b, func() {
 		for range b.N {
 			t0 := time.Now()
 			if err := rt(c, req, 0, part); err != nil {
@@ -103,13 +103,15 @@ func roundTripsOf(b *testing.B, addr string, rt func(*rdma.Client, []byte, time.
 		}
 	})
 	lat.report(b)
+	return cpu
 }
 
 // BenchmarkTransportVsTCP is the benchrun "rdma" area: one request at a
-// time, client and server in this process, cpu-ns/op both ends, for the
-// message transport (HTTP/1.1 and envelope requests) and the same server
-// and handler on kernel TCP with keep-alive, named so that the report
-// takes each row's ratio against kernel_tcp.
+// time, cpu-ns/op both ends, for the message transport (HTTP/1.1 and
+// envelope requests, client and server in this process; and, like
+// fi_pingpong, in two processes busy-polling) and the same server and
+// handler on kernel TCP with keep-alive, named so that the report takes
+// each row's ratio against kernel_tcp.
 func BenchmarkTransportVsTCP(b *testing.B) {
 	b.Run("pingpong/rdma", func(b *testing.B) {
 		_, addr := startBackend(b, benchListen, okHandler)
@@ -126,7 +128,32 @@ func BenchmarkTransportVsTCP(b *testing.B) {
 		roundTrips(b, addr, do)
 	}
 	b.Run("pingpong/rdma_busy", busy)
+	// Like for like with fi_pingpong: two processes, both busy-polling,
+	// cpu-ns/op both processes' CPU per request.
+	b.Run("pingpong/rdma_procs_busy", func(b *testing.B) { procsPingPong(b, rdma.PollBusy, true) })
 	b.Run("pingpong/kernel_tcp", kernelTCPKeepAlive)
+}
+
+// procsPingPong runs b.N requests one at a time against a backend in a
+// second process, both in poll mode, and reports the backend's CPU per
+// request as peer-cpu-ns/op (from /proc, 10 ms ticks: use thousands of
+// iterations). With both, cpu-ns/op is the sum of the two processes'
+// (client-cpu-ns/op this one's); otherwise it is this process's.
+func procsPingPong(b *testing.B, poll rdma.PollMode, both bool) {
+	cmd, addr, stop := startBackendProcess(b, poll)
+	do := benchDial
+	do.Poll = poll
+	peer := procCPU(b, cmd.Process.Pid)
+	own := roundTrips(b, addr, do)
+	if b.N > 0 {
+		peer = procCPU(b, cmd.Process.Pid) - peer
+		b.ReportMetric(float64(peer)/float64(b.N), "peer-cpu-ns/op")
+		if both {
+			b.ReportMetric(float64(own)/float64(b.N), "client-cpu-ns/op")
+			b.ReportMetric(float64(own+peer)/float64(b.N), "cpu-ns/op")
+		}
+	}
+	stop()
 }
 
 // benchEnvelope is benchReq as a request envelope.
@@ -172,15 +199,15 @@ func BenchmarkTransportProcs(b *testing.B) {
 	for _, mode := range []string{"pingpong", "pipelined16"} {
 		for _, poll := range pollModes {
 			b.Run(mode+"/poll="+poll.String(), func(b *testing.B) {
+				if mode == "pingpong" {
+					procsPingPong(b, poll, false)
+					return
+				}
 				cmd, addr, stop := startBackendProcess(b, poll)
 				do := benchDial
 				do.Poll = poll
 				peer := procCPU(b, cmd.Process.Pid)
-				if mode == "pingpong" {
-					roundTrips(b, addr, do)
-				} else {
-					pipelined(b, addr, do)
-				}
+				pipelined(b, addr, do)
 				if b.N > 0 {
 					b.ReportMetric(float64(procCPU(b, cmd.Process.Pid)-peer)/float64(b.N), "peer-cpu-ns/op")
 				}

@@ -106,33 +106,6 @@ func TestTailBuffer(t *testing.T) {
 	}
 }
 
-func TestRDMASummary(t *testing.T) {
-	var rs []gobench.Result
-	for _, l := range []string{
-		"BenchmarkTransportVsTCP/pingpong/rdma-2 1000 90000 ns/op 80000 cpu-ns/op",
-		"BenchmarkTransportVsTCP/pingpong/rdma-2 1000 90000 ns/op 100000 cpu-ns/op",
-		"BenchmarkTransportVsTCP/pingpong/kernel_tcp-2 1000 30000 ns/op 20000 cpu-ns/op",
-		"BenchmarkFiPingpong/tcp/64B-2 1000 40000 ns/op 45000 cpu-ns/op",
-	} {
-		r, err := gobench.ParseLine(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, r)
-	}
-	n := rdmaSummary(rs)
-	if len(n) != 1 || !strings.Contains(n[0], "90.0 µs") || !strings.Contains(n[0], "4.50x kernel TCP") ||
-		!strings.Contains(n[0], "2.00x fi_pingpong") || !strings.Contains(n[0], "not RDMA hardware") {
-		t.Errorf("rdmaSummary = %q", n)
-	}
-	if n := rdmaSummary(nil); n != nil {
-		t.Errorf("rdmaSummary without results = %q", n)
-	}
-	if a, b := fiPingpongIterations("100ms"), fiPingpongIterations("1s"); a != 1000 || b != 10000 {
-		t.Errorf("fiPingpongIterations: 100ms %d, 1s %d", a, b)
-	}
-}
-
 // Without libfabric the rdma area is skipped with a note that says what to
 // install; without fi_pingpong it runs without the reference.
 func TestRDMADegrades(t *testing.T) {
