@@ -95,6 +95,12 @@ type loop struct {
 	// ups (by descriptor) and pools are its upstream connections
 	// (loopproxy_linux.go).
 	lpx   LoopProxier
+	// ring batches the turn's sends (loopring_linux.go; nil: write(2)).
+	ring    *lring
+	jobs    []ringJob
+	flushq  []ringJob
+	flushq2 []ringJob
+	doneFn  func(uint64, int32)
 	ups   []*lupconn
 	pools map[any]*lpool
 
@@ -215,6 +221,8 @@ func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
 		return nil, err
 	}
 	lp.pollFn = lp.pollOnce
+	lp.doneFn = lp.done
+	lp.ring = newRing()
 	return lp, nil
 }
 
@@ -283,6 +291,9 @@ func (lp *loop) run() error {
 			lp.yielded = now
 			runtime.Gosched()
 		}
+		if lp.ring != nil && n > 1 {
+			lp.prefetch(lp.events[:n])
+		}
 		for i := range lp.events[:n] {
 			ev := &lp.events[i]
 			switch fd := int(ev.Fd); fd {
@@ -309,6 +320,9 @@ func (lp *loop) run() error {
 		}
 		if now >= lp.next {
 			lp.scan(now)
+		}
+		if len(lp.flushq) > 0 {
+			lp.flush(now)
 		}
 	}
 }
@@ -372,6 +386,10 @@ func (lp *loop) exit() {
 	lp.closeListener()
 	lp.closeAll()
 	lp.closeUps()
+	if lp.ring != nil {
+		lp.ring.close()
+		lp.ring = nil
+	}
 	lp.wakeMu.Lock()
 	lp.exited = true
 	lp.closeFDs()

@@ -38,6 +38,11 @@ type lconn struct {
 	// registration was dropped because input came during the exchange.
 	ex    lexchange
 	inOff bool
+	// queued: in the loop's flushq, to be sent at the end of the turn
+	// (loopring_linux.go); sendRes and sendDone: the ring's result.
+	queued bool
+	// rd is a read done by the ring for the current event (prefetch).
+	rd ringResult
 }
 
 var lconnPool = sync.Pool{New: func() any { return new(lconn) }}
@@ -88,6 +93,11 @@ func (lp *loop) closeConn(lc *lconn) {
 }
 
 func (lp *loop) event(lc *lconn, events uint32, now int64) {
+	if lc.rd.got {
+		// prefetch read it (under the conditions of the read below).
+		lp.read(lc, now)
+		return
+	}
 	if lc.writing {
 		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 			if lp.write(lc, now) {
@@ -119,7 +129,13 @@ func (lp *loop) event(lc *lconn, events uint32, now int64) {
 // read reads once what the connection has and serves it.
 func (lp *loop) read(lc *lconn, now int64) {
 	c := lc.c
-	n, err := rawRead(lc.fd, c.rbuf[c.w:])
+	var n int
+	var err error
+	if lc.rd.got {
+		n, err = lc.rd.take()
+	} else {
+		n, err = rawRead(lc.fd, c.rbuf[c.w:])
+	}
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -142,8 +158,12 @@ func (lp *loop) process(lc *lconn, now int64) {
 		if !lp.serveBuffered(lc, now) {
 			return // handed off or closed
 		}
-		full := len(c.out) >= flushThreshold
-		if !lp.write(lc, now) || !full {
+		if len(c.out) < flushThreshold {
+			// The turn's outputs go out together (writeSoon).
+			lp.writeSoon(lc, now)
+			return
+		}
+		if !lp.write(lc, now) {
 			return
 		}
 		// The batch was cut at flushThreshold and went out whole:

@@ -92,6 +92,10 @@ type lupconn struct {
 	// nothing (back-pressure).
 	fresh, connecting, outReg, paused bool
 	idleSince                         int64
+	// queued: in the loop's flushq (loopring_linux.go); rd: a read the
+	// ring did for the current event.
+	queued bool
+	rd     ringResult
 	resp                              phttp.Response
 	ld                                phttp.LengthDecoder
 	cd                                phttp.ChunkedDecoder
@@ -191,7 +195,7 @@ func (lp *loop) upBegin(lc *lconn, now int64) {
 		lp.noteDeadline(ex.dl)
 		return
 	}
-	lp.upSend(lc, now)
+	lp.upSendSoon(lc, now)
 }
 
 // upGet returns an idle pooled connection or a new one (connecting).
@@ -283,6 +287,9 @@ func (lp *loop) upEvent(u *lupconn, events uint32, now int64) {
 		return
 	}
 	switch {
+	case u.rd.got:
+		// prefetch read it (under the conditions of the default case).
+		lp.upRead(lc, now)
 	case u.connecting:
 		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
 			return
@@ -325,9 +332,16 @@ func (lp *loop) upRead(lc *lconn, now int64) {
 	u := lc.ex.u
 	// A head or a chunk line can fill the buffer: the parser and the
 	// chunk decoder bound them, so it grows a bounded number of times.
-	u.buf, u.w = rbuf.Compact(u.buf, u.r, u.w)
-	u.r = 0
-	n, err := rawRead(u.fd, u.buf[u.w:])
+	// (A read prefetched by the ring was compacted for already.)
+	var n int
+	var err error
+	if u.rd.got {
+		n, err = u.rd.take()
+	} else {
+		u.buf, u.w = rbuf.Compact(u.buf, u.r, u.w)
+		u.r = 0
+		n, err = rawRead(u.fd, u.buf[u.w:])
+	}
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -433,13 +447,23 @@ func (lp *loop) upRelay(lc *lconn, now int64) {
 // clientOut writes the client's pending output; if it blocks, the
 // upstream stops being read until it drains (resumeUp).
 func (lp *loop) clientOut(lc *lconn, now int64) {
-	u := lc.ex.u
 	if !lc.writing {
+		if lp.ring != nil {
+			// Sent at the end of the turn; flush pauses the
+			// upstream if the client blocks.
+			lp.writeSoon(lc, now)
+			return
+		}
 		if lp.write(lc, now) || lc.c == nil {
 			return // all written, or the connection closed
 		}
 	}
-	if !u.paused {
+	lp.pauseUp(lc)
+}
+
+// pauseUp stops reading the upstream while the client's output is blocked.
+func (lp *loop) pauseUp(lc *lconn) {
+	if u := lc.ex.u; u != nil && !u.paused {
 		u.paused = true
 		lp.ctl(unix.EPOLL_CTL_MOD, u.fd, 0)
 	}
