@@ -95,14 +95,15 @@ type loop struct {
 	// ups (by descriptor) and pools are its upstream connections
 	// (loopproxy_linux.go).
 	lpx   LoopProxier
-	// ring batches the turn's sends (loopring_linux.go; nil: write(2)).
+	ups   []*lupconn
+	pools map[any]*lpool
+	// ring batches a turn's reads and writes (loopring_linux.go; nil:
+	// read(2) and write(2)); jobs, flushq and flushq2 are its queues.
 	ring    *lring
 	jobs    []ringJob
 	flushq  []ringJob
 	flushq2 []ringJob
 	doneFn  func(uint64, int32)
-	ups   []*lupconn
-	pools map[any]*lpool
 
 	conns  []*lconn // by descriptor
 	nconns int      // connections the loop serves itself

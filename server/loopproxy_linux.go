@@ -96,9 +96,9 @@ type lupconn struct {
 	// ring did for the current event.
 	queued bool
 	rd     ringResult
-	resp                              phttp.Response
-	ld                                phttp.LengthDecoder
-	cd                                phttp.ChunkedDecoder
+	resp   phttp.Response
+	ld     phttp.LengthDecoder
+	cd     phttp.ChunkedDecoder
 }
 
 // lexchange is a client connection's proxied request in flight.

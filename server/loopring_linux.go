@@ -242,7 +242,6 @@ func (r *lring) reap(done func(tag uint64, res int32)) uint32 {
 	return n
 }
 
-
 // The loop's side (ringJob, prefetch, writeSoon, flush). A turn is: epoll
 // reports k ready descriptors; prefetch reads every one the dispatch would
 // read, in one io_uring_enter, leaving each result on its connection, where
