@@ -19,9 +19,13 @@
 # fi_pingpong polls), both ends in the same mode;
 #   BenchmarkKernelTCPKeepAlive   the same handler over kernel TCP
 #   BenchmarkCgoCall              one bare cgo crossing
-# then rdma/fipingpong.sh (fi_pingpong -p tcp -e msg, 64 B; cpu-ns/op of
-# both processes per round trip). The target is cpu-ns/op of the transport
-# <= 1.5x fi_pingpong's of the same round.
+# then rdma/fipingpong.sh (fi_pingpong -p tcp -e msg, 96-byte messages,
+# the transport's request message; cpu-ns/op of both processes per round
+# trip). The target is cpu-ns/op of the transport <= 1.5x fi_pingpong's of
+# the same round; the like-for-like column is "2 procs busy" (two
+# processes, both busy-polling, both processes' CPU, as fi_pingpong).
+# The backends serve inline (the handler on the poller) unless
+# SIMDEDGE_TEST_RDMA_SERVE=goroutine is set.
 #
 # Needs libfabric-dev and libfabric-bin (fi_pingpong).
 # Usage: bench/rdma/run.sh [COUNT] [ITERATIONS]   (default 10 rounds, 5000x)
@@ -41,7 +45,7 @@ trap 'rm -rf "$W"' EXIT
 for i in $(seq "$COUNT"); do
 	"$W/rdma.test" -test.run '^$' -test.bench 'Transport|KernelTCP|CgoCall' \
 		-test.benchtime "${N}x" | grep '^Benchmark' | tee -a "$OUT"
-	"$root/rdma/fipingpong.sh" -n $((4 * N)) -c 1 64 | tee -a "$OUT"
+	"$root/rdma/fipingpong.sh" -n $((4 * N)) -c 1 96 | tee -a "$OUT"
 	echo "# round $i load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
 done
 (cd "$root/bench" && go tool benchstat "$OUT")
