@@ -104,6 +104,7 @@ type loop struct {
 	flushq  []ringJob
 	flushq2 []ringJob
 	doneFn  func(uint64, int32)
+	ringMin int // the smallest batch worth an io_uring_enter
 
 	conns  []*lconn // by descriptor
 	nconns int      // connections the loop serves itself
@@ -223,7 +224,9 @@ func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
 	}
 	lp.pollFn = lp.pollOnce
 	lp.doneFn = lp.done
-	lp.ring = newRing()
+	if on, minBatch := ringSetting(); on {
+		lp.ring, lp.ringMin = newRing(), minBatch
+	}
 	return lp, nil
 }
 
@@ -292,7 +295,7 @@ func (lp *loop) run() error {
 			lp.yielded = now
 			runtime.Gosched()
 		}
-		if lp.ring != nil && n > 1 {
+		if lp.ring != nil && n >= lp.ringMin {
 			lp.prefetch(lp.events[:n])
 		}
 		for i := range lp.events[:n] {

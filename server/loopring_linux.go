@@ -3,6 +3,7 @@
 package server
 
 import (
+	"os"
 	"sync/atomic"
 	"unsafe"
 
@@ -103,16 +104,33 @@ const (
 	ringEntries = 256
 )
 
-// ringDisabled turns the ring off (tests run the loop both ways).
-var ringDisabled atomic.Bool
+// ringEnters counts the io_uring_enter calls of every loop (tests check
+// that batches went through the ring, or did not).
+var ringEnters atomic.Int64
+
+// ringEnv names the environment variable that sets how the loop uses
+// io_uring: "off" never (read(2) and write(2) only: an escape hatch for a
+// kernel whose io_uring misbehaves), "all" for every read and write, even
+// a batch of one (the tests' setting: every path then goes through the
+// ring); anything else, the default: batches of two or more.
+const ringEnv = "SIMDEDGE_IO_URING"
+
+// ringSetting returns whether to set up a ring and the smallest batch that
+// goes through it.
+func ringSetting() (on bool, minBatch int) {
+	switch os.Getenv(ringEnv) {
+	case "off":
+		return false, 0
+	case "all":
+		return true, 1
+	}
+	return true, 2
+}
 
 // newRing sets up a ring, or returns nil where io_uring is unavailable
-// (old kernel, seccomp, kernel.io_uring_disabled): the loop then writes
-// with write(2).
+// (old kernel, seccomp, kernel.io_uring_disabled): the loop then reads and
+// writes with read(2) and write(2).
 func newRing() *lring {
-	if ringDisabled.Load() {
-		return nil
-	}
 	var p ringParams
 	fd, _, e := unix.RawSyscall(unix.SYS_IO_URING_SETUP, ringEntries, uintptr(unsafe.Pointer(&p)), 0)
 	if e != 0 {
@@ -210,6 +228,7 @@ func (r *lring) submit(done func(tag uint64, res int32)) bool {
 		if tries == 4 {
 			return false
 		}
+		ringEnters.Add(1)
 		n, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(left), 0, 0, 0, 0)
 		if e != 0 && e != unix.EINTR {
 			return false
@@ -306,7 +325,7 @@ func (lp *loop) prefetch(evs []unix.EpollEvent) {
 		}
 	}
 	lp.jobs = jobs
-	if len(jobs) < 2 {
+	if len(jobs) < lp.ringMin {
 		return
 	}
 	for i := range jobs {
@@ -426,7 +445,7 @@ func (lp *loop) flush(now int64) {
 func (lp *loop) sendJobs(now int64) {
 	jobs := lp.jobs
 	ok := true
-	if len(jobs) > 1 {
+	if len(jobs) >= lp.ringMin {
 		for i := range jobs {
 			if lc := jobs[i].lc; lc != nil {
 				lp.ring.op(ringOpSend, lc.fd, lc.c.out[lc.wpos:], uint64(i))

@@ -6,7 +6,8 @@
 // with server.Server.ServeTCP(l, server.Engine(current)); MainProxy adds a
 // run on the loop with its own proxy on ("loop-proxy"). The environment
 // variable SIMDEDGE_TEST_ENGINES ("goroutine", "loop", "loop-proxy",
-// comma-separated) narrows the runs.
+// comma-separated) narrows the runs. The loop runs route every loop read
+// and write through io_uring (SIMDEDGE_IO_URING=all, unless set).
 package enginetest
 
 import (
@@ -61,10 +62,20 @@ func Main(m *testing.M, set func(engine string)) { run(m, engines(false), set) }
 // proxy (the loop serves proxied requests itself in that run).
 func MainProxy(m *testing.M, set func(engine string)) { run(m, engines(true), set) }
 
+// ringEnv is server's switch for the loop's io_uring batching; unless the
+// environment sets it, the loop runs set "all" so that every loop read and
+// write goes through the ring (by default only batches of two or more do,
+// which single-client tests rarely make).
+const ringEnv = "SIMDEDGE_IO_URING"
+
 func run(m *testing.M, runs []string, set func(engine string)) {
 	code := 0
+	_, ringSet := os.LookupEnv(ringEnv)
 	for _, e := range runs {
 		set(e)
+		if !ringSet && e != Goroutine {
+			os.Setenv(ringEnv, "all")
+		}
 		fmt.Fprintf(os.Stderr, "--- tests on the %s engine\n", e)
 		if code = m.Run(); code != 0 {
 			fmt.Fprintf(os.Stderr, "--- FAIL on the %s engine\n", e)
