@@ -252,6 +252,15 @@ func TestEveryAreaHasPeerOrReference(t *testing.T) {
 			t.Errorf("area %s has neither a peer nor a reference text", area)
 		}
 	}
+	// A kernel that areaSpecs does not name yet gets the kernels' peer.
+	k, err := gobench.ParseLine("BenchmarkScratchAlias/0/4096/level=avx2-2 1000 90 ns/op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAsmSpecs(specs, []gobench.Result{k}, []string{"generic", "avx2"})
+	if s := specs["ScratchAlias"]; s.Peer.Impl != "level=generic" {
+		t.Errorf("new asm kernel's spec = %+v", s)
+	}
 	var rs []gobench.Result
 	for _, l := range []string{
 		"BenchmarkTransportVsTCP/pingpong/rdma-2 1000 90000 ns/op 80000 cpu-ns/op",

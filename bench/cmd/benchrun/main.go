@@ -286,7 +286,7 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 	bar.Logf("plan: about %s of measurement after %s of building (planned bench times plus overheads; the status line updates the estimate as it goes)",
 		bar.Planned().Round(time.Minute), time.Since(rep.Start).Round(time.Second))
 
-	var results []gobench.Result
+	var results, asmResults []gobench.Result
 	var raw strings.Builder
 	for _, a := range micro {
 		p, ok := planned[a.name]
@@ -295,6 +295,9 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 		}
 		mr := runMicro(ctx, e, bar, a, bins[a.name], cfg.microFor(a), p)
 		results = append(results, mr.results...)
+		if a.name == "asm" {
+			asmResults = mr.results
+		}
 		if rep.RoundOthers == nil {
 			rep.RoundOthers = map[string][]float64{}
 		}
@@ -308,7 +311,9 @@ func suite(ctx context.Context, cfg config, bench, command string) (string, erro
 	for _, l := range asm.Levels() {
 		levels = append(levels, l.String())
 	}
-	rep.Micro = report.GroupMicro(results, areaSpecs(levels))
+	specs := areaSpecs(levels)
+	addAsmSpecs(specs, asmResults, levels)
+	rep.Micro = report.GroupMicro(results, specs)
 	for _, s := range scenarios {
 		if ctx.Err() != nil {
 			break
