@@ -93,6 +93,10 @@ func (g group) reason(samples []float64, f []float64) string {
 	if len(off) == 0 {
 		return ""
 	}
+	if len(off) > len(samples)/3 && len(shared) < len(off)/2 {
+		// Not a few disturbed rounds: the row varies throughout.
+		return fmt.Sprintf("broad: %d of %d rounds more than %.0f %% off the median, mostly this row alone", len(off), len(samples), offRound*100)
+	}
 	var b strings.Builder
 	if len(shared) == len(off) {
 		fmt.Fprintf(&b, "%s%s moved the whole %s (median row ×%s)", roundsWord(off), roundList(off), g.label, factorList(f, off))
