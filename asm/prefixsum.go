@@ -9,9 +9,12 @@ package asm
 // panic) and may be src itself; partially overlapping slices give undefined
 // results.
 //
-// The SIMD kernels run the shift-and-add scan: log2(lanes) steps of
-// "shift the vector by 1, 2, 4... lanes and add", then add the running carry
-// broadcast to every lane.
+// The SIMD kernels scan the first vector with the shift-and-add network
+// (log2(lanes) steps of "shift by 1, 2, 4... lanes and add", then the
+// running carry broadcast and added). The later vectors, when dst is not
+// src, take the windowed scan: each output vector is the sum of the last
+// lanes-many inputs at every position plus the previous output vector, so
+// no carry is broadcast and the loop-carried work is one add per vector.
 
 // PrefixSum8 computes the inclusive prefix sum of src into dst.
 func PrefixSum8(dst, src []uint8, carry uint8) uint8 {

@@ -302,10 +302,88 @@ TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
 	ADDQ           $0x20, CX
 	ADDQ           $0x20, AX
 	SUBQ           $0x20, DX
+	CMPQ           AX, CX
+	JE             prefixSum8InclAVX2_inplace_loop2
+	VMOVDQA        Y6, Y0
+	VPERM2I128     $0x21, Y6, Y6, Y1
+	VPALIGNR       $0x0e, Y1, Y6, Y1
+	VPSUBB         Y1, Y6, Y1
+	VPERM2I128     $0x21, Y6, Y6, Y2
+	VPALIGNR       $0x0c, Y2, Y6, Y2
+	VPSUBB         Y2, Y6, Y2
+	VPERM2I128     $0x21, Y6, Y6, Y3
+	VPALIGNR       $0x08, Y3, Y6, Y3
+	VPSUBB         Y3, Y6, Y3
+	VPERM2I128     $0x21, Y6, Y6, Y4
+	VPSUBB         Y4, Y6, Y8
 
-prefixSum8InclAVX2_loop2:
+prefixSum8InclAVX2_window_loop2:
 	CMPQ       DX, $0x40
-	JB         prefixSum8InclAVX2_one
+	JB         prefixSum8InclAVX2_window_one
+	VMOVDQU    (CX), Y4
+	VPADDB     -1(CX), Y4, Y4
+	VPERM2I128 $0x21, Y4, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y4, Y1
+	VPADDB     Y1, Y4, Y5
+	VPERM2I128 $0x21, Y5, Y2, Y1
+	VPALIGNR   $0x0c, Y1, Y5, Y1
+	VPADDB     Y1, Y5, Y6
+	VPERM2I128 $0x21, Y6, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y6, Y1
+	VPADDB     Y1, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y1
+	VPADDB     Y1, Y7, Y1
+	VPADDB     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	VMOVDQU    32(CX), Y1
+	VPADDB     31(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y4, Y2
+	VPALIGNR   $0x0e, Y2, Y1, Y2
+	VPADDB     Y2, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y5, Y3
+	VPALIGNR   $0x0c, Y3, Y2, Y3
+	VPADDB     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y6, Y4
+	VPALIGNR   $0x08, Y4, Y3, Y4
+	VPADDB     Y4, Y3, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y4
+	VPADDB     Y4, Y8, Y4
+	VPADDB     Y0, Y4, Y0
+	VMOVDQU    Y0, 32(AX)
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum8InclAVX2_window_loop2
+
+prefixSum8InclAVX2_window_one:
+	CMPQ       DX, $0x20
+	JB         prefixSum8InclAVX2_window_end
+	VMOVDQU    (CX), Y4
+	VPADDB     -1(CX), Y4, Y4
+	VPERM2I128 $0x21, Y4, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y4, Y1
+	VPADDB     Y1, Y4, Y5
+	VPERM2I128 $0x21, Y5, Y2, Y1
+	VPALIGNR   $0x0c, Y1, Y5, Y1
+	VPADDB     Y1, Y5, Y6
+	VPERM2I128 $0x21, Y6, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y6, Y1
+	VPADDB     Y1, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y1
+	VPADDB     Y1, Y7, Y1
+	VPADDB     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum8InclAVX2_window_end:
+	VPBROADCASTB -1(AX), Y0
+	JMP          prefixSum8InclAVX2_done
+
+prefixSum8InclAVX2_inplace_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum8InclAVX2_inplace_one
 	VMOVDQU    (CX), Y6
 	VPAND      -1(CX), Y1, Y7
 	VPADDB     Y7, Y6, Y6
@@ -343,11 +421,11 @@ prefixSum8InclAVX2_loop2:
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
-	JMP        prefixSum8InclAVX2_loop2
+	JMP        prefixSum8InclAVX2_inplace_loop2
 
-prefixSum8InclAVX2_one:
+prefixSum8InclAVX2_inplace_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum8InclAVX2_end
+	JB         prefixSum8InclAVX2_done
 	VMOVDQU    (CX), Y6
 	VPAND      -1(CX), Y1, Y1
 	VPADDB     Y1, Y6, Y6
@@ -369,7 +447,6 @@ prefixSum8InclAVX2_one:
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
 
-prefixSum8InclAVX2_end:
 prefixSum8InclAVX2_done:
 	VMOVD X0, AX
 	MOVB  AL, ret+56(FP)
@@ -390,6 +467,106 @@ TEXT ·prefixSum8InclAVX512(SB), NOSPLIT, $0-57
 	VBROADCASTI32X4 spread8_4<>+0(SB), Z4
 	VBROADCASTI32X4 spread8_8<>+0(SB), Z5
 	VPXORQ          Z2, Z2, Z2
+	CMPQ            DX, $0x40
+	JB              prefixSum8InclAVX512_tail
+	VMOVDQU64       (CX), Z6
+	VPSLLW          $0x08, Z6, Z7
+	VPADDB          Z7, Z6, Z6
+	VPSHUFB         Z3, Z6, Z7
+	VPADDB          Z7, Z6, Z6
+	VPSHUFB         Z4, Z6, Z7
+	VPADDB          Z7, Z6, Z6
+	VPSHUFB         Z5, Z6, Z7
+	VPADDB          Z7, Z6, Z6
+	VPSHUFB         Z1, Z6, Z7
+	VALIGNQ         $0x06, Z2, Z7, Z8
+	VPADDB          Z8, Z7, Z7
+	VALIGNQ         $0x04, Z2, Z7, Z8
+	VPADDB          Z8, Z7, Z7
+	VALIGNQ         $0x06, Z2, Z7, Z8
+	VPADDB          Z8, Z6, Z6
+	VSHUFI64X2      $0xff, Z7, Z7, Z7
+	VPADDB          Z0, Z6, Z6
+	VPADDB          Z7, Z0, Z0
+	VMOVDQU64       Z6, (AX)
+	ADDQ            $0x40, CX
+	ADDQ            $0x40, AX
+	SUBQ            $0x40, DX
+	CMPQ            AX, CX
+	JE              prefixSum8InclAVX512_loop
+	VMOVDQA64       Z6, Z0
+	VALIGND         $0x0f, Z6, Z6, Z7
+	VPSUBB          Z7, Z6, Z7
+	VALIGND         $0x0e, Z6, Z6, Z8
+	VPSUBB          Z8, Z6, Z8
+	VALIGND         $0x0c, Z6, Z6, Z9
+	VPSUBB          Z9, Z6, Z9
+	VALIGND         $0x08, Z6, Z6, Z10
+	VPSUBB          Z10, Z6, Z13
+
+prefixSum8InclAVX512_window_loop2:
+	CMPQ      DX, $0x00000080
+	JB        prefixSum8InclAVX512_window_one
+	VMOVDQU64 (CX), Z6
+	VMOVDQU64 -2(CX), Z10
+	VPADDB    -1(CX), Z6, Z6
+	VPADDB    -3(CX), Z10, Z10
+	VPADDB    Z10, Z6, Z6
+	VALIGND   $0x0f, Z7, Z6, Z7
+	VPADDB    Z7, Z6, Z10
+	VALIGND   $0x0e, Z8, Z10, Z7
+	VPADDB    Z7, Z10, Z11
+	VALIGND   $0x0c, Z9, Z11, Z7
+	VPADDB    Z7, Z11, Z12
+	VALIGND   $0x08, Z13, Z12, Z7
+	VPADDB    Z7, Z12, Z7
+	VPADDB    Z0, Z7, Z0
+	VMOVDQU64 Z0, (AX)
+	VMOVDQU64 64(CX), Z7
+	VMOVDQU64 62(CX), Z8
+	VPADDB    63(CX), Z7, Z7
+	VPADDB    61(CX), Z8, Z8
+	VPADDB    Z8, Z7, Z7
+	VALIGND   $0x0f, Z6, Z7, Z6
+	VPADDB    Z6, Z7, Z8
+	VALIGND   $0x0e, Z10, Z8, Z6
+	VPADDB    Z6, Z8, Z9
+	VALIGND   $0x0c, Z11, Z9, Z6
+	VPADDB    Z6, Z9, Z13
+	VALIGND   $0x08, Z12, Z13, Z6
+	VPADDB    Z6, Z13, Z6
+	VPADDB    Z0, Z6, Z0
+	VMOVDQU64 Z0, 64(AX)
+	ADDQ      $0x80, CX
+	ADDQ      $0x80, AX
+	SUBQ      $0x80, DX
+	JMP       prefixSum8InclAVX512_window_loop2
+
+prefixSum8InclAVX512_window_one:
+	CMPQ      DX, $0x40
+	JB        prefixSum8InclAVX512_window_end
+	VMOVDQU64 (CX), Z6
+	VMOVDQU64 -2(CX), Z10
+	VPADDB    -1(CX), Z6, Z6
+	VPADDB    -3(CX), Z10, Z10
+	VPADDB    Z10, Z6, Z6
+	VALIGND   $0x0f, Z7, Z6, Z7
+	VPADDB    Z7, Z6, Z10
+	VALIGND   $0x0e, Z8, Z10, Z6
+	VPADDB    Z6, Z10, Z11
+	VALIGND   $0x0c, Z9, Z11, Z6
+	VPADDB    Z6, Z11, Z12
+	VALIGND   $0x08, Z13, Z12, Z6
+	VPADDB    Z6, Z12, Z6
+	VPADDB    Z0, Z6, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+
+prefixSum8InclAVX512_window_end:
+	VPBROADCASTB -1(AX), Z0
+	JMP          prefixSum8InclAVX512_tail
 
 prefixSum8InclAVX512_loop:
 	CMPQ       DX, $0x40
@@ -491,76 +668,81 @@ TEXT ·prefixSum8ExclAVX2(SB), NOSPLIT, $0-57
 	SUBQ           $0x20, DX
 	CMPQ           AX, CX
 	JE             prefixSum8ExclAVX2_inplace_loop2
-	VPBROADCASTB   -1(CX), Y6
-	VPSUBB         Y6, Y0, Y0
+	VMOVDQA        Y6, Y0
+	VPERM2I128     $0x21, Y6, Y6, Y1
+	VPALIGNR       $0x0e, Y1, Y6, Y1
+	VPSUBB         Y1, Y6, Y1
+	VPERM2I128     $0x21, Y6, Y6, Y2
+	VPALIGNR       $0x0c, Y2, Y6, Y2
+	VPSUBB         Y2, Y6, Y2
+	VPERM2I128     $0x21, Y6, Y6, Y3
+	VPALIGNR       $0x08, Y3, Y6, Y3
+	VPSUBB         Y3, Y6, Y3
+	VPERM2I128     $0x21, Y6, Y6, Y4
+	VPSUBB         Y4, Y6, Y8
 
-prefixSum8ExclAVX2_shifted_loop2:
+prefixSum8ExclAVX2_window_loop2:
 	CMPQ       DX, $0x40
-	JB         prefixSum8ExclAVX2_shifted_one
-	VMOVDQU    -1(CX), Y6
-	VPAND      -2(CX), Y1, Y7
-	VPADDB     Y7, Y6, Y6
-	VPSHUFB    Y2, Y6, Y7
-	VPADDB     Y7, Y6, Y6
-	VPSHUFB    Y3, Y6, Y7
-	VPADDB     Y7, Y6, Y6
-	VPSHUFB    Y4, Y6, Y7
-	VPADDB     Y7, Y6, Y6
-	VPSHUFB    Y5, Y6, Y7
-	VPERM2I128 $0x08, Y7, Y7, Y8
-	VPADDB     Y8, Y6, Y6
-	VPADDB     Y8, Y7, Y7
-	VPERMQ     $0xff, Y7, Y7
-	VPADDB     Y0, Y6, Y6
-	VMOVDQU    Y6, (AX)
-	VPADDB     Y7, Y0, Y0
-	VMOVDQU    31(CX), Y6
-	VPAND      30(CX), Y1, Y7
-	VPADDB     Y7, Y6, Y6
-	VPSHUFB    Y2, Y6, Y7
-	VPADDB     Y7, Y6, Y6
-	VPSHUFB    Y3, Y6, Y7
-	VPADDB     Y7, Y6, Y6
-	VPSHUFB    Y4, Y6, Y7
-	VPADDB     Y7, Y6, Y6
-	VPSHUFB    Y5, Y6, Y7
-	VPERM2I128 $0x08, Y7, Y7, Y8
-	VPADDB     Y8, Y6, Y6
-	VPADDB     Y8, Y7, Y7
-	VPERMQ     $0xff, Y7, Y7
-	VPADDB     Y0, Y6, Y6
-	VMOVDQU    Y6, 32(AX)
-	VPADDB     Y7, Y0, Y0
+	JB         prefixSum8ExclAVX2_window_one
+	VMOVDQU    -1(CX), Y4
+	VPADDB     -2(CX), Y4, Y4
+	VPERM2I128 $0x21, Y4, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y4, Y1
+	VPADDB     Y1, Y4, Y5
+	VPERM2I128 $0x21, Y5, Y2, Y1
+	VPALIGNR   $0x0c, Y1, Y5, Y1
+	VPADDB     Y1, Y5, Y6
+	VPERM2I128 $0x21, Y6, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y6, Y1
+	VPADDB     Y1, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y1
+	VPADDB     Y1, Y7, Y1
+	VPADDB     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	VMOVDQU    31(CX), Y1
+	VPADDB     30(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y4, Y2
+	VPALIGNR   $0x0e, Y2, Y1, Y2
+	VPADDB     Y2, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y5, Y3
+	VPALIGNR   $0x0c, Y3, Y2, Y3
+	VPADDB     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y6, Y4
+	VPALIGNR   $0x08, Y4, Y3, Y4
+	VPADDB     Y4, Y3, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y4
+	VPADDB     Y4, Y8, Y4
+	VPADDB     Y0, Y4, Y0
+	VMOVDQU    Y0, 32(AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
-	JMP        prefixSum8ExclAVX2_shifted_loop2
+	JMP        prefixSum8ExclAVX2_window_loop2
 
-prefixSum8ExclAVX2_shifted_one:
+prefixSum8ExclAVX2_window_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum8ExclAVX2_shifted_end
-	VMOVDQU    -1(CX), Y6
-	VPAND      -2(CX), Y1, Y1
-	VPADDB     Y1, Y6, Y6
-	VPSHUFB    Y2, Y6, Y1
-	VPADDB     Y1, Y6, Y6
-	VPSHUFB    Y3, Y6, Y1
-	VPADDB     Y1, Y6, Y6
-	VPSHUFB    Y4, Y6, Y1
-	VPADDB     Y1, Y6, Y6
-	VPSHUFB    Y5, Y6, Y1
-	VPERM2I128 $0x08, Y1, Y1, Y2
-	VPADDB     Y2, Y6, Y6
-	VPADDB     Y2, Y1, Y1
-	VPERMQ     $0xff, Y1, Y1
-	VPADDB     Y0, Y6, Y6
-	VMOVDQU    Y6, (AX)
-	VPADDB     Y1, Y0, Y0
+	JB         prefixSum8ExclAVX2_window_end
+	VMOVDQU    -1(CX), Y4
+	VPADDB     -2(CX), Y4, Y4
+	VPERM2I128 $0x21, Y4, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y4, Y1
+	VPADDB     Y1, Y4, Y5
+	VPERM2I128 $0x21, Y5, Y2, Y1
+	VPALIGNR   $0x0c, Y1, Y5, Y1
+	VPADDB     Y1, Y5, Y6
+	VPERM2I128 $0x21, Y6, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y6, Y1
+	VPADDB     Y1, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y1
+	VPADDB     Y1, Y7, Y1
+	VPADDB     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
 	ADDQ       $0x20, CX
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
 
-prefixSum8ExclAVX2_shifted_end:
+prefixSum8ExclAVX2_window_end:
+	VPBROADCASTB -1(AX), Y0
 	VPBROADCASTB -1(CX), Y1
 	VPADDB       Y1, Y0, Y0
 	JMP          prefixSum8ExclAVX2_done
@@ -611,7 +793,7 @@ prefixSum8ExclAVX2_inplace_loop2:
 
 prefixSum8ExclAVX2_inplace_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum8ExclAVX2_inplace_end
+	JB         prefixSum8ExclAVX2_done
 	VMOVDQU    (CX), Y6
 	VPAND      -1(CX), Y1, Y1
 	VPADDB     Y1, Y6, Y6
@@ -634,7 +816,6 @@ prefixSum8ExclAVX2_inplace_one:
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
 
-prefixSum8ExclAVX2_inplace_end:
 prefixSum8ExclAVX2_done:
 	VMOVD X0, AX
 	MOVB  AL, ret+56(FP)
@@ -655,6 +836,110 @@ TEXT ·prefixSum8ExclAVX512(SB), NOSPLIT, $0-57
 	VBROADCASTI32X4 spread8_4<>+0(SB), Z4
 	VBROADCASTI32X4 spread8_8<>+0(SB), Z5
 	VPXORQ          Z2, Z2, Z2
+	CMPQ            DX, $0x40
+	JB              prefixSum8ExclAVX512_tail
+	VMOVDQU64       (CX), Z6
+	VMOVDQA64       Z6, Z7
+	VPSLLW          $0x08, Z6, Z8
+	VPADDB          Z8, Z6, Z6
+	VPSHUFB         Z3, Z6, Z8
+	VPADDB          Z8, Z6, Z6
+	VPSHUFB         Z4, Z6, Z8
+	VPADDB          Z8, Z6, Z6
+	VPSHUFB         Z5, Z6, Z8
+	VPADDB          Z8, Z6, Z6
+	VPSHUFB         Z1, Z6, Z8
+	VALIGNQ         $0x06, Z2, Z8, Z9
+	VPADDB          Z9, Z8, Z8
+	VALIGNQ         $0x04, Z2, Z8, Z9
+	VPADDB          Z9, Z8, Z8
+	VALIGNQ         $0x06, Z2, Z8, Z9
+	VPADDB          Z9, Z6, Z6
+	VSHUFI64X2      $0xff, Z8, Z8, Z8
+	VPADDB          Z0, Z6, Z6
+	VPSUBB          Z7, Z6, Z6
+	VPADDB          Z8, Z0, Z0
+	VMOVDQU64       Z6, (AX)
+	ADDQ            $0x40, CX
+	ADDQ            $0x40, AX
+	SUBQ            $0x40, DX
+	CMPQ            AX, CX
+	JE              prefixSum8ExclAVX512_loop
+	VMOVDQA64       Z6, Z0
+	VALIGND         $0x0f, Z6, Z6, Z7
+	VPSUBB          Z7, Z6, Z7
+	VALIGND         $0x0e, Z6, Z6, Z8
+	VPSUBB          Z8, Z6, Z8
+	VALIGND         $0x0c, Z6, Z6, Z9
+	VPSUBB          Z9, Z6, Z9
+	VALIGND         $0x08, Z6, Z6, Z10
+	VPSUBB          Z10, Z6, Z13
+
+prefixSum8ExclAVX512_window_loop2:
+	CMPQ      DX, $0x00000080
+	JB        prefixSum8ExclAVX512_window_one
+	VMOVDQU64 -1(CX), Z6
+	VMOVDQU64 -3(CX), Z10
+	VPADDB    -2(CX), Z6, Z6
+	VPADDB    -4(CX), Z10, Z10
+	VPADDB    Z10, Z6, Z6
+	VALIGND   $0x0f, Z7, Z6, Z7
+	VPADDB    Z7, Z6, Z10
+	VALIGND   $0x0e, Z8, Z10, Z7
+	VPADDB    Z7, Z10, Z11
+	VALIGND   $0x0c, Z9, Z11, Z7
+	VPADDB    Z7, Z11, Z12
+	VALIGND   $0x08, Z13, Z12, Z7
+	VPADDB    Z7, Z12, Z7
+	VPADDB    Z0, Z7, Z0
+	VMOVDQU64 Z0, (AX)
+	VMOVDQU64 63(CX), Z7
+	VMOVDQU64 61(CX), Z8
+	VPADDB    62(CX), Z7, Z7
+	VPADDB    60(CX), Z8, Z8
+	VPADDB    Z8, Z7, Z7
+	VALIGND   $0x0f, Z6, Z7, Z6
+	VPADDB    Z6, Z7, Z8
+	VALIGND   $0x0e, Z10, Z8, Z6
+	VPADDB    Z6, Z8, Z9
+	VALIGND   $0x0c, Z11, Z9, Z6
+	VPADDB    Z6, Z9, Z13
+	VALIGND   $0x08, Z12, Z13, Z6
+	VPADDB    Z6, Z13, Z6
+	VPADDB    Z0, Z6, Z0
+	VMOVDQU64 Z0, 64(AX)
+	ADDQ      $0x80, CX
+	ADDQ      $0x80, AX
+	SUBQ      $0x80, DX
+	JMP       prefixSum8ExclAVX512_window_loop2
+
+prefixSum8ExclAVX512_window_one:
+	CMPQ      DX, $0x40
+	JB        prefixSum8ExclAVX512_window_end
+	VMOVDQU64 -1(CX), Z6
+	VMOVDQU64 -3(CX), Z10
+	VPADDB    -2(CX), Z6, Z6
+	VPADDB    -4(CX), Z10, Z10
+	VPADDB    Z10, Z6, Z6
+	VALIGND   $0x0f, Z7, Z6, Z7
+	VPADDB    Z7, Z6, Z10
+	VALIGND   $0x0e, Z8, Z10, Z6
+	VPADDB    Z6, Z10, Z11
+	VALIGND   $0x0c, Z9, Z11, Z6
+	VPADDB    Z6, Z11, Z12
+	VALIGND   $0x08, Z13, Z12, Z6
+	VPADDB    Z6, Z12, Z6
+	VPADDB    Z0, Z6, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+
+prefixSum8ExclAVX512_window_end:
+	VPBROADCASTB -1(AX), Z0
+	VPBROADCASTB -1(CX), Z6
+	VPADDB       Z6, Z0, Z0
+	JMP          prefixSum8ExclAVX512_tail
 
 prefixSum8ExclAVX512_loop:
 	CMPQ       DX, $0x40
@@ -755,10 +1040,76 @@ TEXT ·prefixSum16InclAVX2(SB), NOSPLIT, $0-58
 	ADDQ           $0x20, CX
 	ADDQ           $0x20, AX
 	SUBQ           $0x20, DX
+	CMPQ           AX, CX
+	JE             prefixSum16InclAVX2_inplace_loop2
+	VMOVDQA        Y5, Y0
+	VPERM2I128     $0x21, Y5, Y5, Y1
+	VPALIGNR       $0x0c, Y1, Y5, Y1
+	VPSUBW         Y1, Y5, Y1
+	VPERM2I128     $0x21, Y5, Y5, Y2
+	VPALIGNR       $0x08, Y2, Y5, Y2
+	VPSUBW         Y2, Y5, Y2
+	VPERM2I128     $0x21, Y5, Y5, Y3
+	VPSUBW         Y3, Y5, Y6
 
-prefixSum16InclAVX2_loop2:
+prefixSum16InclAVX2_window_loop2:
 	CMPQ       DX, $0x40
-	JB         prefixSum16InclAVX2_one
+	JB         prefixSum16InclAVX2_window_one
+	VMOVDQU    (CX), Y3
+	VPADDW     -2(CX), Y3, Y3
+	VPERM2I128 $0x21, Y3, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y3, Y1
+	VPADDW     Y1, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y4, Y1
+	VPADDW     Y1, Y4, Y5
+	VPERM2I128 $0x21, Y5, Y6, Y1
+	VPADDW     Y1, Y5, Y1
+	VPADDW     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	VMOVDQU    32(CX), Y1
+	VPADDW     30(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y3, Y2
+	VPALIGNR   $0x0c, Y2, Y1, Y2
+	VPADDW     Y2, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y4, Y3
+	VPALIGNR   $0x08, Y3, Y2, Y3
+	VPADDW     Y3, Y2, Y6
+	VPERM2I128 $0x21, Y6, Y5, Y3
+	VPADDW     Y3, Y6, Y3
+	VPADDW     Y0, Y3, Y0
+	VMOVDQU    Y0, 32(AX)
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum16InclAVX2_window_loop2
+
+prefixSum16InclAVX2_window_one:
+	CMPQ       DX, $0x20
+	JB         prefixSum16InclAVX2_window_end
+	VMOVDQU    (CX), Y3
+	VPADDW     -2(CX), Y3, Y3
+	VPERM2I128 $0x21, Y3, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y3, Y1
+	VPADDW     Y1, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y4, Y1
+	VPADDW     Y1, Y4, Y5
+	VPERM2I128 $0x21, Y5, Y6, Y1
+	VPADDW     Y1, Y5, Y1
+	VPADDW     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum16InclAVX2_window_end:
+	VPBROADCASTW -2(AX), Y0
+	JMP          prefixSum16InclAVX2_done
+
+prefixSum16InclAVX2_inplace_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum16InclAVX2_inplace_one
 	VMOVDQU    (CX), Y5
 	VPAND      -2(CX), Y1, Y6
 	VPADDW     Y6, Y5, Y5
@@ -792,11 +1143,11 @@ prefixSum16InclAVX2_loop2:
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
-	JMP        prefixSum16InclAVX2_loop2
+	JMP        prefixSum16InclAVX2_inplace_loop2
 
-prefixSum16InclAVX2_one:
+prefixSum16InclAVX2_inplace_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum16InclAVX2_end
+	JB         prefixSum16InclAVX2_done
 	VMOVDQU    (CX), Y5
 	VPAND      -2(CX), Y1, Y1
 	VPADDW     Y1, Y5, Y5
@@ -816,7 +1167,6 @@ prefixSum16InclAVX2_one:
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
 
-prefixSum16InclAVX2_end:
 prefixSum16InclAVX2_done:
 	VMOVD X0, AX
 	MOVW  AX, ret+56(FP)
@@ -837,6 +1187,95 @@ TEXT ·prefixSum16InclAVX512(SB), NOSPLIT, $0-58
 	VBROADCASTI32X4 spread16_4<>+0(SB), Z3
 	VBROADCASTI32X4 spread16_8<>+0(SB), Z4
 	VPXORQ          Z2, Z2, Z2
+	CMPQ            DX, $0x40
+	JB              prefixSum16InclAVX512_tail
+	VMOVDQU64       (CX), Z5
+	VPSLLD          $0x10, Z5, Z6
+	VPADDW          Z6, Z5, Z5
+	VPSHUFB         Z3, Z5, Z6
+	VPADDW          Z6, Z5, Z5
+	VPSHUFB         Z4, Z5, Z6
+	VPADDW          Z6, Z5, Z5
+	VPSHUFB         Z1, Z5, Z6
+	VALIGNQ         $0x06, Z2, Z6, Z7
+	VPADDW          Z7, Z6, Z6
+	VALIGNQ         $0x04, Z2, Z6, Z7
+	VPADDW          Z7, Z6, Z6
+	VALIGNQ         $0x06, Z2, Z6, Z7
+	VPADDW          Z7, Z5, Z5
+	VSHUFI64X2      $0xff, Z6, Z6, Z6
+	VPADDW          Z0, Z5, Z5
+	VPADDW          Z6, Z0, Z0
+	VMOVDQU64       Z5, (AX)
+	ADDQ            $0x40, CX
+	ADDQ            $0x40, AX
+	SUBQ            $0x40, DX
+	CMPQ            AX, CX
+	JE              prefixSum16InclAVX512_loop
+	VMOVDQA64       Z5, Z0
+	VALIGND         $0x0f, Z5, Z5, Z6
+	VPSUBW          Z6, Z5, Z6
+	VALIGND         $0x0e, Z5, Z5, Z7
+	VPSUBW          Z7, Z5, Z7
+	VALIGND         $0x0c, Z5, Z5, Z8
+	VPSUBW          Z8, Z5, Z8
+	VALIGND         $0x08, Z5, Z5, Z9
+	VPSUBW          Z9, Z5, Z12
+
+prefixSum16InclAVX512_window_loop2:
+	CMPQ      DX, $0x00000080
+	JB        prefixSum16InclAVX512_window_one
+	VMOVDQU64 (CX), Z5
+	VPADDW    -2(CX), Z5, Z5
+	VALIGND   $0x0f, Z6, Z5, Z6
+	VPADDW    Z6, Z5, Z9
+	VALIGND   $0x0e, Z7, Z9, Z6
+	VPADDW    Z6, Z9, Z10
+	VALIGND   $0x0c, Z8, Z10, Z6
+	VPADDW    Z6, Z10, Z11
+	VALIGND   $0x08, Z12, Z11, Z6
+	VPADDW    Z6, Z11, Z6
+	VPADDW    Z0, Z6, Z0
+	VMOVDQU64 Z0, (AX)
+	VMOVDQU64 64(CX), Z6
+	VPADDW    62(CX), Z6, Z6
+	VALIGND   $0x0f, Z5, Z6, Z5
+	VPADDW    Z5, Z6, Z7
+	VALIGND   $0x0e, Z9, Z7, Z5
+	VPADDW    Z5, Z7, Z8
+	VALIGND   $0x0c, Z10, Z8, Z5
+	VPADDW    Z5, Z8, Z12
+	VALIGND   $0x08, Z11, Z12, Z5
+	VPADDW    Z5, Z12, Z5
+	VPADDW    Z0, Z5, Z0
+	VMOVDQU64 Z0, 64(AX)
+	ADDQ      $0x80, CX
+	ADDQ      $0x80, AX
+	SUBQ      $0x80, DX
+	JMP       prefixSum16InclAVX512_window_loop2
+
+prefixSum16InclAVX512_window_one:
+	CMPQ      DX, $0x40
+	JB        prefixSum16InclAVX512_window_end
+	VMOVDQU64 (CX), Z5
+	VPADDW    -2(CX), Z5, Z5
+	VALIGND   $0x0f, Z6, Z5, Z6
+	VPADDW    Z6, Z5, Z9
+	VALIGND   $0x0e, Z7, Z9, Z5
+	VPADDW    Z5, Z9, Z10
+	VALIGND   $0x0c, Z8, Z10, Z5
+	VPADDW    Z5, Z10, Z11
+	VALIGND   $0x08, Z12, Z11, Z5
+	VPADDW    Z5, Z11, Z5
+	VPADDW    Z0, Z5, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+
+prefixSum16InclAVX512_window_end:
+	VPBROADCASTW -2(AX), Z0
+	JMP          prefixSum16InclAVX512_tail
 
 prefixSum16InclAVX512_loop:
 	CMPQ       DX, $0x40
@@ -933,70 +1372,69 @@ TEXT ·prefixSum16ExclAVX2(SB), NOSPLIT, $0-58
 	SUBQ           $0x20, DX
 	CMPQ           AX, CX
 	JE             prefixSum16ExclAVX2_inplace_loop2
-	VPBROADCASTW   -2(CX), Y5
-	VPSUBW         Y5, Y0, Y0
+	VMOVDQA        Y5, Y0
+	VPERM2I128     $0x21, Y5, Y5, Y1
+	VPALIGNR       $0x0c, Y1, Y5, Y1
+	VPSUBW         Y1, Y5, Y1
+	VPERM2I128     $0x21, Y5, Y5, Y2
+	VPALIGNR       $0x08, Y2, Y5, Y2
+	VPSUBW         Y2, Y5, Y2
+	VPERM2I128     $0x21, Y5, Y5, Y3
+	VPSUBW         Y3, Y5, Y6
 
-prefixSum16ExclAVX2_shifted_loop2:
+prefixSum16ExclAVX2_window_loop2:
 	CMPQ       DX, $0x40
-	JB         prefixSum16ExclAVX2_shifted_one
-	VMOVDQU    -2(CX), Y5
-	VPAND      -4(CX), Y1, Y6
-	VPADDW     Y6, Y5, Y5
-	VPSHUFB    Y2, Y5, Y6
-	VPADDW     Y6, Y5, Y5
-	VPSHUFB    Y3, Y5, Y6
-	VPADDW     Y6, Y5, Y5
-	VPSHUFB    Y4, Y5, Y6
-	VPERM2I128 $0x08, Y6, Y6, Y7
-	VPADDW     Y7, Y5, Y5
-	VPADDW     Y7, Y6, Y6
-	VPERMQ     $0xff, Y6, Y6
-	VPADDW     Y0, Y5, Y5
-	VMOVDQU    Y5, (AX)
-	VPADDW     Y6, Y0, Y0
-	VMOVDQU    30(CX), Y5
-	VPAND      28(CX), Y1, Y6
-	VPADDW     Y6, Y5, Y5
-	VPSHUFB    Y2, Y5, Y6
-	VPADDW     Y6, Y5, Y5
-	VPSHUFB    Y3, Y5, Y6
-	VPADDW     Y6, Y5, Y5
-	VPSHUFB    Y4, Y5, Y6
-	VPERM2I128 $0x08, Y6, Y6, Y7
-	VPADDW     Y7, Y5, Y5
-	VPADDW     Y7, Y6, Y6
-	VPERMQ     $0xff, Y6, Y6
-	VPADDW     Y0, Y5, Y5
-	VMOVDQU    Y5, 32(AX)
-	VPADDW     Y6, Y0, Y0
+	JB         prefixSum16ExclAVX2_window_one
+	VMOVDQU    -2(CX), Y3
+	VPADDW     -4(CX), Y3, Y3
+	VPERM2I128 $0x21, Y3, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y3, Y1
+	VPADDW     Y1, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y4, Y1
+	VPADDW     Y1, Y4, Y5
+	VPERM2I128 $0x21, Y5, Y6, Y1
+	VPADDW     Y1, Y5, Y1
+	VPADDW     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	VMOVDQU    30(CX), Y1
+	VPADDW     28(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y3, Y2
+	VPALIGNR   $0x0c, Y2, Y1, Y2
+	VPADDW     Y2, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y4, Y3
+	VPALIGNR   $0x08, Y3, Y2, Y3
+	VPADDW     Y3, Y2, Y6
+	VPERM2I128 $0x21, Y6, Y5, Y3
+	VPADDW     Y3, Y6, Y3
+	VPADDW     Y0, Y3, Y0
+	VMOVDQU    Y0, 32(AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
 	SUBQ       $0x40, DX
-	JMP        prefixSum16ExclAVX2_shifted_loop2
+	JMP        prefixSum16ExclAVX2_window_loop2
 
-prefixSum16ExclAVX2_shifted_one:
+prefixSum16ExclAVX2_window_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum16ExclAVX2_shifted_end
-	VMOVDQU    -2(CX), Y5
-	VPAND      -4(CX), Y1, Y1
-	VPADDW     Y1, Y5, Y5
-	VPSHUFB    Y2, Y5, Y1
-	VPADDW     Y1, Y5, Y5
-	VPSHUFB    Y3, Y5, Y1
-	VPADDW     Y1, Y5, Y5
-	VPSHUFB    Y4, Y5, Y1
-	VPERM2I128 $0x08, Y1, Y1, Y2
-	VPADDW     Y2, Y5, Y5
-	VPADDW     Y2, Y1, Y1
-	VPERMQ     $0xff, Y1, Y1
-	VPADDW     Y0, Y5, Y5
-	VMOVDQU    Y5, (AX)
-	VPADDW     Y1, Y0, Y0
+	JB         prefixSum16ExclAVX2_window_end
+	VMOVDQU    -2(CX), Y3
+	VPADDW     -4(CX), Y3, Y3
+	VPERM2I128 $0x21, Y3, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y3, Y1
+	VPADDW     Y1, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y4, Y1
+	VPADDW     Y1, Y4, Y5
+	VPERM2I128 $0x21, Y5, Y6, Y1
+	VPADDW     Y1, Y5, Y1
+	VPADDW     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
 	ADDQ       $0x20, CX
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
 
-prefixSum16ExclAVX2_shifted_end:
+prefixSum16ExclAVX2_window_end:
+	VPBROADCASTW -2(AX), Y0
 	VPBROADCASTW -2(CX), Y1
 	VPADDW       Y1, Y0, Y0
 	JMP          prefixSum16ExclAVX2_done
@@ -1043,7 +1481,7 @@ prefixSum16ExclAVX2_inplace_loop2:
 
 prefixSum16ExclAVX2_inplace_one:
 	CMPQ       DX, $0x20
-	JB         prefixSum16ExclAVX2_inplace_end
+	JB         prefixSum16ExclAVX2_done
 	VMOVDQU    (CX), Y5
 	VPAND      -2(CX), Y1, Y1
 	VPADDW     Y1, Y5, Y5
@@ -1064,7 +1502,6 @@ prefixSum16ExclAVX2_inplace_one:
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
 
-prefixSum16ExclAVX2_inplace_end:
 prefixSum16ExclAVX2_done:
 	VMOVD X0, AX
 	MOVW  AX, ret+56(FP)
@@ -1085,6 +1522,99 @@ TEXT ·prefixSum16ExclAVX512(SB), NOSPLIT, $0-58
 	VBROADCASTI32X4 spread16_4<>+0(SB), Z3
 	VBROADCASTI32X4 spread16_8<>+0(SB), Z4
 	VPXORQ          Z2, Z2, Z2
+	CMPQ            DX, $0x40
+	JB              prefixSum16ExclAVX512_tail
+	VMOVDQU64       (CX), Z5
+	VMOVDQA64       Z5, Z6
+	VPSLLD          $0x10, Z5, Z7
+	VPADDW          Z7, Z5, Z5
+	VPSHUFB         Z3, Z5, Z7
+	VPADDW          Z7, Z5, Z5
+	VPSHUFB         Z4, Z5, Z7
+	VPADDW          Z7, Z5, Z5
+	VPSHUFB         Z1, Z5, Z7
+	VALIGNQ         $0x06, Z2, Z7, Z8
+	VPADDW          Z8, Z7, Z7
+	VALIGNQ         $0x04, Z2, Z7, Z8
+	VPADDW          Z8, Z7, Z7
+	VALIGNQ         $0x06, Z2, Z7, Z8
+	VPADDW          Z8, Z5, Z5
+	VSHUFI64X2      $0xff, Z7, Z7, Z7
+	VPADDW          Z0, Z5, Z5
+	VPSUBW          Z6, Z5, Z5
+	VPADDW          Z7, Z0, Z0
+	VMOVDQU64       Z5, (AX)
+	ADDQ            $0x40, CX
+	ADDQ            $0x40, AX
+	SUBQ            $0x40, DX
+	CMPQ            AX, CX
+	JE              prefixSum16ExclAVX512_loop
+	VMOVDQA64       Z5, Z0
+	VALIGND         $0x0f, Z5, Z5, Z6
+	VPSUBW          Z6, Z5, Z6
+	VALIGND         $0x0e, Z5, Z5, Z7
+	VPSUBW          Z7, Z5, Z7
+	VALIGND         $0x0c, Z5, Z5, Z8
+	VPSUBW          Z8, Z5, Z8
+	VALIGND         $0x08, Z5, Z5, Z9
+	VPSUBW          Z9, Z5, Z12
+
+prefixSum16ExclAVX512_window_loop2:
+	CMPQ      DX, $0x00000080
+	JB        prefixSum16ExclAVX512_window_one
+	VMOVDQU64 -2(CX), Z5
+	VPADDW    -4(CX), Z5, Z5
+	VALIGND   $0x0f, Z6, Z5, Z6
+	VPADDW    Z6, Z5, Z9
+	VALIGND   $0x0e, Z7, Z9, Z6
+	VPADDW    Z6, Z9, Z10
+	VALIGND   $0x0c, Z8, Z10, Z6
+	VPADDW    Z6, Z10, Z11
+	VALIGND   $0x08, Z12, Z11, Z6
+	VPADDW    Z6, Z11, Z6
+	VPADDW    Z0, Z6, Z0
+	VMOVDQU64 Z0, (AX)
+	VMOVDQU64 62(CX), Z6
+	VPADDW    60(CX), Z6, Z6
+	VALIGND   $0x0f, Z5, Z6, Z5
+	VPADDW    Z5, Z6, Z7
+	VALIGND   $0x0e, Z9, Z7, Z5
+	VPADDW    Z5, Z7, Z8
+	VALIGND   $0x0c, Z10, Z8, Z5
+	VPADDW    Z5, Z8, Z12
+	VALIGND   $0x08, Z11, Z12, Z5
+	VPADDW    Z5, Z12, Z5
+	VPADDW    Z0, Z5, Z0
+	VMOVDQU64 Z0, 64(AX)
+	ADDQ      $0x80, CX
+	ADDQ      $0x80, AX
+	SUBQ      $0x80, DX
+	JMP       prefixSum16ExclAVX512_window_loop2
+
+prefixSum16ExclAVX512_window_one:
+	CMPQ      DX, $0x40
+	JB        prefixSum16ExclAVX512_window_end
+	VMOVDQU64 -2(CX), Z5
+	VPADDW    -4(CX), Z5, Z5
+	VALIGND   $0x0f, Z6, Z5, Z6
+	VPADDW    Z6, Z5, Z9
+	VALIGND   $0x0e, Z7, Z9, Z5
+	VPADDW    Z5, Z9, Z10
+	VALIGND   $0x0c, Z8, Z10, Z5
+	VPADDW    Z5, Z10, Z11
+	VALIGND   $0x08, Z12, Z11, Z5
+	VPADDW    Z5, Z11, Z5
+	VPADDW    Z0, Z5, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+
+prefixSum16ExclAVX512_window_end:
+	VPBROADCASTW -2(AX), Z0
+	VPBROADCASTW -2(CX), Z5
+	VPADDW       Z5, Z0, Z0
+	JMP          prefixSum16ExclAVX512_tail
 
 prefixSum16ExclAVX512_loop:
 	CMPQ       DX, $0x40
@@ -1180,10 +1710,64 @@ TEXT ·prefixSum32InclAVX2(SB), NOSPLIT, $0-60
 	ADDQ           $0x20, CX
 	ADDQ           $0x20, AX
 	SUBQ           $0x20, DX
+	CMPQ           AX, CX
+	JE             prefixSum32InclAVX2_inplace_loop2
+	VMOVDQA        Y6, Y0
+	VPERM2I128     $0x21, Y6, Y6, Y1
+	VPALIGNR       $0x08, Y1, Y6, Y1
+	VPSUBD         Y1, Y6, Y1
+	VPERM2I128     $0x21, Y6, Y6, Y2
+	VPSUBD         Y2, Y6, Y4
 
-prefixSum32InclAVX2_loop2:
+prefixSum32InclAVX2_window_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum32InclAVX2_window_one
+	VMOVDQU    (CX), Y2
+	VPADDD     -4(CX), Y2, Y2
+	VPERM2I128 $0x21, Y2, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y2, Y1
+	VPADDD     Y1, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y4, Y1
+	VPADDD     Y1, Y3, Y1
+	VPADDD     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	VMOVDQU    32(CX), Y1
+	VPADDD     28(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y1, Y2
+	VPADDD     Y2, Y1, Y4
+	VPERM2I128 $0x21, Y4, Y3, Y2
+	VPADDD     Y2, Y4, Y2
+	VPADDD     Y0, Y2, Y0
+	VMOVDQU    Y0, 32(AX)
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum32InclAVX2_window_loop2
+
+prefixSum32InclAVX2_window_one:
+	CMPQ       DX, $0x20
+	JB         prefixSum32InclAVX2_window_end
+	VMOVDQU    (CX), Y2
+	VPADDD     -4(CX), Y2, Y2
+	VPERM2I128 $0x21, Y2, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y2, Y1
+	VPADDD     Y1, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y4, Y1
+	VPADDD     Y1, Y3, Y1
+	VPADDD     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum32InclAVX2_window_end:
+	VPBROADCASTD -4(AX), Y0
+	JMP          prefixSum32InclAVX2_done
+
+prefixSum32InclAVX2_inplace_loop2:
 	CMPQ    DX, $0x40
-	JB      prefixSum32InclAVX2_one
+	JB      prefixSum32InclAVX2_inplace_one
 	VMOVDQU (CX), Y6
 	VPAND   -4(CX), Y1, Y7
 	VPADDD  Y7, Y6, Y6
@@ -1211,11 +1795,11 @@ prefixSum32InclAVX2_loop2:
 	ADDQ    $0x40, CX
 	ADDQ    $0x40, AX
 	SUBQ    $0x40, DX
-	JMP     prefixSum32InclAVX2_loop2
+	JMP     prefixSum32InclAVX2_inplace_loop2
 
-prefixSum32InclAVX2_one:
+prefixSum32InclAVX2_inplace_one:
 	CMPQ    DX, $0x20
-	JB      prefixSum32InclAVX2_end
+	JB      prefixSum32InclAVX2_done
 	VMOVDQU (CX), Y6
 	VPAND   -4(CX), Y1, Y1
 	VPADDD  Y1, Y6, Y6
@@ -1232,7 +1816,6 @@ prefixSum32InclAVX2_one:
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, DX
 
-prefixSum32InclAVX2_end:
 prefixSum32InclAVX2_done:
 	VMOVD X0, AX
 	MOVL  AX, ret+56(FP)
@@ -1252,6 +1835,85 @@ TEXT ·prefixSum32InclAVX512(SB), NOSPLIT, $0-60
 	VBROADCASTI32X4 lastIdx32<>+0(SB), Z1
 	VBROADCASTI32X4 spread32_8<>+0(SB), Z3
 	VPXORQ          Z2, Z2, Z2
+	CMPQ            DX, $0x40
+	JB              prefixSum32InclAVX512_tail
+	VMOVDQU64       (CX), Z4
+	VPSLLQ          $0x20, Z4, Z5
+	VPADDD          Z5, Z4, Z4
+	VPSHUFB         Z3, Z4, Z5
+	VPADDD          Z5, Z4, Z4
+	VPSHUFB         Z1, Z4, Z5
+	VALIGNQ         $0x06, Z2, Z5, Z6
+	VPADDD          Z6, Z5, Z5
+	VALIGNQ         $0x04, Z2, Z5, Z6
+	VPADDD          Z6, Z5, Z5
+	VALIGNQ         $0x06, Z2, Z5, Z6
+	VPADDD          Z6, Z4, Z4
+	VSHUFI64X2      $0xff, Z5, Z5, Z5
+	VPADDD          Z0, Z4, Z4
+	VPADDD          Z5, Z0, Z0
+	VMOVDQU64       Z4, (AX)
+	ADDQ            $0x40, CX
+	ADDQ            $0x40, AX
+	SUBQ            $0x40, DX
+	CMPQ            AX, CX
+	JE              prefixSum32InclAVX512_loop
+	VMOVDQA64       Z4, Z0
+	VALIGND         $0x0e, Z4, Z4, Z5
+	VPSUBD          Z5, Z4, Z5
+	VALIGND         $0x0c, Z4, Z4, Z6
+	VPSUBD          Z6, Z4, Z6
+	VALIGND         $0x08, Z4, Z4, Z7
+	VPSUBD          Z7, Z4, Z9
+
+prefixSum32InclAVX512_window_loop2:
+	CMPQ      DX, $0x00000080
+	JB        prefixSum32InclAVX512_window_one
+	VMOVDQU64 (CX), Z4
+	VPADDD    -4(CX), Z4, Z4
+	VALIGND   $0x0e, Z5, Z4, Z5
+	VPADDD    Z5, Z4, Z7
+	VALIGND   $0x0c, Z6, Z7, Z5
+	VPADDD    Z5, Z7, Z8
+	VALIGND   $0x08, Z9, Z8, Z5
+	VPADDD    Z5, Z8, Z5
+	VPADDD    Z0, Z5, Z0
+	VMOVDQU64 Z0, (AX)
+	VMOVDQU64 64(CX), Z5
+	VPADDD    60(CX), Z5, Z5
+	VALIGND   $0x0e, Z4, Z5, Z4
+	VPADDD    Z4, Z5, Z6
+	VALIGND   $0x0c, Z7, Z6, Z4
+	VPADDD    Z4, Z6, Z9
+	VALIGND   $0x08, Z8, Z9, Z4
+	VPADDD    Z4, Z9, Z4
+	VPADDD    Z0, Z4, Z0
+	VMOVDQU64 Z0, 64(AX)
+	ADDQ      $0x80, CX
+	ADDQ      $0x80, AX
+	SUBQ      $0x80, DX
+	JMP       prefixSum32InclAVX512_window_loop2
+
+prefixSum32InclAVX512_window_one:
+	CMPQ      DX, $0x40
+	JB        prefixSum32InclAVX512_window_end
+	VMOVDQU64 (CX), Z4
+	VPADDD    -4(CX), Z4, Z4
+	VALIGND   $0x0e, Z5, Z4, Z5
+	VPADDD    Z5, Z4, Z7
+	VALIGND   $0x0c, Z6, Z7, Z4
+	VPADDD    Z4, Z7, Z8
+	VALIGND   $0x08, Z9, Z8, Z4
+	VPADDD    Z4, Z8, Z4
+	VPADDD    Z0, Z4, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+
+prefixSum32InclAVX512_window_end:
+	VPBROADCASTD -4(AX), Z0
+	JMP          prefixSum32InclAVX512_tail
 
 prefixSum32InclAVX512_loop:
 	CMPQ       DX, $0x40
@@ -1342,61 +2004,57 @@ TEXT ·prefixSum32ExclAVX2(SB), NOSPLIT, $0-60
 	SUBQ           $0x20, DX
 	CMPQ           AX, CX
 	JE             prefixSum32ExclAVX2_inplace_loop2
-	VPBROADCASTD   -4(CX), Y6
-	VPSUBD         Y6, Y0, Y0
+	VMOVDQA        Y6, Y0
+	VPERM2I128     $0x21, Y6, Y6, Y1
+	VPALIGNR       $0x08, Y1, Y6, Y1
+	VPSUBD         Y1, Y6, Y1
+	VPERM2I128     $0x21, Y6, Y6, Y2
+	VPSUBD         Y2, Y6, Y4
 
-prefixSum32ExclAVX2_shifted_loop2:
-	CMPQ    DX, $0x40
-	JB      prefixSum32ExclAVX2_shifted_one
-	VMOVDQU -4(CX), Y6
-	VPAND   -8(CX), Y1, Y7
-	VPADDD  Y7, Y6, Y6
-	VPSHUFB Y2, Y6, Y7
-	VPADDD  Y7, Y6, Y6
-	VPERMD  Y6, Y3, Y7
-	VPAND   Y5, Y7, Y7
-	VPADDD  Y7, Y6, Y6
-	VPERMD  Y6, Y4, Y7
-	VPADDD  Y0, Y6, Y6
-	VMOVDQU Y6, (AX)
-	VPADDD  Y7, Y0, Y0
-	VMOVDQU 28(CX), Y6
-	VPAND   24(CX), Y1, Y7
-	VPADDD  Y7, Y6, Y6
-	VPSHUFB Y2, Y6, Y7
-	VPADDD  Y7, Y6, Y6
-	VPERMD  Y6, Y3, Y7
-	VPAND   Y5, Y7, Y7
-	VPADDD  Y7, Y6, Y6
-	VPERMD  Y6, Y4, Y7
-	VPADDD  Y0, Y6, Y6
-	VMOVDQU Y6, 32(AX)
-	VPADDD  Y7, Y0, Y0
-	ADDQ    $0x40, CX
-	ADDQ    $0x40, AX
-	SUBQ    $0x40, DX
-	JMP     prefixSum32ExclAVX2_shifted_loop2
+prefixSum32ExclAVX2_window_loop2:
+	CMPQ       DX, $0x40
+	JB         prefixSum32ExclAVX2_window_one
+	VMOVDQU    -4(CX), Y2
+	VPADDD     -8(CX), Y2, Y2
+	VPERM2I128 $0x21, Y2, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y2, Y1
+	VPADDD     Y1, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y4, Y1
+	VPADDD     Y1, Y3, Y1
+	VPADDD     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	VMOVDQU    28(CX), Y1
+	VPADDD     24(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y1, Y2
+	VPADDD     Y2, Y1, Y4
+	VPERM2I128 $0x21, Y4, Y3, Y2
+	VPADDD     Y2, Y4, Y2
+	VPADDD     Y0, Y2, Y0
+	VMOVDQU    Y0, 32(AX)
+	ADDQ       $0x40, CX
+	ADDQ       $0x40, AX
+	SUBQ       $0x40, DX
+	JMP        prefixSum32ExclAVX2_window_loop2
 
-prefixSum32ExclAVX2_shifted_one:
-	CMPQ    DX, $0x20
-	JB      prefixSum32ExclAVX2_shifted_end
-	VMOVDQU -4(CX), Y6
-	VPAND   -8(CX), Y1, Y1
-	VPADDD  Y1, Y6, Y6
-	VPSHUFB Y2, Y6, Y1
-	VPADDD  Y1, Y6, Y6
-	VPERMD  Y6, Y3, Y1
-	VPAND   Y5, Y1, Y1
-	VPADDD  Y1, Y6, Y6
-	VPERMD  Y6, Y4, Y1
-	VPADDD  Y0, Y6, Y6
-	VMOVDQU Y6, (AX)
-	VPADDD  Y1, Y0, Y0
-	ADDQ    $0x20, CX
-	ADDQ    $0x20, AX
-	SUBQ    $0x20, DX
+prefixSum32ExclAVX2_window_one:
+	CMPQ       DX, $0x20
+	JB         prefixSum32ExclAVX2_window_end
+	VMOVDQU    -4(CX), Y2
+	VPADDD     -8(CX), Y2, Y2
+	VPERM2I128 $0x21, Y2, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y2, Y1
+	VPADDD     Y1, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y4, Y1
+	VPADDD     Y1, Y3, Y1
+	VPADDD     Y0, Y1, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 
-prefixSum32ExclAVX2_shifted_end:
+prefixSum32ExclAVX2_window_end:
+	VPBROADCASTD -4(AX), Y0
 	VPBROADCASTD -4(CX), Y1
 	VPADDD       Y1, Y0, Y0
 	JMP          prefixSum32ExclAVX2_done
@@ -1437,7 +2095,7 @@ prefixSum32ExclAVX2_inplace_loop2:
 
 prefixSum32ExclAVX2_inplace_one:
 	CMPQ    DX, $0x20
-	JB      prefixSum32ExclAVX2_inplace_end
+	JB      prefixSum32ExclAVX2_done
 	VMOVDQU (CX), Y6
 	VPAND   -4(CX), Y1, Y1
 	VPADDD  Y1, Y6, Y6
@@ -1455,7 +2113,6 @@ prefixSum32ExclAVX2_inplace_one:
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, DX
 
-prefixSum32ExclAVX2_inplace_end:
 prefixSum32ExclAVX2_done:
 	VMOVD X0, AX
 	MOVL  AX, ret+56(FP)
@@ -1475,6 +2132,89 @@ TEXT ·prefixSum32ExclAVX512(SB), NOSPLIT, $0-60
 	VBROADCASTI32X4 lastIdx32<>+0(SB), Z1
 	VBROADCASTI32X4 spread32_8<>+0(SB), Z3
 	VPXORQ          Z2, Z2, Z2
+	CMPQ            DX, $0x40
+	JB              prefixSum32ExclAVX512_tail
+	VMOVDQU64       (CX), Z4
+	VMOVDQA64       Z4, Z5
+	VPSLLQ          $0x20, Z4, Z6
+	VPADDD          Z6, Z4, Z4
+	VPSHUFB         Z3, Z4, Z6
+	VPADDD          Z6, Z4, Z4
+	VPSHUFB         Z1, Z4, Z6
+	VALIGNQ         $0x06, Z2, Z6, Z7
+	VPADDD          Z7, Z6, Z6
+	VALIGNQ         $0x04, Z2, Z6, Z7
+	VPADDD          Z7, Z6, Z6
+	VALIGNQ         $0x06, Z2, Z6, Z7
+	VPADDD          Z7, Z4, Z4
+	VSHUFI64X2      $0xff, Z6, Z6, Z6
+	VPADDD          Z0, Z4, Z4
+	VPSUBD          Z5, Z4, Z4
+	VPADDD          Z6, Z0, Z0
+	VMOVDQU64       Z4, (AX)
+	ADDQ            $0x40, CX
+	ADDQ            $0x40, AX
+	SUBQ            $0x40, DX
+	CMPQ            AX, CX
+	JE              prefixSum32ExclAVX512_loop
+	VMOVDQA64       Z4, Z0
+	VALIGND         $0x0e, Z4, Z4, Z5
+	VPSUBD          Z5, Z4, Z5
+	VALIGND         $0x0c, Z4, Z4, Z6
+	VPSUBD          Z6, Z4, Z6
+	VALIGND         $0x08, Z4, Z4, Z7
+	VPSUBD          Z7, Z4, Z9
+
+prefixSum32ExclAVX512_window_loop2:
+	CMPQ      DX, $0x00000080
+	JB        prefixSum32ExclAVX512_window_one
+	VMOVDQU64 -4(CX), Z4
+	VPADDD    -8(CX), Z4, Z4
+	VALIGND   $0x0e, Z5, Z4, Z5
+	VPADDD    Z5, Z4, Z7
+	VALIGND   $0x0c, Z6, Z7, Z5
+	VPADDD    Z5, Z7, Z8
+	VALIGND   $0x08, Z9, Z8, Z5
+	VPADDD    Z5, Z8, Z5
+	VPADDD    Z0, Z5, Z0
+	VMOVDQU64 Z0, (AX)
+	VMOVDQU64 60(CX), Z5
+	VPADDD    56(CX), Z5, Z5
+	VALIGND   $0x0e, Z4, Z5, Z4
+	VPADDD    Z4, Z5, Z6
+	VALIGND   $0x0c, Z7, Z6, Z4
+	VPADDD    Z4, Z6, Z9
+	VALIGND   $0x08, Z8, Z9, Z4
+	VPADDD    Z4, Z9, Z4
+	VPADDD    Z0, Z4, Z0
+	VMOVDQU64 Z0, 64(AX)
+	ADDQ      $0x80, CX
+	ADDQ      $0x80, AX
+	SUBQ      $0x80, DX
+	JMP       prefixSum32ExclAVX512_window_loop2
+
+prefixSum32ExclAVX512_window_one:
+	CMPQ      DX, $0x40
+	JB        prefixSum32ExclAVX512_window_end
+	VMOVDQU64 -4(CX), Z4
+	VPADDD    -8(CX), Z4, Z4
+	VALIGND   $0x0e, Z5, Z4, Z5
+	VPADDD    Z5, Z4, Z7
+	VALIGND   $0x0c, Z6, Z7, Z4
+	VPADDD    Z4, Z7, Z8
+	VALIGND   $0x08, Z9, Z8, Z4
+	VPADDD    Z4, Z8, Z4
+	VPADDD    Z0, Z4, Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+
+prefixSum32ExclAVX512_window_end:
+	VPBROADCASTD -4(AX), Z0
+	VPBROADCASTD -4(CX), Z4
+	VPADDD       Z4, Z0, Z0
+	JMP          prefixSum32ExclAVX512_tail
 
 prefixSum32ExclAVX512_loop:
 	CMPQ       DX, $0x40

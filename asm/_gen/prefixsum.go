@@ -94,28 +94,25 @@ func prefixSumSig(l *lane) string {
 //
 // The first step is a bit shift inside elements of twice the width
 // (vpsllw, vpslld or vpsllq); the later ones are one vpshufb each with a
-// pattern (spread) that also zeroes the lower halves. Data movement
-// (shifts and shuffles, two pipes on Zen 5) and the operation count (four
-// vector pipes) are what limit these kernels: the 32-bit AVX2 scan below
-// takes three shuffles and ten vector operations per 8 elements, about 3.2
-// cycles, while the scalar loop
-// retires about one element per cycle (1.08 cycles measured). Measured on
-// AMD EPYC family 26 (Zen 5, virtualised, 3.5 GHz) with Go 1.26, the 32-bit
-// AVX2 kernel first ran at ~2.3x the scalar twin (3.6 cycles per vector of
-// 8), and at ~2.6x (inclusive) and ~2.8x (exclusive) in CPU time once the
-// first step came from an unaligned load, the lane fix-up from vpermd and
-// the exclusive form from the shifted input (-10 % and -21 %, benchstat
-// -count 8, p <= 0.002); the 8-bit one runs at ~6x. Taking the second step
-// from loads too (three masked unaligned loads, no shuffle) was 12 % slower
-// than that: half of those loads cross a cache line; Hillis-Steele steps (one
-// vpslldq per step) were ~7% slower than this network, and doing the first
-// step of 8- and 16-bit lanes as one multiply by 0x0101 or 0x00010001
-// (vpmullw/vpmulld) instead of shift and add measured no different in CPU
-// time per op, so the simpler form stays. Neither did four vectors per
-// iteration instead of two, nor a two-stream form without cross-lane
-// permutes (lane 0 scanning the first half of the input and lane 1 the
-// second, then a fix-up pass): -4% for 32-bit lanes, +12% for the
-// exclusive form.
+// pattern (spread) that also zeroes the lower halves. It now scans only
+// the first vector of a call, and every vector of an in-place call; the
+// rest take the windowed scan of prefixwindow.go, which needs seven vector
+// operations per 8 32-bit elements where this network plus the lane fix-up
+// and the carry need thirteen.
+//
+// History of this form, measured on AMD EPYC family 26 (Zen 5,
+// virtualised, 3.5 GHz) with Go 1.26: the 32-bit AVX2 kernel first ran at
+// ~2.3x the scalar twin (3.6 cycles per vector of 8; the scalar loop
+// retires about one element per cycle, 1.08 cycles measured), and at ~2.6x
+// once the first step came from an unaligned load, the lane fix-up from
+// vpermd and the exclusive form from the shifted input. Taking the second
+// step from loads too (three masked unaligned loads) was 12 % slower;
+// Hillis-Steele steps (one vpslldq per step) ~7 % slower; the first step of
+// 8- and 16-bit lanes as one multiply by 0x0101 or 0x00010001 no different;
+// four vectors per iteration instead of two no different; a two-stream form
+// without cross-lane permutes (lane 0 scanning the first half of the input
+// and lane 1 the second, then a fix-up pass) -4 % for 32-bit lanes, +12 %
+// for the exclusive form.
 //
 // When prev is not nil it is the input one element before x (an unaligned
 // load), and the first step takes the odd elements from it with one vpand
@@ -229,83 +226,83 @@ func prefixSumAVX2(l *lane, excl bool) {
 	// load one element back; the first may not read before src. (In place,
 	// that element of the previous vector is already overwritten, but only
 	// odd elements take it, and their element one back is in this vector.)
-	//
-	// The exclusive scan of a vector is the inclusive scan of the input one
-	// element back (x[i-1] at i) plus the sum of everything before that
-	// element. So when dst is not src, after the first vector the exclusive
-	// kernel runs the inclusive step on src shifted back by one element
-	// ("shifted"), with c holding the sum of all elements but the last one
-	// scanned; that one is subtracted after the first vector and added back
-	// at the end. This saves the subtraction of the input per vector. In
-	// place the shifted load would read output, so it subtracts as before.
+	// The exclusive form subtracts the input from the inclusive sums.
 	w := l.bytes()
-	step := func(off int, first, shifted bool) {
+	step := func(off int, first bool) reg.VecVirtual {
 		x := YMM()
 		var prev Op
-		switch {
-		case first:
-			VMOVDQU(Mem{Base: p, Disp: off}, x)
-		case shifted:
-			VMOVDQU(Mem{Base: p, Disp: off - w}, x)
-			prev = Mem{Base: p, Disp: off - 2*w}
-		default:
-			VMOVDQU(Mem{Base: p, Disp: off}, x)
+		VMOVDQU(Mem{Base: p, Disp: off}, x)
+		if !first {
 			prev = Mem{Base: p, Disp: off - w}
 		}
 		inLaneScan(l, x, prev, odd, spread, YMM)
 		tot := fix(x)
 		l.add(c, x, x)
-		if excl && !shifted {
+		if excl {
 			l.sub(Mem{Base: p, Disp: off}, x, x)
 		}
 		VMOVDQU(x, Mem{Base: dst, Disp: off})
 		l.add(tot, c, c)
-	}
-	// last adds (or subtracts) the element before p to every element of c.
-	last := func(op func(...Op)) {
-		t := YMM()
-		l.bcast(Mem{Base: p, Disp: -w}, t)
-		op(t, c, c)
+		return x
 	}
 	advance := func(bytes int) {
 		ADDQ(U8(bytes), p)
 		ADDQ(U8(bytes), dst)
 		SUBQ(U8(bytes), n)
 	}
-	// loops scans the remaining whole vectors, two per iteration to halve
-	// the loop overhead, and jumps to _done.
-	loops := func(label string, shifted bool) {
-		Label(label + "_loop2")
-		CMPQ(n, U8(2*ymmBytes))
-		JB(LabelRef(label + "_one"))
-		step(0, false, shifted)
-		step(ymmBytes, false, shifted)
-		advance(2 * ymmBytes)
-		JMP(LabelRef(label + "_loop2"))
-		Label(label + "_one")
-		CMPQ(n, U8(ymmBytes))
-		JB(LabelRef(label + "_end"))
-		step(0, false, shifted)
-		advance(ymmBytes)
-		Label(label + "_end")
-		if shifted {
-			last(l.add)
-		}
-		JMP(LabelRef(name + "_done"))
-	}
 	CMPQ(n, U8(ymmBytes))
 	JB(LabelRef(name + "_done"))
-	step(0, true, false)
+	out0 := step(0, true)
 	advance(ymmBytes)
+	CMPQ(dst, p)
+	JE(LabelRef(name + "_inplace_loop2"))
+
+	// The windowed loop (prefixwindow.go), two vectors per iteration with
+	// the carried state alternating between a and b, then at most one more.
+	back := 0
 	if excl {
-		CMPQ(dst, p)
-		JE(LabelRef(name + "_inplace_loop2"))
-		last(l.sub)
-		loops(name+"_shifted", true)
-		loops(name+"_inplace", false)
-	} else {
-		loops(name, false)
+		back = 1
 	}
+	a, b := newWindowState(l), newWindowState(l)
+	seedWindow(l, b, out0)
+	Label(name + "_window_loop2")
+	CMPQ(n, U8(2*ymmBytes))
+	JB(LabelRef(name + "_window_one"))
+	windowStep(l, p, dst, 0, back, b, a)
+	windowStep(l, p, dst, ymmBytes, back, a, b)
+	advance(2 * ymmBytes)
+	JMP(LabelRef(name + "_window_loop2"))
+	Label(name + "_window_one")
+	CMPQ(n, U8(ymmBytes))
+	JB(LabelRef(name + "_window_end"))
+	windowStep(l, p, dst, 0, back, b, a)
+	advance(ymmBytes)
+	Label(name + "_window_end")
+	// The carry: the last sum written plus, for the exclusive form, the
+	// last input element. The broadcast reads the sum back from dst (store
+	// forwarding), simpler than tracking which of a and b holds it.
+	l.bcast(Mem{Base: dst, Disp: -w}, c)
+	if excl {
+		t := YMM()
+		l.bcast(Mem{Base: p, Disp: -w}, t)
+		l.add(t, c, c)
+	}
+	JMP(LabelRef(name + "_done"))
+
+	// In place: the in-lane scan, two vectors per iteration to halve the
+	// loop overhead.
+	Label(name + "_inplace_loop2")
+	CMPQ(n, U8(2*ymmBytes))
+	JB(LabelRef(name + "_inplace_one"))
+	step(0, false)
+	step(ymmBytes, false)
+	advance(2 * ymmBytes)
+	JMP(LabelRef(name + "_inplace_loop2"))
+	Label(name + "_inplace_one")
+	CMPQ(n, U8(ymmBytes))
+	JB(LabelRef(name + "_done"))
+	step(0, false)
+	advance(ymmBytes)
 
 	Label(name + "_done")
 	r := GP32()
@@ -365,6 +362,53 @@ func prefixSumAVX512(l *lane, excl bool) {
 		l.add(tot, c, c)
 	}
 
+	advance := func(bytes int) {
+		ADDQ(U8(bytes), p)
+		ADDQ(U8(bytes), dst)
+		SUBQ(U8(bytes), n)
+	}
+	// The first vector, then (when dst is not src) the windowed loop of
+	// prefixwindow.go; in place, every vector takes the in-lane scan.
+	CMPQ(n, U8(zmmBytes))
+	JB(LabelRef(name + "_tail"))
+	out0 := ZMM()
+	VMOVDQU64(Mem{Base: p}, out0)
+	scan(out0)
+	VMOVDQU64(out0, Mem{Base: dst})
+	advance(zmmBytes)
+	CMPQ(dst, p)
+	JE(LabelRef(name + "_loop"))
+	back := 0
+	if excl {
+		back = 1
+	}
+	a, b := newZWindowState(l), newZWindowState(l)
+	zseedWindow(l, b, out0)
+	Label(name + "_window_loop2")
+	CMPQ(n, U32(2*zmmBytes))
+	JB(LabelRef(name + "_window_one"))
+	zwindowStep(l, p, dst, 0, back, b, a)
+	zwindowStep(l, p, dst, zmmBytes, back, a, b)
+	advance(2 * zmmBytes)
+	JMP(LabelRef(name + "_window_loop2"))
+	Label(name + "_window_one")
+	CMPQ(n, U8(zmmBytes))
+	JB(LabelRef(name + "_window_end"))
+	zwindowStep(l, p, dst, 0, back, b, a)
+	advance(zmmBytes)
+	Label(name + "_window_end")
+	// The carry for the tail: the last sum written plus, for the exclusive
+	// form, the last input element. The broadcast load reads the sum back
+	// from dst (store forwarding), which is simpler than finding which of
+	// a and b holds it.
+	l.bcast(Mem{Base: dst, Disp: -l.bytes()}, c)
+	if excl {
+		t := ZMM()
+		l.bcast(Mem{Base: p, Disp: -l.bytes()}, t)
+		l.add(t, c, c)
+	}
+	JMP(LabelRef(name + "_tail"))
+
 	Label(name + "_loop")
 	CMPQ(n, U8(zmmBytes))
 	JB(LabelRef(name + "_tail"))
@@ -372,9 +416,7 @@ func prefixSumAVX512(l *lane, excl bool) {
 	VMOVDQU64(Mem{Base: p}, x)
 	scan(x)
 	VMOVDQU64(x, Mem{Base: dst})
-	ADDQ(U8(zmmBytes), p)
-	ADDQ(U8(zmmBytes), dst)
-	SUBQ(U8(zmmBytes), n)
+	advance(zmmBytes)
 	JMP(LabelRef(name + "_loop"))
 
 	Label(name + "_tail")
