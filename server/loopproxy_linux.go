@@ -567,6 +567,7 @@ func (lp *loop) putUp(u *lupconn, now int64) {
 		return
 	}
 	u.r, u.w, u.wpos = 0, 0, 0
+	u.rd, u.queued = ringResult{}, false // none left by the exchange; cleared for certain
 	u.out = u.out[:0]
 	u.idleSince = now
 	if u.paused {
