@@ -382,6 +382,53 @@ func checkPrefix[T uint8 | uint16 | uint32](t testing.TB, in string, src []T, ca
 	})
 }
 
+// TestPrefixSumLong covers what the 0..300 sweep cannot: the windowed
+// loop starts only after the first vector and windowMinVectors more (576
+// bytes for 8-bit AVX-512 lanes), so this sweeps element counts around
+// every multiple of a vector up to 24 zmm vectors, at a few start offsets,
+// with checkPrefix's separate dst and in place.
+func TestPrefixSumLong(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, width := range []int{1, 2, 4} {
+		per := 64 / width // elements per zmm vector
+		for k := 0; k <= 24; k++ {
+			for _, d := range []int{-1, 0, 1, per / 2} {
+				n := k*per + d
+				if n < 0 {
+					continue
+				}
+				for _, off := range []int{0, 1, 3} {
+					b := make([]byte, n+off)
+					for i := range b {
+						b[i] = byte(r.Uint32())
+					}
+					b = b[off:]
+					in := fmt.Sprintf("width=%d/len=%d/off=%d", width, n, off)
+					carry := r.Uint32()
+					for _, excl := range []bool{false, true} {
+						switch width {
+						case 1:
+							checkPrefix(t, in, b, uint8(carry), excl, PrefixSum8, ExclusivePrefixSum8)
+						case 2:
+							s16 := make([]uint16, n)
+							for i, v := range b {
+								s16[i] = uint16(v)*0x0101 ^ uint16(i)
+							}
+							checkPrefix(t, in, s16, uint16(carry), excl, PrefixSum16, ExclusivePrefixSum16)
+						case 4:
+							s32 := make([]uint32, n)
+							for i, v := range b {
+								s32[i] = uint32(v)*0x01010101 ^ uint32(i)<<7
+							}
+							checkPrefix(t, in, s32, carry, excl, PrefixSum32, ExclusivePrefixSum32)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestPrefixSumShortDst(t *testing.T) {
 	defer func() {
 		if recover() == nil {

@@ -304,6 +304,8 @@ TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
 	SUBQ           $0x20, DX
 	CMPQ           AX, CX
 	JE             prefixSum8InclAVX2_inplace_loop2
+	CMPQ           DX, $0x00000100
+	JB             prefixSum8InclAVX2_inplace_loop2
 	VMOVDQA        Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y1
 	VPALIGNR       $0x0e, Y1, Y6, Y1
@@ -494,6 +496,8 @@ TEXT ·prefixSum8InclAVX512(SB), NOSPLIT, $0-57
 	SUBQ            $0x40, DX
 	CMPQ            AX, CX
 	JE              prefixSum8InclAVX512_loop
+	CMPQ            DX, $0x00000200
+	JB              prefixSum8InclAVX512_loop
 	VMOVDQA64       Z6, Z0
 	VALIGND         $0x0f, Z6, Z6, Z7
 	VPSUBB          Z7, Z6, Z7
@@ -668,6 +672,8 @@ TEXT ·prefixSum8ExclAVX2(SB), NOSPLIT, $0-57
 	SUBQ           $0x20, DX
 	CMPQ           AX, CX
 	JE             prefixSum8ExclAVX2_inplace_loop2
+	CMPQ           DX, $0x00000100
+	JB             prefixSum8ExclAVX2_inplace_loop2
 	VMOVDQA        Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y1
 	VPALIGNR       $0x0e, Y1, Y6, Y1
@@ -865,6 +871,8 @@ TEXT ·prefixSum8ExclAVX512(SB), NOSPLIT, $0-57
 	SUBQ            $0x40, DX
 	CMPQ            AX, CX
 	JE              prefixSum8ExclAVX512_loop
+	CMPQ            DX, $0x00000200
+	JB              prefixSum8ExclAVX512_loop
 	VMOVDQA64       Z6, Z0
 	VALIGND         $0x0f, Z6, Z6, Z7
 	VPSUBB          Z7, Z6, Z7
@@ -1042,6 +1050,8 @@ TEXT ·prefixSum16InclAVX2(SB), NOSPLIT, $0-58
 	SUBQ           $0x20, DX
 	CMPQ           AX, CX
 	JE             prefixSum16InclAVX2_inplace_loop2
+	CMPQ           DX, $0x00000100
+	JB             prefixSum16InclAVX2_inplace_loop2
 	VMOVDQA        Y5, Y0
 	VPERM2I128     $0x21, Y5, Y5, Y1
 	VPALIGNR       $0x0c, Y1, Y5, Y1
@@ -1212,6 +1222,8 @@ TEXT ·prefixSum16InclAVX512(SB), NOSPLIT, $0-58
 	SUBQ            $0x40, DX
 	CMPQ            AX, CX
 	JE              prefixSum16InclAVX512_loop
+	CMPQ            DX, $0x00000200
+	JB              prefixSum16InclAVX512_loop
 	VMOVDQA64       Z5, Z0
 	VALIGND         $0x0f, Z5, Z5, Z6
 	VPSUBW          Z6, Z5, Z6
@@ -1372,6 +1384,8 @@ TEXT ·prefixSum16ExclAVX2(SB), NOSPLIT, $0-58
 	SUBQ           $0x20, DX
 	CMPQ           AX, CX
 	JE             prefixSum16ExclAVX2_inplace_loop2
+	CMPQ           DX, $0x00000100
+	JB             prefixSum16ExclAVX2_inplace_loop2
 	VMOVDQA        Y5, Y0
 	VPERM2I128     $0x21, Y5, Y5, Y1
 	VPALIGNR       $0x0c, Y1, Y5, Y1
@@ -1549,6 +1563,8 @@ TEXT ·prefixSum16ExclAVX512(SB), NOSPLIT, $0-58
 	SUBQ            $0x40, DX
 	CMPQ            AX, CX
 	JE              prefixSum16ExclAVX512_loop
+	CMPQ            DX, $0x00000200
+	JB              prefixSum16ExclAVX512_loop
 	VMOVDQA64       Z5, Z0
 	VALIGND         $0x0f, Z5, Z5, Z6
 	VPSUBW          Z6, Z5, Z6
@@ -1712,6 +1728,8 @@ TEXT ·prefixSum32InclAVX2(SB), NOSPLIT, $0-60
 	SUBQ           $0x20, DX
 	CMPQ           AX, CX
 	JE             prefixSum32InclAVX2_inplace_loop2
+	CMPQ           DX, $0x00000100
+	JB             prefixSum32InclAVX2_inplace_loop2
 	VMOVDQA        Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y1
 	VPALIGNR       $0x08, Y1, Y6, Y1
@@ -1858,6 +1876,8 @@ TEXT ·prefixSum32InclAVX512(SB), NOSPLIT, $0-60
 	SUBQ            $0x40, DX
 	CMPQ            AX, CX
 	JE              prefixSum32InclAVX512_loop
+	CMPQ            DX, $0x00000200
+	JB              prefixSum32InclAVX512_loop
 	VMOVDQA64       Z4, Z0
 	VALIGND         $0x0e, Z4, Z4, Z5
 	VPSUBD          Z5, Z4, Z5
@@ -2004,6 +2024,8 @@ TEXT ·prefixSum32ExclAVX2(SB), NOSPLIT, $0-60
 	SUBQ           $0x20, DX
 	CMPQ           AX, CX
 	JE             prefixSum32ExclAVX2_inplace_loop2
+	CMPQ           DX, $0x00000100
+	JB             prefixSum32ExclAVX2_inplace_loop2
 	VMOVDQA        Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y1
 	VPALIGNR       $0x08, Y1, Y6, Y1
@@ -2157,6 +2179,8 @@ TEXT ·prefixSum32ExclAVX512(SB), NOSPLIT, $0-60
 	SUBQ            $0x40, DX
 	CMPQ            AX, CX
 	JE              prefixSum32ExclAVX512_loop
+	CMPQ            DX, $0x00000200
+	JB              prefixSum32ExclAVX512_loop
 	VMOVDQA64       Z4, Z0
 	VALIGND         $0x0e, Z4, Z4, Z5
 	VPSUBD          Z5, Z4, Z5

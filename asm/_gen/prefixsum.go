@@ -256,6 +256,10 @@ func prefixSumAVX2(l *lane, excl bool) {
 	advance(ymmBytes)
 	CMPQ(dst, p)
 	JE(LabelRef(name + "_inplace_loop2"))
+	// Seeding the windowed loop's state costs about what the in-lane scan
+	// of a few vectors does, so short inputs stay on that scan.
+	CMPQ(n, U32(windowMinVectors*ymmBytes))
+	JB(LabelRef(name + "_inplace_loop2"))
 
 	// The windowed loop (prefixwindow.go), two vectors per iteration with
 	// the carried state alternating between a and b, then at most one more.
@@ -378,6 +382,8 @@ func prefixSumAVX512(l *lane, excl bool) {
 	advance(zmmBytes)
 	CMPQ(dst, p)
 	JE(LabelRef(name + "_loop"))
+	CMPQ(n, U32(windowMinVectors*zmmBytes))
+	JB(LabelRef(name + "_loop"))
 	back := 0
 	if excl {
 		back = 1

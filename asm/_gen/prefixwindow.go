@@ -48,6 +48,14 @@ import (
 // moved by 512 bytes; this form, reaching one element back, measures the
 // same either way.
 
+// windowMinVectors is the fewest vectors left after the first for which a
+// call takes the windowed loop. Seeding its state and the broadcast of the
+// carry at the end cost more than they save on short inputs: with the
+// windowed loop from the second vector on, 64- and 256-byte calls measured
+// 15-38 % slower than the in-lane scan (8- and 16-bit lanes, and AVX-512 at
+// 256 bytes), benchstat -count 10, while 4 KiB calls were 12-43 % faster.
+const windowMinVectors = 8
+
 // windowState is what the windowed loop carries from one vector to the
 // next: the previous output vector and, for each doubling step done in
 // registers, the previous vector's W at that span.
