@@ -93,7 +93,7 @@ func (g group) reason(samples []float64, f []float64) string {
 	if len(off) == 0 {
 		return ""
 	}
-	if len(off) > len(samples)/3 && len(shared) < len(off)/2 {
+	if 3*len(off) > len(samples) && 2*len(shared) < len(off) {
 		// Not a few disturbed rounds: the row varies throughout.
 		return fmt.Sprintf("broad: %d of %d rounds more than %.0f %% off the median, mostly this row alone", len(off), len(samples), offRound*100)
 	}
