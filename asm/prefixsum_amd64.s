@@ -1733,30 +1733,28 @@ TEXT ·prefixSum32InclAVX2(SB), NOSPLIT, $0-60
 	VMOVDQA        Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y1
 	VPALIGNR       $0x08, Y1, Y6, Y1
-	VPSUBD         Y1, Y6, Y1
-	VPERM2I128     $0x21, Y6, Y6, Y2
-	VPSUBD         Y2, Y6, Y4
+	VPSUBD         Y1, Y6, Y2
 
 prefixSum32InclAVX2_window_loop2:
 	CMPQ       DX, $0x40
 	JB         prefixSum32InclAVX2_window_one
-	VMOVDQU    (CX), Y2
-	VPADDD     -4(CX), Y2, Y2
-	VPERM2I128 $0x21, Y2, Y1, Y1
-	VPALIGNR   $0x08, Y1, Y2, Y1
-	VPADDD     Y1, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y4, Y1
-	VPADDD     Y1, Y3, Y1
-	VPADDD     Y0, Y1, Y0
+	VMOVDQU    (CX), Y1
+	VPADDD     -4(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y2, Y3
+	VPADDD     Y3, Y1, Y4
+	VPADDD     Y3, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y4, Y2
+	VPADDD     Y2, Y4, Y4
+	VPADDD     Y0, Y4, Y0
 	VMOVDQU    Y0, (AX)
-	VMOVDQU    32(CX), Y1
-	VPADDD     28(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y2, Y2
-	VPALIGNR   $0x08, Y2, Y1, Y2
-	VPADDD     Y2, Y1, Y4
-	VPERM2I128 $0x21, Y4, Y3, Y2
-	VPADDD     Y2, Y4, Y2
-	VPADDD     Y0, Y2, Y0
+	VMOVDQU    32(CX), Y2
+	VPADDD     28(CX), Y2, Y2
+	VPERM2I128 $0x21, Y2, Y1, Y3
+	VPADDD     Y3, Y2, Y4
+	VPADDD     Y3, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y4, Y1
+	VPADDD     Y1, Y4, Y4
+	VPADDD     Y0, Y4, Y0
 	VMOVDQU    Y0, 32(AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
@@ -1766,13 +1764,13 @@ prefixSum32InclAVX2_window_loop2:
 prefixSum32InclAVX2_window_one:
 	CMPQ       DX, $0x20
 	JB         prefixSum32InclAVX2_window_end
-	VMOVDQU    (CX), Y2
-	VPADDD     -4(CX), Y2, Y2
-	VPERM2I128 $0x21, Y2, Y1, Y1
-	VPALIGNR   $0x08, Y1, Y2, Y1
-	VPADDD     Y1, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y4, Y1
-	VPADDD     Y1, Y3, Y1
+	VMOVDQU    (CX), Y1
+	VPADDD     -4(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y2, Y3
+	VPADDD     Y3, Y1, Y1
+	VPADDD     Y3, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y1, Y2
+	VPADDD     Y2, Y1, Y1
 	VPADDD     Y0, Y1, Y0
 	VMOVDQU    Y0, (AX)
 	ADDQ       $0x20, CX
@@ -2029,30 +2027,28 @@ TEXT ·prefixSum32ExclAVX2(SB), NOSPLIT, $0-60
 	VMOVDQA        Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y1
 	VPALIGNR       $0x08, Y1, Y6, Y1
-	VPSUBD         Y1, Y6, Y1
-	VPERM2I128     $0x21, Y6, Y6, Y2
-	VPSUBD         Y2, Y6, Y4
+	VPSUBD         Y1, Y6, Y2
 
 prefixSum32ExclAVX2_window_loop2:
 	CMPQ       DX, $0x40
 	JB         prefixSum32ExclAVX2_window_one
-	VMOVDQU    -4(CX), Y2
-	VPADDD     -8(CX), Y2, Y2
-	VPERM2I128 $0x21, Y2, Y1, Y1
-	VPALIGNR   $0x08, Y1, Y2, Y1
-	VPADDD     Y1, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y4, Y1
-	VPADDD     Y1, Y3, Y1
-	VPADDD     Y0, Y1, Y0
+	VMOVDQU    -4(CX), Y1
+	VPADDD     -8(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y2, Y3
+	VPADDD     Y3, Y1, Y4
+	VPADDD     Y3, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y4, Y2
+	VPADDD     Y2, Y4, Y4
+	VPADDD     Y0, Y4, Y0
 	VMOVDQU    Y0, (AX)
-	VMOVDQU    28(CX), Y1
-	VPADDD     24(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y2, Y2
-	VPALIGNR   $0x08, Y2, Y1, Y2
-	VPADDD     Y2, Y1, Y4
-	VPERM2I128 $0x21, Y4, Y3, Y2
-	VPADDD     Y2, Y4, Y2
-	VPADDD     Y0, Y2, Y0
+	VMOVDQU    28(CX), Y2
+	VPADDD     24(CX), Y2, Y2
+	VPERM2I128 $0x21, Y2, Y1, Y3
+	VPADDD     Y3, Y2, Y4
+	VPADDD     Y3, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y4, Y1
+	VPADDD     Y1, Y4, Y4
+	VPADDD     Y0, Y4, Y0
 	VMOVDQU    Y0, 32(AX)
 	ADDQ       $0x40, CX
 	ADDQ       $0x40, AX
@@ -2062,13 +2058,13 @@ prefixSum32ExclAVX2_window_loop2:
 prefixSum32ExclAVX2_window_one:
 	CMPQ       DX, $0x20
 	JB         prefixSum32ExclAVX2_window_end
-	VMOVDQU    -4(CX), Y2
-	VPADDD     -8(CX), Y2, Y2
-	VPERM2I128 $0x21, Y2, Y1, Y1
-	VPALIGNR   $0x08, Y1, Y2, Y1
-	VPADDD     Y1, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y4, Y1
-	VPADDD     Y1, Y3, Y1
+	VMOVDQU    -4(CX), Y1
+	VPADDD     -8(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y2, Y3
+	VPADDD     Y3, Y1, Y1
+	VPADDD     Y3, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y1, Y2
+	VPADDD     Y2, Y1, Y1
 	VPADDD     Y0, Y1, Y0
 	VMOVDQU    Y0, (AX)
 	ADDQ       $0x20, CX

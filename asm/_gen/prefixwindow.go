@@ -23,7 +23,11 @@ import (
 //
 // For 32-bit lanes that is seven vector operations per 8 elements (two of
 // them shuffles across lanes, one in-lane) against the in-lane scan's
-// thirteen. Measured on AMD EPYC family 26 (Zen 5, virtualised), CPU time
+// thirteen; windowStep32 rearranges the sums so that only one of the seven
+// crosses lanes. That measured the same here (Zen 5 has two shuffle pipes:
+// 83-89 against 85-95 ns, 4 rounds each, machine busy); it is kept because
+// on cores with one shuffle port (Intel's port 5) the shuffles, three
+// against two per vector, would be the limit. Measured on AMD EPYC family 26 (Zen 5, virtualised), CPU time
 // at 4 KiB, minimum of 5-7 rounds on a busy machine: PrefixSum32 AVX2 121 ->
 // 88 ns (3.5x the scalar twin's 317 ns), AVX-512 101 -> 58 ns; PrefixSum16
 // AVX2 164 -> 129 ns. Variants that measured no better:
@@ -64,8 +68,12 @@ type windowState struct {
 	prev map[int]reg.VecVirtual // span (elements) -> W at that span
 }
 
-// windowSpans are the spans (in elements) of the register steps of l.
+// windowSpans are the spans (in elements) of the register steps of l, the
+// W_s the loop carries. 32-bit lanes carry only W_2 (windowStep32).
 func windowSpans(l *lane) []int {
+	if l.bits == 32 {
+		return []int{2}
+	}
 	var spans []int
 	for s := 2; s < ymmBytes/l.bytes(); s *= 2 {
 		spans = append(spans, s)
@@ -116,6 +124,10 @@ func windowStep(l *lane, p, dst reg.Register, off, back int, in, out windowState
 	x, win := YMM(), out.prev[spans[0]]
 	VMOVDQU(Mem{Base: p, Disp: off - back*w}, x)
 	l.add(Mem{Base: p, Disp: off - (back+1)*w}, x, win)
+	if l.bits == 32 {
+		windowStep32(l, dst, off, win, in, out)
+		return
+	}
 	for i, s := range spans {
 		next := YMM()
 		if i+1 < len(spans) {
@@ -126,6 +138,26 @@ func windowStep(l *lane, p, dst reg.Register, off, back int, in, out windowState
 		win = next
 	}
 	l.add(in.out, win, out.out)
+	VMOVDQU(out.out, Mem{Base: dst, Disp: off})
+}
+
+// windowStep32 finishes a 32-bit vector from W_2 (w2, already in out's
+// register) with one shuffle across lanes instead of the doubling steps'
+// two. W_8[i] = W_2[i] + W_2[i-2] + W_2[i-4] + W_2[i-6]. With T = W_2 moved
+// up one lane (vperm2i128 of the previous and this W_2) and U = W_2 + T,
+// W_8 = U + U[i-2]. U[i-2] is one vpalignr of U and U moved up one lane,
+// and U moved up one lane is T + (W_2 moved up two lanes) = T + the
+// previous vector's W_2: an add instead of a second vperm2i128. So a
+// vector costs seven vector operations, one of them a shuffle across
+// lanes (the doubling steps: seven, two across lanes).
+func windowStep32(l *lane, dst reg.Register, off int, w2 reg.VecVirtual, in, out windowState) {
+	t, u, v := YMM(), YMM(), YMM()
+	VPERM2I128(U8(0x21), w2, in.prev[2], t) // lane 0 = previous W_2's lane 1, lane 1 = W_2's lane 0
+	l.add(t, w2, u)
+	l.add(t, in.prev[2], v)
+	VPALIGNR(U8(8), v, u, v) // U two elements up: from V in each lane's low half
+	l.add(v, u, u)
+	l.add(in.out, u, out.out)
 	VMOVDQU(out.out, Mem{Base: dst, Disp: off})
 }
 
