@@ -76,7 +76,9 @@ var errLoopListener = errors.New("server: event loop needs a kernel TCP listener
 // loop is one event loop and its connections. Only its goroutine touches
 // it, except the atomics, wake and listenerDone.
 type loop struct {
-	srv   *Server
+	srv *Server
+	// free holds this loop's released lconns (newLconn, putLconn).
+	free  []*lconn
 	ln    *net.TCPListener
 	laddr net.Addr
 	lfd   int

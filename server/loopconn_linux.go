@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync"
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
@@ -45,7 +44,30 @@ type lconn struct {
 	rd ringResult
 }
 
-var lconnPool = sync.Pool{New: func() any { return new(lconn) }}
+// maxFreeLconns bounds a loop's list of released lconns.
+const maxFreeLconns = 4096
+
+// newLconn takes a released lconn of this loop, or a new one. Released
+// lconns stay with their loop (no sync.Pool shared by the loops): a batch
+// of ring jobs being finished may still hold a pointer to a connection it
+// has just closed and checks lc.c == nil to skip it (sendJobs), which is
+// only sound while no other goroutine can take that lconn over.
+func (lp *loop) newLconn() *lconn {
+	if n := len(lp.free); n > 0 {
+		lc := lp.free[n-1]
+		lp.free = lp.free[:n-1]
+		return lc
+	}
+	return new(lconn)
+}
+
+// putLconn clears lc and keeps it for this loop's next connection.
+func (lp *loop) putLconn(lc *lconn) {
+	*lc = lconn{}
+	if len(lp.free) < maxFreeLconns {
+		lp.free = append(lp.free, lc)
+	}
+}
 
 // idle reports that the connection waits for a request with nothing
 // buffered or pending: Shutdown closes such connections.
@@ -57,7 +79,7 @@ func (lc *lconn) idle() bool {
 func (lp *loop) add(fd int, sa unix.Sockaddr, now int64) {
 	// As net does for TCP: small responses must not wait for Nagle.
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	lc := lconnPool.Get().(*lconn)
+	lc := lp.newLconn()
 	*lc = lconn{fd: fd, st: fdStream{fd: fd, remote: sockaddrTCP(sa), local: lp.laddr}}
 	lc.c = newConn(lp.srv, &lc.st)
 	lc.c.inLoop = true
@@ -67,7 +89,7 @@ func (lp *loop) add(fd int, sa unix.Sockaddr, now int64) {
 	if err := lp.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN); err != nil {
 		unix.Close(fd)
 		lc.c.release()
-		lconnPool.Put(lc)
+		lp.putLconn(lc)
 		return
 	}
 	for fd >= len(lp.conns) {
@@ -88,8 +110,7 @@ func (lp *loop) closeConn(lc *lconn) {
 	lp.nconns--
 	lp.count.Add(-1)
 	lc.c.release()
-	*lc = lconn{}
-	lconnPool.Put(lc)
+	lp.putLconn(lc)
 }
 
 func (lp *loop) event(lc *lconn, events uint32, now int64) {
@@ -369,8 +390,7 @@ func (lp *loop) handoff(lc *lconn) {
 	if lc.wpos > 0 {
 		c.out = c.out[:copy(c.out, c.out[lc.wpos:])]
 	}
-	*lc = lconn{}
-	lconnPool.Put(lc)
+	lp.putLconn(lc)
 	// net.FileConn duplicates the descriptor into Go's netpoller; the
 	// loop's copy is closed.
 	f := os.NewFile(uintptr(fd), "")
