@@ -254,44 +254,8 @@ func prefixSumAVX2(l *lane, excl bool) {
 	JB(LabelRef(name + "_done"))
 	out0 := step(0, true)
 	advance(ymmBytes)
-	CMPQ(dst, p)
-	JE(LabelRef(name + "_inplace_loop2"))
-	// Seeding the windowed loop's state costs about what the in-lane scan
-	// of a few vectors does, so short inputs stay on that scan.
-	CMPQ(n, U32(windowMinVectors*ymmBytes))
-	JB(LabelRef(name + "_inplace_loop2"))
-
-	// The windowed loop (prefixwindow.go), two vectors per iteration with
-	// the carried state alternating between a and b, then at most one more.
-	back := 0
-	if excl {
-		back = 1
-	}
-	a, b := newWindowState(l), newWindowState(l)
-	seedWindow(l, b, out0)
-	Label(name + "_window_loop2")
-	CMPQ(n, U8(2*ymmBytes))
-	JB(LabelRef(name + "_window_one"))
-	windowStep(l, p, dst, 0, back, b, a)
-	windowStep(l, p, dst, ymmBytes, back, a, b)
-	advance(2 * ymmBytes)
-	JMP(LabelRef(name + "_window_loop2"))
-	Label(name + "_window_one")
-	CMPQ(n, U8(ymmBytes))
-	JB(LabelRef(name + "_window_end"))
-	windowStep(l, p, dst, 0, back, b, a)
-	advance(ymmBytes)
-	Label(name + "_window_end")
-	// The carry: the last sum written plus, for the exclusive form, the
-	// last input element. The broadcast reads the sum back from dst (store
-	// forwarding), simpler than tracking which of a and b holds it.
-	l.bcast(Mem{Base: dst, Disp: -w}, c)
-	if excl {
-		t := YMM()
-		l.bcast(Mem{Base: p, Disp: -w}, t)
-		l.add(t, c, c)
-	}
-	JMP(LabelRef(name + "_done"))
+	// The windowed loop (prefixwindow.go), unless in place or short.
+	ymmWin.loop(l, name, excl, p, dst, n, c, out0, advance, name+"_inplace_loop2", name+"_done")
 
 	// In place: the in-lane scan, two vectors per iteration to halve the
 	// loop overhead.
@@ -380,40 +344,7 @@ func prefixSumAVX512(l *lane, excl bool) {
 	scan(out0)
 	VMOVDQU64(out0, Mem{Base: dst})
 	advance(zmmBytes)
-	CMPQ(dst, p)
-	JE(LabelRef(name + "_loop"))
-	CMPQ(n, U32(windowMinVectors*zmmBytes))
-	JB(LabelRef(name + "_loop"))
-	back := 0
-	if excl {
-		back = 1
-	}
-	a, b := newZWindowState(l), newZWindowState(l)
-	zseedWindow(l, b, out0)
-	Label(name + "_window_loop2")
-	CMPQ(n, U32(2*zmmBytes))
-	JB(LabelRef(name + "_window_one"))
-	zwindowStep(l, p, dst, 0, back, b, a)
-	zwindowStep(l, p, dst, zmmBytes, back, a, b)
-	advance(2 * zmmBytes)
-	JMP(LabelRef(name + "_window_loop2"))
-	Label(name + "_window_one")
-	CMPQ(n, U8(zmmBytes))
-	JB(LabelRef(name + "_window_end"))
-	zwindowStep(l, p, dst, 0, back, b, a)
-	advance(zmmBytes)
-	Label(name + "_window_end")
-	// The carry for the tail: the last sum written plus, for the exclusive
-	// form, the last input element. The broadcast load reads the sum back
-	// from dst (store forwarding), which is simpler than finding which of
-	// a and b holds it.
-	l.bcast(Mem{Base: dst, Disp: -l.bytes()}, c)
-	if excl {
-		t := ZMM()
-		l.bcast(Mem{Base: p, Disp: -l.bytes()}, t)
-		l.add(t, c, c)
-	}
-	JMP(LabelRef(name + "_tail"))
+	zmmWin.loop(l, name, excl, p, dst, n, c, out0, advance, name+"_loop", name+"_tail")
 
 	Label(name + "_loop")
 	CMPQ(n, U8(zmmBytes))

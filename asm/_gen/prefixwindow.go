@@ -60,6 +60,53 @@ import (
 // 256 bytes), benchstat -count 10, while 4 KiB calls were 12-43 % faster.
 const windowMinVectors = 8
 
+// winVec is a vector width as the windowed loop sees it, so that one loop
+// (windowLoop) and one step (windowStep) serve AVX2 and AVX-512.
+type winVec struct {
+	bytes int
+	alloc func() reg.VecVirtual
+	// move copies a register; load and store move whole vectors.
+	move, load, store func(src, dst Op)
+	// shiftIn returns cur moved up by s elements of l, with the top s
+	// elements of prev coming in at the bottom.
+	shiftIn func(l *lane, prev, cur reg.VecVirtual, s int) reg.VecVirtual
+	// loads is how many shifted input copies are summed from memory (2 or
+	// 4): steps below what shiftIn can do come from loads.
+	loads func(l *lane) int
+	// lanes32 marks AVX2, whose 32-bit lanes take windowStep32.
+	lanes32 bool
+}
+
+var (
+	// ymmWin shifts with vperm2i128 (a whole 128-bit lane) or vperm2i128 +
+	// vpalignr (less than a lane).
+	ymmWin = &winVec{bytes: ymmBytes, alloc: YMM, move: VMOVDQA, load: VMOVDQU, store: VMOVDQU,
+		loads: func(*lane) int { return 2 }, lanes32: true,
+		shiftIn: func(l *lane, prev, cur reg.VecVirtual, s int) reg.VecVirtual {
+			t := YMM()
+			VPERM2I128(U8(0x21), cur, prev, t) // lane 0 = prev's lane 1, lane 1 = cur's lane 0
+			if b := s * l.bytes(); b < laneBytes {
+				VPALIGNR(U8(laneBytes-b), t, cur, t)
+			}
+			return t
+		}}
+	// zmmWin shifts with one valignd, which moves whole dwords across the
+	// whole vector; steps below a dword (8-bit lanes at span 2) read the
+	// input from memory instead: W_4 = (x + x[-1]) + (x[-2] + x[-3]).
+	zmmWin = &winVec{bytes: zmmBytes, alloc: ZMM, move: func(a, b Op) { VMOVDQA64(a, b) }, load: func(a, b Op) { VMOVDQU64(a, b) }, store: func(a, b Op) { VMOVDQU64(a, b) },
+		loads: func(l *lane) int {
+			if l.bits == 8 {
+				return 4
+			}
+			return 2
+		},
+		shiftIn: func(l *lane, prev, cur reg.VecVirtual, s int) reg.VecVirtual {
+			t := ZMM()
+			VALIGND(U8(zmmBytes/4-s*l.bytes()/4), prev, cur, t)
+			return t
+		}}
+)
+
 // windowState is what the windowed loop carries from one vector to the
 // next: the previous output vector and, for each doubling step done in
 // registers, the previous vector's W at that span.
@@ -68,80 +115,78 @@ type windowState struct {
 	prev map[int]reg.VecVirtual // span (elements) -> W at that span
 }
 
-// windowSpans are the spans (in elements) of the register steps of l, the
-// W_s the loop carries. 32-bit lanes carry only W_2 (windowStep32).
-func windowSpans(l *lane) []int {
-	if l.bits == 32 {
+// spans are the spans (in elements) of the register steps of l, the W_s the
+// loop carries. AVX2's 32-bit lanes carry only W_2 (windowStep32).
+func (v *winVec) spans(l *lane) []int {
+	if v.lanes32 && l.bits == 32 {
 		return []int{2}
 	}
 	var spans []int
-	for s := 2; s < ymmBytes/l.bytes(); s *= 2 {
+	for s := v.loads(l); s < v.bytes/l.bytes(); s *= 2 {
 		spans = append(spans, s)
 	}
 	return spans
 }
 
-func newWindowState(l *lane) windowState {
-	st := windowState{out: YMM(), prev: map[int]reg.VecVirtual{}}
-	for _, s := range windowSpans(l) {
-		st.prev[s] = YMM()
+func (v *winVec) newState(l *lane) windowState {
+	st := windowState{out: v.alloc(), prev: map[int]reg.VecVirtual{}}
+	for _, s := range v.spans(l) {
+		st.prev[s] = v.alloc()
 	}
 	return st
 }
 
-// shiftIn returns cur moved up by s elements of l, with the top s elements
-// of prev coming in at the bottom.
-func shiftIn(l *lane, prev, cur reg.VecVirtual, s int) reg.VecVirtual {
-	t := YMM()
-	VPERM2I128(U8(0x21), cur, prev, t) // lane 0 = prev's lane 1, lane 1 = cur's lane 0
-	if b := s * l.bytes(); b < laneBytes {
-		VPALIGNR(U8(laneBytes-b), t, cur, t)
-	}
-	return t
-}
-
-// seedWindow fills st from the first output vector out0 (the scan of the
-// first vector, carry included). A register step at span s needs the
-// previous vector's W_s only in its top s elements, and there
+// seed fills st from the first output vector out0 (the scan of the first
+// vector, carry included). A register step at span s needs the previous
+// vector's W_s only in its top s elements, and there
 // W_s[i] = out0[i] - out0[i-s] (all inside the first vector).
-func seedWindow(l *lane, st windowState, out0 reg.VecVirtual) {
-	VMOVDQA(out0, st.out)
-	for _, s := range windowSpans(l) {
-		t := shiftIn(l, out0, out0, s)
+func (v *winVec) seed(l *lane, st windowState, out0 reg.VecVirtual) {
+	v.move(out0, st.out)
+	for _, s := range v.spans(l) {
+		t := v.shiftIn(l, out0, out0, s)
 		l.sub(t, out0, st.prev[s])
 	}
 }
 
-// windowStep scans the vector at byte offset off of p into dst, reading
-// from back, the element offset of the input (0 inclusive, 1 exclusive:
-// the exclusive scan is the inclusive scan of the input one element back).
-// It reads the carried state from in and leaves this vector's in out; each
-// W_s is computed straight into out's register for span s, so the next
-// vector finds it there with no move.
-func windowStep(l *lane, p, dst reg.Register, off, back int, in, out windowState) {
+// step scans the vector at byte offset off of p into dst, reading from
+// back, the element offset of the input (0 inclusive, 1 exclusive: the
+// exclusive scan is the inclusive scan of the input one element back). It
+// reads the carried state from in and leaves this vector's in out; each W_s
+// is computed straight into out's register for span s, so the next vector
+// finds it there with no move.
+func (v *winVec) step(l *lane, p, dst reg.Register, off, back int, in, out windowState) {
 	w := l.bytes()
-	spans := windowSpans(l)
-	x, win := YMM(), out.prev[spans[0]]
-	VMOVDQU(Mem{Base: p, Disp: off - back*w}, x)
-	l.add(Mem{Base: p, Disp: off - (back+1)*w}, x, win)
-	if l.bits == 32 {
+	spans := v.spans(l)
+	x, win := v.alloc(), out.prev[spans[0]]
+	v.load(Mem{Base: p, Disp: off - back*w}, x)
+	if v.loads(l) == 4 {
+		y := v.alloc()
+		v.load(Mem{Base: p, Disp: off - (back+2)*w}, y)
+		l.add(Mem{Base: p, Disp: off - (back+1)*w}, x, x)
+		l.add(Mem{Base: p, Disp: off - (back+3)*w}, y, y)
+		l.add(y, x, win)
+	} else {
+		// W_2 = x + x one element back, the second operand from memory.
+		l.add(Mem{Base: p, Disp: off - (back+1)*w}, x, win)
+	}
+	if v.lanes32 && l.bits == 32 {
 		windowStep32(l, dst, off, win, in, out)
 		return
 	}
 	for i, s := range spans {
-		next := YMM()
+		next := v.alloc()
 		if i+1 < len(spans) {
 			next = out.prev[spans[i+1]]
 		}
-		t := shiftIn(l, in.prev[s], win, s)
+		t := v.shiftIn(l, in.prev[s], win, s)
 		l.add(t, win, next)
 		win = next
 	}
 	l.add(in.out, win, out.out)
-	VMOVDQU(out.out, Mem{Base: dst, Disp: off})
+	v.store(out.out, Mem{Base: dst, Disp: off})
 }
 
-// windowStep32 finishes a 32-bit vector from W_2 (w2, already in out's
+// windowStep32 finishes a 32-bit AVX2 vector from W_2 (w2, already in out's
 // register) with one shuffle across lanes instead of the doubling steps'
 // two. W_8[i] = W_2[i] + W_2[i-2] + W_2[i-4] + W_2[i-6]. With T = W_2 moved
 // up one lane (vperm2i128 of the previous and this W_2) and U = W_2 + T,
@@ -161,79 +206,56 @@ func windowStep32(l *lane, dst reg.Register, off int, w2 reg.VecVirtual, in, out
 	VMOVDQU(out.out, Mem{Base: dst, Disp: off})
 }
 
-// The AVX-512 windowed loop. valignd shifts a whole zmm vector by whole
-// dwords with the previous vector's top dwords coming in, one shuffle, so
-// every register step takes it and the carried W_s stay unrotated. Steps
-// below a dword (8-bit lanes at span 2) read the input from memory instead:
-// W_4 = (x + x[-1]) + (x[-2] + x[-3]).
-
-// zwindowLoads is the number of shifted input copies summed from memory.
-func zwindowLoads(l *lane) int {
-	if l.bits == 8 {
-		return 4
+// windowLoop emits the windowed loop of a kernel named name after its first
+// vector (out0, already stored; p, dst and n advanced past it): to the
+// in-lane loop at inLane when dst is src or fewer than windowMinVectors
+// vectors are left, else two vectors per iteration with the carried state
+// alternating between a and b, at most one more, and the carry c for what
+// follows (the last sum written plus, for the exclusive form, the last
+// input element), then a jump to next.
+func (v *winVec) loop(l *lane, name string, excl bool, p, dst, n reg.Register, c, out0 reg.VecVirtual, advance func(int), inLane, next string) {
+	CMPQ(dst, p)
+	JE(LabelRef(inLane))
+	// Seeding the state costs about what the in-lane scan of a few vectors
+	// does, so short inputs stay on that scan.
+	CMPQ(n, cmpImm(windowMinVectors*v.bytes))
+	JB(LabelRef(inLane))
+	back := 0
+	if excl {
+		back = 1
 	}
-	return 2
-}
-
-// zwindowSpans are the spans (in elements) of the register steps of l.
-func zwindowSpans(l *lane) []int {
-	var spans []int
-	for s := zwindowLoads(l); s < zmmBytes/l.bytes(); s *= 2 {
-		spans = append(spans, s)
-	}
-	return spans
-}
-
-func newZWindowState(l *lane) windowState {
-	st := windowState{out: ZMM(), prev: map[int]reg.VecVirtual{}}
-	for _, s := range zwindowSpans(l) {
-		st.prev[s] = ZMM()
-	}
-	return st
-}
-
-// zshiftIn returns cur moved up by s elements of l (a whole number of
-// dwords), with the top s elements of prev coming in at the bottom.
-func zshiftIn(l *lane, prev, cur reg.VecVirtual, s int) reg.VecVirtual {
-	t := ZMM()
-	VALIGND(U8(zmmBytes/4-s*l.bytes()/4), prev, cur, t)
-	return t
-}
-
-// zseedWindow is seedWindow for zmm vectors.
-func zseedWindow(l *lane, st windowState, out0 reg.VecVirtual) {
-	VMOVDQA64(out0, st.out)
-	for _, s := range zwindowSpans(l) {
-		t := zshiftIn(l, out0, out0, s)
-		l.sub(t, out0, st.prev[s])
-	}
-}
-
-// zwindowStep scans the zmm vector at byte offset off of p into dst (see
-// windowSum and windowStep).
-func zwindowStep(l *lane, p, dst reg.Register, off, back int, in, out windowState) {
+	a, b := v.newState(l), v.newState(l)
+	v.seed(l, b, out0)
+	Label(name + "_window_loop2")
+	CMPQ(n, cmpImm(2*v.bytes))
+	JB(LabelRef(name + "_window_one"))
+	v.step(l, p, dst, 0, back, b, a)
+	v.step(l, p, dst, v.bytes, back, a, b)
+	advance(2 * v.bytes)
+	JMP(LabelRef(name + "_window_loop2"))
+	Label(name + "_window_one")
+	CMPQ(n, cmpImm(v.bytes))
+	JB(LabelRef(name + "_window_end"))
+	v.step(l, p, dst, 0, back, b, a)
+	advance(v.bytes)
+	Label(name + "_window_end")
+	// The broadcast reads the last sum back from dst (store forwarding),
+	// simpler than tracking which of a and b holds it.
 	w := l.bytes()
-	spans := zwindowSpans(l)
-	x, win := ZMM(), out.prev[spans[0]]
-	VMOVDQU64(Mem{Base: p, Disp: off - back*w}, x)
-	if zwindowLoads(l) == 4 {
-		y := ZMM()
-		VMOVDQU64(Mem{Base: p, Disp: off - (back+2)*w}, y)
-		l.add(Mem{Base: p, Disp: off - (back+1)*w}, x, x)
-		l.add(Mem{Base: p, Disp: off - (back+3)*w}, y, y)
-		l.add(y, x, win)
-	} else {
-		l.add(Mem{Base: p, Disp: off - (back+1)*w}, x, win)
+	l.bcast(Mem{Base: dst, Disp: -w}, c)
+	if excl {
+		t := v.alloc()
+		l.bcast(Mem{Base: p, Disp: -w}, t)
+		l.add(t, c, c)
 	}
-	for i, s := range spans {
-		next := ZMM()
-		if i+1 < len(spans) {
-			next = out.prev[spans[i+1]]
-		}
-		t := zshiftIn(l, in.prev[s], win, s)
-		l.add(t, win, next)
-		win = next
+	JMP(LabelRef(next))
+}
+
+// cmpImm is n as the shortest immediate CMPQ takes (a sign-extended byte
+// below 128).
+func cmpImm(n int) Op {
+	if n < 128 {
+		return U8(n)
 	}
-	l.add(in.out, win, out.out)
-	VMOVDQU64(out.out, Mem{Base: dst, Disp: off})
+	return U32(n)
 }

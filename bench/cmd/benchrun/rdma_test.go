@@ -11,8 +11,7 @@ import (
 // ratios to the fi_pingpong of the same round, the two-process busy row
 // first (like for like).
 func TestRDMASummaryBusy(t *testing.T) {
-	var rs []gobench.Result
-	for _, l := range []string{
+	rs := parseLines(t,
 		"BenchmarkTransportVsTCP/pingpong/rdma-2 1000 90000 ns/op 80000 cpu-ns/op",
 		"BenchmarkTransportVsTCP/pingpong/rdma_busy-2 1000 40000 ns/op 60000 cpu-ns/op",
 		"BenchmarkTransportVsTCP/pingpong/rdma_procs_busy-2 1000 40000 ns/op 50000 cpu-ns/op",
@@ -23,13 +22,7 @@ func TestRDMASummaryBusy(t *testing.T) {
 		"BenchmarkTransportVsTCP/pingpong/rdma_procs_busy-2 1000 40000 ns/op 50000 cpu-ns/op",
 		"BenchmarkTransportVsTCP/pingpong/kernel_tcp-2 1000 30000 ns/op 20000 cpu-ns/op",
 		"BenchmarkFiPingpong/tcp/96-2 1000 20000 ns/op 20000 cpu-ns/op",
-	} {
-		r, err := gobench.ParseLine(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, r)
-	}
+	)
 	n := rdmaSummary(rs)
 	// Ratios: rdma 2 and 4, busy 1.5 and 3, procs 1.25 and 2.5.
 	for _, want := range []string{"one process busy-polling 60.0 µs", "two processes busy-polling 50.0 µs",
@@ -42,19 +35,12 @@ func TestRDMASummaryBusy(t *testing.T) {
 }
 
 func TestRDMASummary(t *testing.T) {
-	var rs []gobench.Result
-	for _, l := range []string{
+	rs := parseLines(t,
 		"BenchmarkTransportVsTCP/pingpong/rdma-2 1000 90000 ns/op 80000 cpu-ns/op",
 		"BenchmarkTransportVsTCP/pingpong/rdma-2 1000 90000 ns/op 100000 cpu-ns/op",
 		"BenchmarkTransportVsTCP/pingpong/kernel_tcp-2 1000 30000 ns/op 20000 cpu-ns/op",
 		"BenchmarkFiPingpong/tcp/64B-2 1000 40000 ns/op 45000 cpu-ns/op",
-	} {
-		r, err := gobench.ParseLine(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, r)
-	}
+	)
 	// One fi_pingpong round: only the first rdma sample has a ratio.
 	n := rdmaSummary(rs)
 	if len(n) != 1 || !strings.Contains(n[0], "90.0 µs") || !strings.Contains(n[0], "4.50x kernel TCP") ||
@@ -67,4 +53,18 @@ func TestRDMASummary(t *testing.T) {
 	if a, b := fiPingpongIterations("100ms"), fiPingpongIterations("1s"); a != 4000 || b != 40000 {
 		t.Errorf("fiPingpongIterations: 100ms %d, 1s %d", a, b)
 	}
+}
+
+// parseLines parses go test benchmark lines, failing the test on a bad one.
+func parseLines(t *testing.T, lines ...string) []gobench.Result {
+	t.Helper()
+	var rs []gobench.Result
+	for _, l := range lines {
+		r, err := gobench.ParseLine(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	return rs
 }
