@@ -306,10 +306,10 @@ TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
 	JE             prefixSum8InclAVX2_inplace_loop2
 	CMPQ           DX, $0x00000100
 	JB             prefixSum8InclAVX2_inplace_loop2
-	VMOVDQA        Y6, Y0
-	VPERM2I128     $0x21, Y6, Y6, Y1
-	VPALIGNR       $0x0e, Y1, Y6, Y1
-	VPSUBB         Y1, Y6, Y1
+	VMOVDQA        Y6, Y1
+	VPERM2I128     $0x21, Y6, Y6, Y0
+	VPALIGNR       $0x0e, Y0, Y6, Y0
+	VPSUBB         Y0, Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y2
 	VPALIGNR       $0x0c, Y2, Y6, Y2
 	VPSUBB         Y2, Y6, Y2
@@ -317,64 +317,171 @@ TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
 	VPALIGNR       $0x08, Y3, Y6, Y3
 	VPSUBB         Y3, Y6, Y3
 	VPERM2I128     $0x21, Y6, Y6, Y4
-	VPSUBB         Y4, Y6, Y8
+	VPSUBB         Y4, Y6, Y10
+	VMOVDQU        (CX), Y4
+	VPADDB         -1(CX), Y4, Y4
+	VMOVDQU        32(CX), Y5
+	VPADDB         31(CX), Y5, Y5
+	CMPQ           DX, $0x000000c0
+	JB             prefixSum8InclAVX2_window_tail
 
-prefixSum8InclAVX2_window_loop2:
-	CMPQ       DX, $0x40
-	JB         prefixSum8InclAVX2_window_one
-	VMOVDQU    (CX), Y4
-	VPADDB     -1(CX), Y4, Y4
-	VPERM2I128 $0x21, Y4, Y1, Y1
-	VPALIGNR   $0x0e, Y1, Y4, Y1
-	VPADDB     Y1, Y4, Y5
-	VPERM2I128 $0x21, Y5, Y2, Y1
-	VPALIGNR   $0x0c, Y1, Y5, Y1
-	VPADDB     Y1, Y5, Y6
-	VPERM2I128 $0x21, Y6, Y3, Y1
-	VPALIGNR   $0x08, Y1, Y6, Y1
-	VPADDB     Y1, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y1
-	VPADDB     Y1, Y7, Y1
-	VPADDB     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
-	VMOVDQU    32(CX), Y1
-	VPADDB     31(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y4, Y2
-	VPALIGNR   $0x0e, Y2, Y1, Y2
-	VPADDB     Y2, Y1, Y2
-	VPERM2I128 $0x21, Y2, Y5, Y3
+prefixSum8InclAVX2_window_loop:
+	VMOVDQU    64(CX), Y6
+	VPADDB     63(CX), Y6, Y6
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y4, Y0
+	VPADDB     Y0, Y4, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y7, Y0
+	VPADDB     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y0
+	VPADDB     Y0, Y9, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	VMOVDQU    96(CX), Y0
+	VPADDB     95(CX), Y0, Y0
+	VPERM2I128 $0x21, Y5, Y4, Y2
+	VPALIGNR   $0x0e, Y2, Y5, Y2
+	VPADDB     Y2, Y5, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y3
 	VPALIGNR   $0x0c, Y3, Y2, Y3
 	VPADDB     Y3, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y6, Y4
+	VPERM2I128 $0x21, Y3, Y8, Y4
 	VPALIGNR   $0x08, Y4, Y3, Y4
-	VPADDB     Y4, Y3, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y4
-	VPADDB     Y4, Y8, Y4
-	VPADDB     Y0, Y4, Y0
-	VMOVDQU    Y0, 32(AX)
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, DX
-	JMP        prefixSum8InclAVX2_window_loop2
+	VPADDB     Y4, Y3, Y10
+	VPERM2I128 $0x21, Y10, Y9, Y4
+	VPADDB     Y4, Y10, Y4
+	VPADDB     Y1, Y4, Y1
+	VMOVDQU    Y1, 32(AX)
+	VMOVDQU    128(CX), Y4
+	VPADDB     127(CX), Y4, Y4
+	VPERM2I128 $0x21, Y6, Y5, Y5
+	VPALIGNR   $0x0e, Y5, Y6, Y5
+	VPADDB     Y5, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y2
+	VPALIGNR   $0x0c, Y2, Y7, Y2
+	VPADDB     Y2, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y2
+	VPALIGNR   $0x08, Y2, Y8, Y2
+	VPADDB     Y2, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y2
+	VPADDB     Y2, Y9, Y2
+	VPADDB     Y1, Y2, Y1
+	VMOVDQU    Y1, 64(AX)
+	VMOVDQU    160(CX), Y5
+	VPADDB     159(CX), Y5, Y5
+	VPERM2I128 $0x21, Y0, Y6, Y2
+	VPALIGNR   $0x0e, Y2, Y0, Y2
+	VPADDB     Y2, Y0, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y3
+	VPALIGNR   $0x0c, Y3, Y2, Y3
+	VPADDB     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y6
+	VPALIGNR   $0x08, Y6, Y3, Y6
+	VPADDB     Y6, Y3, Y10
+	VPERM2I128 $0x21, Y10, Y9, Y6
+	VPADDB     Y6, Y10, Y6
+	VPADDB     Y1, Y6, Y1
+	VMOVDQU    Y1, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum8InclAVX2_window_loop
 
-prefixSum8InclAVX2_window_one:
+prefixSum8InclAVX2_window_tail:
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y4, Y0
+	VPADDB     Y0, Y4, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y7, Y0
+	VPADDB     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y0
+	VPADDB     Y0, Y9, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y5, Y4, Y0
+	VPALIGNR   $0x0e, Y0, Y5, Y0
+	VPADDB     Y0, Y5, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y0
+	VPALIGNR   $0x0c, Y0, Y2, Y0
+	VPADDB     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDB     Y0, Y3, Y10
+	VPERM2I128 $0x21, Y10, Y9, Y0
+	VPADDB     Y0, Y10, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8InclAVX2_window_end
+	VMOVDQU    (CX), Y6
+	VPADDB     -1(CX), Y6, Y6
+	VPERM2I128 $0x21, Y6, Y5, Y0
+	VPALIGNR   $0x0e, Y0, Y6, Y0
+	VPADDB     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y7, Y0
+	VPADDB     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y0
+	VPADDB     Y0, Y9, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8InclAVX2_window_end
+	VMOVDQU    (CX), Y0
+	VPADDB     -1(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y6, Y2
+	VPALIGNR   $0x0e, Y2, Y0, Y2
+	VPADDB     Y2, Y0, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y3
+	VPALIGNR   $0x0c, Y3, Y2, Y3
+	VPADDB     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y4
+	VPALIGNR   $0x08, Y4, Y3, Y4
+	VPADDB     Y4, Y3, Y10
+	VPERM2I128 $0x21, Y10, Y9, Y4
+	VPADDB     Y4, Y10, Y4
+	VPADDB     Y1, Y4, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 	CMPQ       DX, $0x20
 	JB         prefixSum8InclAVX2_window_end
 	VMOVDQU    (CX), Y4
 	VPADDB     -1(CX), Y4, Y4
-	VPERM2I128 $0x21, Y4, Y1, Y1
-	VPALIGNR   $0x0e, Y1, Y4, Y1
-	VPADDB     Y1, Y4, Y5
-	VPERM2I128 $0x21, Y5, Y2, Y1
-	VPALIGNR   $0x0c, Y1, Y5, Y1
-	VPADDB     Y1, Y5, Y6
-	VPERM2I128 $0x21, Y6, Y3, Y1
-	VPALIGNR   $0x08, Y1, Y6, Y1
-	VPADDB     Y1, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y1
-	VPADDB     Y1, Y7, Y1
-	VPADDB     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y4, Y0
+	VPADDB     Y0, Y4, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y7, Y0
+	VPADDB     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y0
+	VPADDB     Y0, Y9, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
 	ADDQ       $0x20, CX
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
@@ -498,55 +605,162 @@ TEXT ·prefixSum8InclAVX512(SB), NOSPLIT, $0-57
 	JE              prefixSum8InclAVX512_loop
 	CMPQ            DX, $0x00000200
 	JB              prefixSum8InclAVX512_loop
-	VMOVDQA64       Z6, Z0
-	VALIGND         $0x0f, Z6, Z6, Z7
-	VPSUBB          Z7, Z6, Z7
+	VMOVDQA64       Z6, Z7
+	VALIGND         $0x0f, Z6, Z6, Z0
+	VPSUBB          Z0, Z6, Z0
 	VALIGND         $0x0e, Z6, Z6, Z8
 	VPSUBB          Z8, Z6, Z8
 	VALIGND         $0x0c, Z6, Z6, Z9
 	VPSUBB          Z9, Z6, Z9
 	VALIGND         $0x08, Z6, Z6, Z10
-	VPSUBB          Z10, Z6, Z13
+	VPSUBB          Z10, Z6, Z15
+	VMOVDQU64       (CX), Z6
+	VMOVDQU64       -2(CX), Z10
+	VPADDB          -1(CX), Z6, Z6
+	VPADDB          -3(CX), Z10, Z10
+	VPADDB          Z10, Z6, Z6
+	VMOVDQU64       64(CX), Z10
+	VMOVDQU64       62(CX), Z11
+	VPADDB          63(CX), Z10, Z10
+	VPADDB          61(CX), Z11, Z11
+	VPADDB          Z11, Z10, Z10
+	CMPQ            DX, $0x00000180
+	JB              prefixSum8InclAVX512_window_tail
 
-prefixSum8InclAVX512_window_loop2:
-	CMPQ      DX, $0x00000080
-	JB        prefixSum8InclAVX512_window_one
-	VMOVDQU64 (CX), Z6
-	VMOVDQU64 -2(CX), Z10
-	VPADDB    -1(CX), Z6, Z6
-	VPADDB    -3(CX), Z10, Z10
-	VPADDB    Z10, Z6, Z6
-	VALIGND   $0x0f, Z7, Z6, Z7
-	VPADDB    Z7, Z6, Z10
-	VALIGND   $0x0e, Z8, Z10, Z7
-	VPADDB    Z7, Z10, Z11
-	VALIGND   $0x0c, Z9, Z11, Z7
-	VPADDB    Z7, Z11, Z12
-	VALIGND   $0x08, Z13, Z12, Z7
-	VPADDB    Z7, Z12, Z7
-	VPADDB    Z0, Z7, Z0
-	VMOVDQU64 Z0, (AX)
-	VMOVDQU64 64(CX), Z7
-	VMOVDQU64 62(CX), Z8
-	VPADDB    63(CX), Z7, Z7
-	VPADDB    61(CX), Z8, Z8
-	VPADDB    Z8, Z7, Z7
-	VALIGND   $0x0f, Z6, Z7, Z6
-	VPADDB    Z6, Z7, Z8
-	VALIGND   $0x0e, Z10, Z8, Z6
+prefixSum8InclAVX512_window_loop:
+	VMOVDQU64 128(CX), Z11
+	VMOVDQU64 126(CX), Z12
+	VPADDB    127(CX), Z11, Z11
+	VPADDB    125(CX), Z12, Z12
+	VPADDB    Z12, Z11, Z11
+	VALIGND   $0x0f, Z0, Z6, Z0
+	VPADDB    Z0, Z6, Z12
+	VALIGND   $0x0e, Z8, Z12, Z0
+	VPADDB    Z0, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z0
+	VPADDB    Z0, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z0
+	VPADDB    Z0, Z14, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
+	VMOVDQU64 192(CX), Z0
+	VMOVDQU64 190(CX), Z8
+	VPADDB    191(CX), Z0, Z0
+	VPADDB    189(CX), Z8, Z8
+	VPADDB    Z8, Z0, Z0
+	VALIGND   $0x0f, Z6, Z10, Z6
+	VPADDB    Z6, Z10, Z8
+	VALIGND   $0x0e, Z12, Z8, Z6
 	VPADDB    Z6, Z8, Z9
-	VALIGND   $0x0c, Z11, Z9, Z6
-	VPADDB    Z6, Z9, Z13
-	VALIGND   $0x08, Z12, Z13, Z6
-	VPADDB    Z6, Z13, Z6
-	VPADDB    Z0, Z6, Z0
-	VMOVDQU64 Z0, 64(AX)
-	ADDQ      $0x80, CX
-	ADDQ      $0x80, AX
-	SUBQ      $0x80, DX
-	JMP       prefixSum8InclAVX512_window_loop2
+	VALIGND   $0x0c, Z13, Z9, Z6
+	VPADDB    Z6, Z9, Z15
+	VALIGND   $0x08, Z14, Z15, Z6
+	VPADDB    Z6, Z15, Z6
+	VPADDB    Z7, Z6, Z7
+	VMOVDQU64 Z7, 64(AX)
+	VMOVDQU64 256(CX), Z6
+	VMOVDQU64 254(CX), Z12
+	VPADDB    255(CX), Z6, Z6
+	VPADDB    253(CX), Z12, Z12
+	VPADDB    Z12, Z6, Z6
+	VALIGND   $0x0f, Z10, Z11, Z10
+	VPADDB    Z10, Z11, Z12
+	VALIGND   $0x0e, Z8, Z12, Z8
+	VPADDB    Z8, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z8
+	VPADDB    Z8, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z8
+	VPADDB    Z8, Z14, Z8
+	VPADDB    Z7, Z8, Z7
+	VMOVDQU64 Z7, 128(AX)
+	VMOVDQU64 320(CX), Z10
+	VMOVDQU64 318(CX), Z8
+	VPADDB    319(CX), Z10, Z10
+	VPADDB    317(CX), Z8, Z8
+	VPADDB    Z8, Z10, Z10
+	VALIGND   $0x0f, Z11, Z0, Z8
+	VPADDB    Z8, Z0, Z8
+	VALIGND   $0x0e, Z12, Z8, Z9
+	VPADDB    Z9, Z8, Z9
+	VALIGND   $0x0c, Z13, Z9, Z11
+	VPADDB    Z11, Z9, Z15
+	VALIGND   $0x08, Z14, Z15, Z11
+	VPADDB    Z11, Z15, Z11
+	VPADDB    Z7, Z11, Z7
+	VMOVDQU64 Z7, 192(AX)
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000100, DX
+	CMPQ      DX, $0x00000180
+	JAE       prefixSum8InclAVX512_window_loop
 
-prefixSum8InclAVX512_window_one:
+prefixSum8InclAVX512_window_tail:
+	VALIGND   $0x0f, Z0, Z6, Z0
+	VPADDB    Z0, Z6, Z12
+	VALIGND   $0x0e, Z8, Z12, Z0
+	VPADDB    Z0, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z0
+	VPADDB    Z0, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z0
+	VPADDB    Z0, Z14, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	VALIGND   $0x0f, Z6, Z10, Z0
+	VPADDB    Z0, Z10, Z8
+	VALIGND   $0x0e, Z12, Z8, Z0
+	VPADDB    Z0, Z8, Z9
+	VALIGND   $0x0c, Z13, Z9, Z0
+	VPADDB    Z0, Z9, Z15
+	VALIGND   $0x08, Z14, Z15, Z0
+	VPADDB    Z0, Z15, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum8InclAVX512_window_end
+	VMOVDQU64 (CX), Z11
+	VMOVDQU64 -2(CX), Z0
+	VPADDB    -1(CX), Z11, Z11
+	VPADDB    -3(CX), Z0, Z0
+	VPADDB    Z0, Z11, Z11
+	VALIGND   $0x0f, Z10, Z11, Z0
+	VPADDB    Z0, Z11, Z12
+	VALIGND   $0x0e, Z8, Z12, Z0
+	VPADDB    Z0, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z0
+	VPADDB    Z0, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z0
+	VPADDB    Z0, Z14, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum8InclAVX512_window_end
+	VMOVDQU64 (CX), Z0
+	VMOVDQU64 -2(CX), Z6
+	VPADDB    -1(CX), Z0, Z0
+	VPADDB    -3(CX), Z6, Z6
+	VPADDB    Z6, Z0, Z0
+	VALIGND   $0x0f, Z11, Z0, Z6
+	VPADDB    Z6, Z0, Z8
+	VALIGND   $0x0e, Z12, Z8, Z6
+	VPADDB    Z6, Z8, Z9
+	VALIGND   $0x0c, Z13, Z9, Z6
+	VPADDB    Z6, Z9, Z15
+	VALIGND   $0x08, Z14, Z15, Z6
+	VPADDB    Z6, Z15, Z6
+	VPADDB    Z7, Z6, Z7
+	VMOVDQU64 Z7, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
 	CMPQ      DX, $0x40
 	JB        prefixSum8InclAVX512_window_end
 	VMOVDQU64 (CX), Z6
@@ -554,16 +768,16 @@ prefixSum8InclAVX512_window_one:
 	VPADDB    -1(CX), Z6, Z6
 	VPADDB    -3(CX), Z10, Z10
 	VPADDB    Z10, Z6, Z6
-	VALIGND   $0x0f, Z7, Z6, Z7
-	VPADDB    Z7, Z6, Z10
-	VALIGND   $0x0e, Z8, Z10, Z6
-	VPADDB    Z6, Z10, Z11
-	VALIGND   $0x0c, Z9, Z11, Z6
-	VPADDB    Z6, Z11, Z12
-	VALIGND   $0x08, Z13, Z12, Z6
-	VPADDB    Z6, Z12, Z6
-	VPADDB    Z0, Z6, Z0
-	VMOVDQU64 Z0, (AX)
+	VALIGND   $0x0f, Z0, Z6, Z0
+	VPADDB    Z0, Z6, Z12
+	VALIGND   $0x0e, Z8, Z12, Z0
+	VPADDB    Z0, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z0
+	VPADDB    Z0, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z0
+	VPADDB    Z0, Z14, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
 	ADDQ      $0x40, CX
 	ADDQ      $0x40, AX
 	SUBQ      $0x40, DX
@@ -674,10 +888,10 @@ TEXT ·prefixSum8ExclAVX2(SB), NOSPLIT, $0-57
 	JE             prefixSum8ExclAVX2_inplace_loop2
 	CMPQ           DX, $0x00000100
 	JB             prefixSum8ExclAVX2_inplace_loop2
-	VMOVDQA        Y6, Y0
-	VPERM2I128     $0x21, Y6, Y6, Y1
-	VPALIGNR       $0x0e, Y1, Y6, Y1
-	VPSUBB         Y1, Y6, Y1
+	VMOVDQA        Y6, Y1
+	VPERM2I128     $0x21, Y6, Y6, Y0
+	VPALIGNR       $0x0e, Y0, Y6, Y0
+	VPSUBB         Y0, Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y2
 	VPALIGNR       $0x0c, Y2, Y6, Y2
 	VPSUBB         Y2, Y6, Y2
@@ -685,64 +899,171 @@ TEXT ·prefixSum8ExclAVX2(SB), NOSPLIT, $0-57
 	VPALIGNR       $0x08, Y3, Y6, Y3
 	VPSUBB         Y3, Y6, Y3
 	VPERM2I128     $0x21, Y6, Y6, Y4
-	VPSUBB         Y4, Y6, Y8
+	VPSUBB         Y4, Y6, Y10
+	VMOVDQU        -1(CX), Y4
+	VPADDB         -2(CX), Y4, Y4
+	VMOVDQU        31(CX), Y5
+	VPADDB         30(CX), Y5, Y5
+	CMPQ           DX, $0x000000c0
+	JB             prefixSum8ExclAVX2_window_tail
 
-prefixSum8ExclAVX2_window_loop2:
-	CMPQ       DX, $0x40
-	JB         prefixSum8ExclAVX2_window_one
-	VMOVDQU    -1(CX), Y4
-	VPADDB     -2(CX), Y4, Y4
-	VPERM2I128 $0x21, Y4, Y1, Y1
-	VPALIGNR   $0x0e, Y1, Y4, Y1
-	VPADDB     Y1, Y4, Y5
-	VPERM2I128 $0x21, Y5, Y2, Y1
-	VPALIGNR   $0x0c, Y1, Y5, Y1
-	VPADDB     Y1, Y5, Y6
-	VPERM2I128 $0x21, Y6, Y3, Y1
-	VPALIGNR   $0x08, Y1, Y6, Y1
-	VPADDB     Y1, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y1
-	VPADDB     Y1, Y7, Y1
-	VPADDB     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
-	VMOVDQU    31(CX), Y1
-	VPADDB     30(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y4, Y2
-	VPALIGNR   $0x0e, Y2, Y1, Y2
-	VPADDB     Y2, Y1, Y2
-	VPERM2I128 $0x21, Y2, Y5, Y3
+prefixSum8ExclAVX2_window_loop:
+	VMOVDQU    63(CX), Y6
+	VPADDB     62(CX), Y6, Y6
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y4, Y0
+	VPADDB     Y0, Y4, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y7, Y0
+	VPADDB     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y0
+	VPADDB     Y0, Y9, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	VMOVDQU    95(CX), Y0
+	VPADDB     94(CX), Y0, Y0
+	VPERM2I128 $0x21, Y5, Y4, Y2
+	VPALIGNR   $0x0e, Y2, Y5, Y2
+	VPADDB     Y2, Y5, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y3
 	VPALIGNR   $0x0c, Y3, Y2, Y3
 	VPADDB     Y3, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y6, Y4
+	VPERM2I128 $0x21, Y3, Y8, Y4
 	VPALIGNR   $0x08, Y4, Y3, Y4
-	VPADDB     Y4, Y3, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y4
-	VPADDB     Y4, Y8, Y4
-	VPADDB     Y0, Y4, Y0
-	VMOVDQU    Y0, 32(AX)
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, DX
-	JMP        prefixSum8ExclAVX2_window_loop2
+	VPADDB     Y4, Y3, Y10
+	VPERM2I128 $0x21, Y10, Y9, Y4
+	VPADDB     Y4, Y10, Y4
+	VPADDB     Y1, Y4, Y1
+	VMOVDQU    Y1, 32(AX)
+	VMOVDQU    127(CX), Y4
+	VPADDB     126(CX), Y4, Y4
+	VPERM2I128 $0x21, Y6, Y5, Y5
+	VPALIGNR   $0x0e, Y5, Y6, Y5
+	VPADDB     Y5, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y2
+	VPALIGNR   $0x0c, Y2, Y7, Y2
+	VPADDB     Y2, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y2
+	VPALIGNR   $0x08, Y2, Y8, Y2
+	VPADDB     Y2, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y2
+	VPADDB     Y2, Y9, Y2
+	VPADDB     Y1, Y2, Y1
+	VMOVDQU    Y1, 64(AX)
+	VMOVDQU    159(CX), Y5
+	VPADDB     158(CX), Y5, Y5
+	VPERM2I128 $0x21, Y0, Y6, Y2
+	VPALIGNR   $0x0e, Y2, Y0, Y2
+	VPADDB     Y2, Y0, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y3
+	VPALIGNR   $0x0c, Y3, Y2, Y3
+	VPADDB     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y6
+	VPALIGNR   $0x08, Y6, Y3, Y6
+	VPADDB     Y6, Y3, Y10
+	VPERM2I128 $0x21, Y10, Y9, Y6
+	VPADDB     Y6, Y10, Y6
+	VPADDB     Y1, Y6, Y1
+	VMOVDQU    Y1, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum8ExclAVX2_window_loop
 
-prefixSum8ExclAVX2_window_one:
+prefixSum8ExclAVX2_window_tail:
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y4, Y0
+	VPADDB     Y0, Y4, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y7, Y0
+	VPADDB     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y0
+	VPADDB     Y0, Y9, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y5, Y4, Y0
+	VPALIGNR   $0x0e, Y0, Y5, Y0
+	VPADDB     Y0, Y5, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y0
+	VPALIGNR   $0x0c, Y0, Y2, Y0
+	VPADDB     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDB     Y0, Y3, Y10
+	VPERM2I128 $0x21, Y10, Y9, Y0
+	VPADDB     Y0, Y10, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8ExclAVX2_window_end
+	VMOVDQU    -1(CX), Y6
+	VPADDB     -2(CX), Y6, Y6
+	VPERM2I128 $0x21, Y6, Y5, Y0
+	VPALIGNR   $0x0e, Y0, Y6, Y0
+	VPADDB     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y7, Y0
+	VPADDB     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y0
+	VPADDB     Y0, Y9, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8ExclAVX2_window_end
+	VMOVDQU    -1(CX), Y0
+	VPADDB     -2(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y6, Y2
+	VPALIGNR   $0x0e, Y2, Y0, Y2
+	VPADDB     Y2, Y0, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y3
+	VPALIGNR   $0x0c, Y3, Y2, Y3
+	VPADDB     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y4
+	VPALIGNR   $0x08, Y4, Y3, Y4
+	VPADDB     Y4, Y3, Y10
+	VPERM2I128 $0x21, Y10, Y9, Y4
+	VPADDB     Y4, Y10, Y4
+	VPADDB     Y1, Y4, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 	CMPQ       DX, $0x20
 	JB         prefixSum8ExclAVX2_window_end
 	VMOVDQU    -1(CX), Y4
 	VPADDB     -2(CX), Y4, Y4
-	VPERM2I128 $0x21, Y4, Y1, Y1
-	VPALIGNR   $0x0e, Y1, Y4, Y1
-	VPADDB     Y1, Y4, Y5
-	VPERM2I128 $0x21, Y5, Y2, Y1
-	VPALIGNR   $0x0c, Y1, Y5, Y1
-	VPADDB     Y1, Y5, Y6
-	VPERM2I128 $0x21, Y6, Y3, Y1
-	VPALIGNR   $0x08, Y1, Y6, Y1
-	VPADDB     Y1, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y1
-	VPADDB     Y1, Y7, Y1
-	VPADDB     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y4, Y0
+	VPADDB     Y0, Y4, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y7, Y0
+	VPADDB     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y10, Y0
+	VPADDB     Y0, Y9, Y0
+	VPADDB     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
 	ADDQ       $0x20, CX
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
@@ -873,55 +1194,162 @@ TEXT ·prefixSum8ExclAVX512(SB), NOSPLIT, $0-57
 	JE              prefixSum8ExclAVX512_loop
 	CMPQ            DX, $0x00000200
 	JB              prefixSum8ExclAVX512_loop
-	VMOVDQA64       Z6, Z0
-	VALIGND         $0x0f, Z6, Z6, Z7
-	VPSUBB          Z7, Z6, Z7
+	VMOVDQA64       Z6, Z7
+	VALIGND         $0x0f, Z6, Z6, Z0
+	VPSUBB          Z0, Z6, Z0
 	VALIGND         $0x0e, Z6, Z6, Z8
 	VPSUBB          Z8, Z6, Z8
 	VALIGND         $0x0c, Z6, Z6, Z9
 	VPSUBB          Z9, Z6, Z9
 	VALIGND         $0x08, Z6, Z6, Z10
-	VPSUBB          Z10, Z6, Z13
+	VPSUBB          Z10, Z6, Z15
+	VMOVDQU64       -1(CX), Z6
+	VMOVDQU64       -3(CX), Z10
+	VPADDB          -2(CX), Z6, Z6
+	VPADDB          -4(CX), Z10, Z10
+	VPADDB          Z10, Z6, Z6
+	VMOVDQU64       63(CX), Z10
+	VMOVDQU64       61(CX), Z11
+	VPADDB          62(CX), Z10, Z10
+	VPADDB          60(CX), Z11, Z11
+	VPADDB          Z11, Z10, Z10
+	CMPQ            DX, $0x00000180
+	JB              prefixSum8ExclAVX512_window_tail
 
-prefixSum8ExclAVX512_window_loop2:
-	CMPQ      DX, $0x00000080
-	JB        prefixSum8ExclAVX512_window_one
-	VMOVDQU64 -1(CX), Z6
-	VMOVDQU64 -3(CX), Z10
-	VPADDB    -2(CX), Z6, Z6
-	VPADDB    -4(CX), Z10, Z10
-	VPADDB    Z10, Z6, Z6
-	VALIGND   $0x0f, Z7, Z6, Z7
-	VPADDB    Z7, Z6, Z10
-	VALIGND   $0x0e, Z8, Z10, Z7
-	VPADDB    Z7, Z10, Z11
-	VALIGND   $0x0c, Z9, Z11, Z7
-	VPADDB    Z7, Z11, Z12
-	VALIGND   $0x08, Z13, Z12, Z7
-	VPADDB    Z7, Z12, Z7
-	VPADDB    Z0, Z7, Z0
-	VMOVDQU64 Z0, (AX)
-	VMOVDQU64 63(CX), Z7
-	VMOVDQU64 61(CX), Z8
-	VPADDB    62(CX), Z7, Z7
-	VPADDB    60(CX), Z8, Z8
-	VPADDB    Z8, Z7, Z7
-	VALIGND   $0x0f, Z6, Z7, Z6
-	VPADDB    Z6, Z7, Z8
-	VALIGND   $0x0e, Z10, Z8, Z6
+prefixSum8ExclAVX512_window_loop:
+	VMOVDQU64 127(CX), Z11
+	VMOVDQU64 125(CX), Z12
+	VPADDB    126(CX), Z11, Z11
+	VPADDB    124(CX), Z12, Z12
+	VPADDB    Z12, Z11, Z11
+	VALIGND   $0x0f, Z0, Z6, Z0
+	VPADDB    Z0, Z6, Z12
+	VALIGND   $0x0e, Z8, Z12, Z0
+	VPADDB    Z0, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z0
+	VPADDB    Z0, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z0
+	VPADDB    Z0, Z14, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
+	VMOVDQU64 191(CX), Z0
+	VMOVDQU64 189(CX), Z8
+	VPADDB    190(CX), Z0, Z0
+	VPADDB    188(CX), Z8, Z8
+	VPADDB    Z8, Z0, Z0
+	VALIGND   $0x0f, Z6, Z10, Z6
+	VPADDB    Z6, Z10, Z8
+	VALIGND   $0x0e, Z12, Z8, Z6
 	VPADDB    Z6, Z8, Z9
-	VALIGND   $0x0c, Z11, Z9, Z6
-	VPADDB    Z6, Z9, Z13
-	VALIGND   $0x08, Z12, Z13, Z6
-	VPADDB    Z6, Z13, Z6
-	VPADDB    Z0, Z6, Z0
-	VMOVDQU64 Z0, 64(AX)
-	ADDQ      $0x80, CX
-	ADDQ      $0x80, AX
-	SUBQ      $0x80, DX
-	JMP       prefixSum8ExclAVX512_window_loop2
+	VALIGND   $0x0c, Z13, Z9, Z6
+	VPADDB    Z6, Z9, Z15
+	VALIGND   $0x08, Z14, Z15, Z6
+	VPADDB    Z6, Z15, Z6
+	VPADDB    Z7, Z6, Z7
+	VMOVDQU64 Z7, 64(AX)
+	VMOVDQU64 255(CX), Z6
+	VMOVDQU64 253(CX), Z12
+	VPADDB    254(CX), Z6, Z6
+	VPADDB    252(CX), Z12, Z12
+	VPADDB    Z12, Z6, Z6
+	VALIGND   $0x0f, Z10, Z11, Z10
+	VPADDB    Z10, Z11, Z12
+	VALIGND   $0x0e, Z8, Z12, Z8
+	VPADDB    Z8, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z8
+	VPADDB    Z8, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z8
+	VPADDB    Z8, Z14, Z8
+	VPADDB    Z7, Z8, Z7
+	VMOVDQU64 Z7, 128(AX)
+	VMOVDQU64 319(CX), Z10
+	VMOVDQU64 317(CX), Z8
+	VPADDB    318(CX), Z10, Z10
+	VPADDB    316(CX), Z8, Z8
+	VPADDB    Z8, Z10, Z10
+	VALIGND   $0x0f, Z11, Z0, Z8
+	VPADDB    Z8, Z0, Z8
+	VALIGND   $0x0e, Z12, Z8, Z9
+	VPADDB    Z9, Z8, Z9
+	VALIGND   $0x0c, Z13, Z9, Z11
+	VPADDB    Z11, Z9, Z15
+	VALIGND   $0x08, Z14, Z15, Z11
+	VPADDB    Z11, Z15, Z11
+	VPADDB    Z7, Z11, Z7
+	VMOVDQU64 Z7, 192(AX)
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000100, DX
+	CMPQ      DX, $0x00000180
+	JAE       prefixSum8ExclAVX512_window_loop
 
-prefixSum8ExclAVX512_window_one:
+prefixSum8ExclAVX512_window_tail:
+	VALIGND   $0x0f, Z0, Z6, Z0
+	VPADDB    Z0, Z6, Z12
+	VALIGND   $0x0e, Z8, Z12, Z0
+	VPADDB    Z0, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z0
+	VPADDB    Z0, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z0
+	VPADDB    Z0, Z14, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	VALIGND   $0x0f, Z6, Z10, Z0
+	VPADDB    Z0, Z10, Z8
+	VALIGND   $0x0e, Z12, Z8, Z0
+	VPADDB    Z0, Z8, Z9
+	VALIGND   $0x0c, Z13, Z9, Z0
+	VPADDB    Z0, Z9, Z15
+	VALIGND   $0x08, Z14, Z15, Z0
+	VPADDB    Z0, Z15, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum8ExclAVX512_window_end
+	VMOVDQU64 -1(CX), Z11
+	VMOVDQU64 -3(CX), Z0
+	VPADDB    -2(CX), Z11, Z11
+	VPADDB    -4(CX), Z0, Z0
+	VPADDB    Z0, Z11, Z11
+	VALIGND   $0x0f, Z10, Z11, Z0
+	VPADDB    Z0, Z11, Z12
+	VALIGND   $0x0e, Z8, Z12, Z0
+	VPADDB    Z0, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z0
+	VPADDB    Z0, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z0
+	VPADDB    Z0, Z14, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum8ExclAVX512_window_end
+	VMOVDQU64 -1(CX), Z0
+	VMOVDQU64 -3(CX), Z6
+	VPADDB    -2(CX), Z0, Z0
+	VPADDB    -4(CX), Z6, Z6
+	VPADDB    Z6, Z0, Z0
+	VALIGND   $0x0f, Z11, Z0, Z6
+	VPADDB    Z6, Z0, Z8
+	VALIGND   $0x0e, Z12, Z8, Z6
+	VPADDB    Z6, Z8, Z9
+	VALIGND   $0x0c, Z13, Z9, Z6
+	VPADDB    Z6, Z9, Z15
+	VALIGND   $0x08, Z14, Z15, Z6
+	VPADDB    Z6, Z15, Z6
+	VPADDB    Z7, Z6, Z7
+	VMOVDQU64 Z7, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
 	CMPQ      DX, $0x40
 	JB        prefixSum8ExclAVX512_window_end
 	VMOVDQU64 -1(CX), Z6
@@ -929,16 +1357,16 @@ prefixSum8ExclAVX512_window_one:
 	VPADDB    -2(CX), Z6, Z6
 	VPADDB    -4(CX), Z10, Z10
 	VPADDB    Z10, Z6, Z6
-	VALIGND   $0x0f, Z7, Z6, Z7
-	VPADDB    Z7, Z6, Z10
-	VALIGND   $0x0e, Z8, Z10, Z6
-	VPADDB    Z6, Z10, Z11
-	VALIGND   $0x0c, Z9, Z11, Z6
-	VPADDB    Z6, Z11, Z12
-	VALIGND   $0x08, Z13, Z12, Z6
-	VPADDB    Z6, Z12, Z6
-	VPADDB    Z0, Z6, Z0
-	VMOVDQU64 Z0, (AX)
+	VALIGND   $0x0f, Z0, Z6, Z0
+	VPADDB    Z0, Z6, Z12
+	VALIGND   $0x0e, Z8, Z12, Z0
+	VPADDB    Z0, Z12, Z13
+	VALIGND   $0x0c, Z9, Z13, Z0
+	VPADDB    Z0, Z13, Z14
+	VALIGND   $0x08, Z15, Z14, Z0
+	VPADDB    Z0, Z14, Z0
+	VPADDB    Z7, Z0, Z7
+	VMOVDQU64 Z7, (AX)
 	ADDQ      $0x40, CX
 	ADDQ      $0x40, AX
 	SUBQ      $0x40, DX
@@ -1052,63 +1480,152 @@ TEXT ·prefixSum16InclAVX2(SB), NOSPLIT, $0-58
 	JE             prefixSum16InclAVX2_inplace_loop2
 	CMPQ           DX, $0x00000100
 	JB             prefixSum16InclAVX2_inplace_loop2
-	VMOVDQA        Y5, Y0
-	VPERM2I128     $0x21, Y5, Y5, Y1
-	VPALIGNR       $0x0c, Y1, Y5, Y1
-	VPSUBW         Y1, Y5, Y1
+	VMOVDQA        Y5, Y1
+	VPERM2I128     $0x21, Y5, Y5, Y0
+	VPALIGNR       $0x0c, Y0, Y5, Y0
+	VPSUBW         Y0, Y5, Y0
 	VPERM2I128     $0x21, Y5, Y5, Y2
 	VPALIGNR       $0x08, Y2, Y5, Y2
 	VPSUBW         Y2, Y5, Y2
 	VPERM2I128     $0x21, Y5, Y5, Y3
-	VPSUBW         Y3, Y5, Y6
+	VPSUBW         Y3, Y5, Y8
+	VMOVDQU        (CX), Y3
+	VPADDW         -2(CX), Y3, Y3
+	VMOVDQU        32(CX), Y4
+	VPADDW         30(CX), Y4, Y4
+	CMPQ           DX, $0x000000c0
+	JB             prefixSum16InclAVX2_window_tail
 
-prefixSum16InclAVX2_window_loop2:
-	CMPQ       DX, $0x40
-	JB         prefixSum16InclAVX2_window_one
-	VMOVDQU    (CX), Y3
-	VPADDW     -2(CX), Y3, Y3
-	VPERM2I128 $0x21, Y3, Y1, Y1
-	VPALIGNR   $0x0c, Y1, Y3, Y1
-	VPADDW     Y1, Y3, Y4
-	VPERM2I128 $0x21, Y4, Y2, Y1
-	VPALIGNR   $0x08, Y1, Y4, Y1
-	VPADDW     Y1, Y4, Y5
-	VPERM2I128 $0x21, Y5, Y6, Y1
-	VPADDW     Y1, Y5, Y1
-	VPADDW     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
-	VMOVDQU    32(CX), Y1
-	VPADDW     30(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y3, Y2
-	VPALIGNR   $0x0c, Y2, Y1, Y2
-	VPADDW     Y2, Y1, Y2
-	VPERM2I128 $0x21, Y2, Y4, Y3
+prefixSum16InclAVX2_window_loop:
+	VMOVDQU    64(CX), Y5
+	VPADDW     62(CX), Y5, Y5
+	VPERM2I128 $0x21, Y3, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y3, Y0
+	VPADDW     Y0, Y3, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDW     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y0
+	VPADDW     Y0, Y7, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	VMOVDQU    96(CX), Y0
+	VPADDW     94(CX), Y0, Y0
+	VPERM2I128 $0x21, Y4, Y3, Y2
+	VPALIGNR   $0x0c, Y2, Y4, Y2
+	VPADDW     Y2, Y4, Y2
+	VPERM2I128 $0x21, Y2, Y6, Y3
 	VPALIGNR   $0x08, Y3, Y2, Y3
-	VPADDW     Y3, Y2, Y6
-	VPERM2I128 $0x21, Y6, Y5, Y3
-	VPADDW     Y3, Y6, Y3
-	VPADDW     Y0, Y3, Y0
-	VMOVDQU    Y0, 32(AX)
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, DX
-	JMP        prefixSum16InclAVX2_window_loop2
+	VPADDW     Y3, Y2, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y3
+	VPADDW     Y3, Y8, Y3
+	VPADDW     Y1, Y3, Y1
+	VMOVDQU    Y1, 32(AX)
+	VMOVDQU    128(CX), Y3
+	VPADDW     126(CX), Y3, Y3
+	VPERM2I128 $0x21, Y5, Y4, Y4
+	VPALIGNR   $0x0c, Y4, Y5, Y4
+	VPADDW     Y4, Y5, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y6, Y2
+	VPADDW     Y2, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y2
+	VPADDW     Y2, Y7, Y2
+	VPADDW     Y1, Y2, Y1
+	VMOVDQU    Y1, 64(AX)
+	VMOVDQU    160(CX), Y4
+	VPADDW     158(CX), Y4, Y4
+	VPERM2I128 $0x21, Y0, Y5, Y2
+	VPALIGNR   $0x0c, Y2, Y0, Y2
+	VPADDW     Y2, Y0, Y2
+	VPERM2I128 $0x21, Y2, Y6, Y5
+	VPALIGNR   $0x08, Y5, Y2, Y5
+	VPADDW     Y5, Y2, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y5
+	VPADDW     Y5, Y8, Y5
+	VPADDW     Y1, Y5, Y1
+	VMOVDQU    Y1, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum16InclAVX2_window_loop
 
-prefixSum16InclAVX2_window_one:
+prefixSum16InclAVX2_window_tail:
+	VPERM2I128 $0x21, Y3, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y3, Y0
+	VPADDW     Y0, Y3, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDW     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y0
+	VPADDW     Y0, Y7, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y4, Y3, Y0
+	VPALIGNR   $0x0c, Y0, Y4, Y0
+	VPADDW     Y0, Y4, Y2
+	VPERM2I128 $0x21, Y2, Y6, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDW     Y0, Y2, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y0
+	VPADDW     Y0, Y8, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16InclAVX2_window_end
+	VMOVDQU    (CX), Y5
+	VPADDW     -2(CX), Y5, Y5
+	VPERM2I128 $0x21, Y5, Y4, Y0
+	VPALIGNR   $0x0c, Y0, Y5, Y0
+	VPADDW     Y0, Y5, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDW     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y0
+	VPADDW     Y0, Y7, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16InclAVX2_window_end
+	VMOVDQU    (CX), Y0
+	VPADDW     -2(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y5, Y2
+	VPALIGNR   $0x0c, Y2, Y0, Y2
+	VPADDW     Y2, Y0, Y2
+	VPERM2I128 $0x21, Y2, Y6, Y3
+	VPALIGNR   $0x08, Y3, Y2, Y3
+	VPADDW     Y3, Y2, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y3
+	VPADDW     Y3, Y8, Y3
+	VPADDW     Y1, Y3, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 	CMPQ       DX, $0x20
 	JB         prefixSum16InclAVX2_window_end
 	VMOVDQU    (CX), Y3
 	VPADDW     -2(CX), Y3, Y3
-	VPERM2I128 $0x21, Y3, Y1, Y1
-	VPALIGNR   $0x0c, Y1, Y3, Y1
-	VPADDW     Y1, Y3, Y4
-	VPERM2I128 $0x21, Y4, Y2, Y1
-	VPALIGNR   $0x08, Y1, Y4, Y1
-	VPADDW     Y1, Y4, Y5
-	VPERM2I128 $0x21, Y5, Y6, Y1
-	VPADDW     Y1, Y5, Y1
-	VPADDW     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
+	VPERM2I128 $0x21, Y3, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y3, Y0
+	VPADDW     Y0, Y3, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDW     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y0
+	VPADDW     Y0, Y7, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
 	ADDQ       $0x20, CX
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
@@ -1224,63 +1741,152 @@ TEXT ·prefixSum16InclAVX512(SB), NOSPLIT, $0-58
 	JE              prefixSum16InclAVX512_loop
 	CMPQ            DX, $0x00000200
 	JB              prefixSum16InclAVX512_loop
-	VMOVDQA64       Z5, Z0
-	VALIGND         $0x0f, Z5, Z5, Z6
-	VPSUBW          Z6, Z5, Z6
+	VMOVDQA64       Z5, Z6
+	VALIGND         $0x0f, Z5, Z5, Z0
+	VPSUBW          Z0, Z5, Z0
 	VALIGND         $0x0e, Z5, Z5, Z7
 	VPSUBW          Z7, Z5, Z7
 	VALIGND         $0x0c, Z5, Z5, Z8
 	VPSUBW          Z8, Z5, Z8
 	VALIGND         $0x08, Z5, Z5, Z9
-	VPSUBW          Z9, Z5, Z12
+	VPSUBW          Z9, Z5, Z14
+	VMOVDQU64       (CX), Z5
+	VPADDW          -2(CX), Z5, Z5
+	VMOVDQU64       64(CX), Z9
+	VPADDW          62(CX), Z9, Z9
+	CMPQ            DX, $0x00000180
+	JB              prefixSum16InclAVX512_window_tail
 
-prefixSum16InclAVX512_window_loop2:
-	CMPQ      DX, $0x00000080
-	JB        prefixSum16InclAVX512_window_one
-	VMOVDQU64 (CX), Z5
-	VPADDW    -2(CX), Z5, Z5
-	VALIGND   $0x0f, Z6, Z5, Z6
-	VPADDW    Z6, Z5, Z9
-	VALIGND   $0x0e, Z7, Z9, Z6
-	VPADDW    Z6, Z9, Z10
-	VALIGND   $0x0c, Z8, Z10, Z6
-	VPADDW    Z6, Z10, Z11
-	VALIGND   $0x08, Z12, Z11, Z6
-	VPADDW    Z6, Z11, Z6
-	VPADDW    Z0, Z6, Z0
-	VMOVDQU64 Z0, (AX)
-	VMOVDQU64 64(CX), Z6
-	VPADDW    62(CX), Z6, Z6
-	VALIGND   $0x0f, Z5, Z6, Z5
-	VPADDW    Z5, Z6, Z7
-	VALIGND   $0x0e, Z9, Z7, Z5
+prefixSum16InclAVX512_window_loop:
+	VMOVDQU64 128(CX), Z10
+	VPADDW    126(CX), Z10, Z10
+	VALIGND   $0x0f, Z0, Z5, Z0
+	VPADDW    Z0, Z5, Z11
+	VALIGND   $0x0e, Z7, Z11, Z0
+	VPADDW    Z0, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z0
+	VPADDW    Z0, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z0
+	VPADDW    Z0, Z13, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
+	VMOVDQU64 192(CX), Z0
+	VPADDW    190(CX), Z0, Z0
+	VALIGND   $0x0f, Z5, Z9, Z5
+	VPADDW    Z5, Z9, Z7
+	VALIGND   $0x0e, Z11, Z7, Z5
 	VPADDW    Z5, Z7, Z8
-	VALIGND   $0x0c, Z10, Z8, Z5
-	VPADDW    Z5, Z8, Z12
-	VALIGND   $0x08, Z11, Z12, Z5
-	VPADDW    Z5, Z12, Z5
-	VPADDW    Z0, Z5, Z0
-	VMOVDQU64 Z0, 64(AX)
-	ADDQ      $0x80, CX
-	ADDQ      $0x80, AX
-	SUBQ      $0x80, DX
-	JMP       prefixSum16InclAVX512_window_loop2
+	VALIGND   $0x0c, Z12, Z8, Z5
+	VPADDW    Z5, Z8, Z14
+	VALIGND   $0x08, Z13, Z14, Z5
+	VPADDW    Z5, Z14, Z5
+	VPADDW    Z6, Z5, Z6
+	VMOVDQU64 Z6, 64(AX)
+	VMOVDQU64 256(CX), Z5
+	VPADDW    254(CX), Z5, Z5
+	VALIGND   $0x0f, Z9, Z10, Z9
+	VPADDW    Z9, Z10, Z11
+	VALIGND   $0x0e, Z7, Z11, Z7
+	VPADDW    Z7, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z7
+	VPADDW    Z7, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z7
+	VPADDW    Z7, Z13, Z7
+	VPADDW    Z6, Z7, Z6
+	VMOVDQU64 Z6, 128(AX)
+	VMOVDQU64 320(CX), Z9
+	VPADDW    318(CX), Z9, Z9
+	VALIGND   $0x0f, Z10, Z0, Z7
+	VPADDW    Z7, Z0, Z7
+	VALIGND   $0x0e, Z11, Z7, Z8
+	VPADDW    Z8, Z7, Z8
+	VALIGND   $0x0c, Z12, Z8, Z10
+	VPADDW    Z10, Z8, Z14
+	VALIGND   $0x08, Z13, Z14, Z10
+	VPADDW    Z10, Z14, Z10
+	VPADDW    Z6, Z10, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000100, DX
+	CMPQ      DX, $0x00000180
+	JAE       prefixSum16InclAVX512_window_loop
 
-prefixSum16InclAVX512_window_one:
+prefixSum16InclAVX512_window_tail:
+	VALIGND   $0x0f, Z0, Z5, Z0
+	VPADDW    Z0, Z5, Z11
+	VALIGND   $0x0e, Z7, Z11, Z0
+	VPADDW    Z0, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z0
+	VPADDW    Z0, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z0
+	VPADDW    Z0, Z13, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	VALIGND   $0x0f, Z5, Z9, Z0
+	VPADDW    Z0, Z9, Z7
+	VALIGND   $0x0e, Z11, Z7, Z0
+	VPADDW    Z0, Z7, Z8
+	VALIGND   $0x0c, Z12, Z8, Z0
+	VPADDW    Z0, Z8, Z14
+	VALIGND   $0x08, Z13, Z14, Z0
+	VPADDW    Z0, Z14, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum16InclAVX512_window_end
+	VMOVDQU64 (CX), Z10
+	VPADDW    -2(CX), Z10, Z10
+	VALIGND   $0x0f, Z9, Z10, Z0
+	VPADDW    Z0, Z10, Z11
+	VALIGND   $0x0e, Z7, Z11, Z0
+	VPADDW    Z0, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z0
+	VPADDW    Z0, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z0
+	VPADDW    Z0, Z13, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum16InclAVX512_window_end
+	VMOVDQU64 (CX), Z0
+	VPADDW    -2(CX), Z0, Z0
+	VALIGND   $0x0f, Z10, Z0, Z5
+	VPADDW    Z5, Z0, Z7
+	VALIGND   $0x0e, Z11, Z7, Z5
+	VPADDW    Z5, Z7, Z8
+	VALIGND   $0x0c, Z12, Z8, Z5
+	VPADDW    Z5, Z8, Z14
+	VALIGND   $0x08, Z13, Z14, Z5
+	VPADDW    Z5, Z14, Z5
+	VPADDW    Z6, Z5, Z6
+	VMOVDQU64 Z6, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
 	CMPQ      DX, $0x40
 	JB        prefixSum16InclAVX512_window_end
 	VMOVDQU64 (CX), Z5
 	VPADDW    -2(CX), Z5, Z5
-	VALIGND   $0x0f, Z6, Z5, Z6
-	VPADDW    Z6, Z5, Z9
-	VALIGND   $0x0e, Z7, Z9, Z5
-	VPADDW    Z5, Z9, Z10
-	VALIGND   $0x0c, Z8, Z10, Z5
-	VPADDW    Z5, Z10, Z11
-	VALIGND   $0x08, Z12, Z11, Z5
-	VPADDW    Z5, Z11, Z5
-	VPADDW    Z0, Z5, Z0
-	VMOVDQU64 Z0, (AX)
+	VALIGND   $0x0f, Z0, Z5, Z0
+	VPADDW    Z0, Z5, Z11
+	VALIGND   $0x0e, Z7, Z11, Z0
+	VPADDW    Z0, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z0
+	VPADDW    Z0, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z0
+	VPADDW    Z0, Z13, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
 	ADDQ      $0x40, CX
 	ADDQ      $0x40, AX
 	SUBQ      $0x40, DX
@@ -1386,63 +1992,152 @@ TEXT ·prefixSum16ExclAVX2(SB), NOSPLIT, $0-58
 	JE             prefixSum16ExclAVX2_inplace_loop2
 	CMPQ           DX, $0x00000100
 	JB             prefixSum16ExclAVX2_inplace_loop2
-	VMOVDQA        Y5, Y0
-	VPERM2I128     $0x21, Y5, Y5, Y1
-	VPALIGNR       $0x0c, Y1, Y5, Y1
-	VPSUBW         Y1, Y5, Y1
+	VMOVDQA        Y5, Y1
+	VPERM2I128     $0x21, Y5, Y5, Y0
+	VPALIGNR       $0x0c, Y0, Y5, Y0
+	VPSUBW         Y0, Y5, Y0
 	VPERM2I128     $0x21, Y5, Y5, Y2
 	VPALIGNR       $0x08, Y2, Y5, Y2
 	VPSUBW         Y2, Y5, Y2
 	VPERM2I128     $0x21, Y5, Y5, Y3
-	VPSUBW         Y3, Y5, Y6
+	VPSUBW         Y3, Y5, Y8
+	VMOVDQU        -2(CX), Y3
+	VPADDW         -4(CX), Y3, Y3
+	VMOVDQU        30(CX), Y4
+	VPADDW         28(CX), Y4, Y4
+	CMPQ           DX, $0x000000c0
+	JB             prefixSum16ExclAVX2_window_tail
 
-prefixSum16ExclAVX2_window_loop2:
-	CMPQ       DX, $0x40
-	JB         prefixSum16ExclAVX2_window_one
-	VMOVDQU    -2(CX), Y3
-	VPADDW     -4(CX), Y3, Y3
-	VPERM2I128 $0x21, Y3, Y1, Y1
-	VPALIGNR   $0x0c, Y1, Y3, Y1
-	VPADDW     Y1, Y3, Y4
-	VPERM2I128 $0x21, Y4, Y2, Y1
-	VPALIGNR   $0x08, Y1, Y4, Y1
-	VPADDW     Y1, Y4, Y5
-	VPERM2I128 $0x21, Y5, Y6, Y1
-	VPADDW     Y1, Y5, Y1
-	VPADDW     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
-	VMOVDQU    30(CX), Y1
-	VPADDW     28(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y3, Y2
-	VPALIGNR   $0x0c, Y2, Y1, Y2
-	VPADDW     Y2, Y1, Y2
-	VPERM2I128 $0x21, Y2, Y4, Y3
+prefixSum16ExclAVX2_window_loop:
+	VMOVDQU    62(CX), Y5
+	VPADDW     60(CX), Y5, Y5
+	VPERM2I128 $0x21, Y3, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y3, Y0
+	VPADDW     Y0, Y3, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDW     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y0
+	VPADDW     Y0, Y7, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	VMOVDQU    94(CX), Y0
+	VPADDW     92(CX), Y0, Y0
+	VPERM2I128 $0x21, Y4, Y3, Y2
+	VPALIGNR   $0x0c, Y2, Y4, Y2
+	VPADDW     Y2, Y4, Y2
+	VPERM2I128 $0x21, Y2, Y6, Y3
 	VPALIGNR   $0x08, Y3, Y2, Y3
-	VPADDW     Y3, Y2, Y6
-	VPERM2I128 $0x21, Y6, Y5, Y3
-	VPADDW     Y3, Y6, Y3
-	VPADDW     Y0, Y3, Y0
-	VMOVDQU    Y0, 32(AX)
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, DX
-	JMP        prefixSum16ExclAVX2_window_loop2
+	VPADDW     Y3, Y2, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y3
+	VPADDW     Y3, Y8, Y3
+	VPADDW     Y1, Y3, Y1
+	VMOVDQU    Y1, 32(AX)
+	VMOVDQU    126(CX), Y3
+	VPADDW     124(CX), Y3, Y3
+	VPERM2I128 $0x21, Y5, Y4, Y4
+	VPALIGNR   $0x0c, Y4, Y5, Y4
+	VPADDW     Y4, Y5, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y6, Y2
+	VPADDW     Y2, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y2
+	VPADDW     Y2, Y7, Y2
+	VPADDW     Y1, Y2, Y1
+	VMOVDQU    Y1, 64(AX)
+	VMOVDQU    158(CX), Y4
+	VPADDW     156(CX), Y4, Y4
+	VPERM2I128 $0x21, Y0, Y5, Y2
+	VPALIGNR   $0x0c, Y2, Y0, Y2
+	VPADDW     Y2, Y0, Y2
+	VPERM2I128 $0x21, Y2, Y6, Y5
+	VPALIGNR   $0x08, Y5, Y2, Y5
+	VPADDW     Y5, Y2, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y5
+	VPADDW     Y5, Y8, Y5
+	VPADDW     Y1, Y5, Y1
+	VMOVDQU    Y1, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum16ExclAVX2_window_loop
 
-prefixSum16ExclAVX2_window_one:
+prefixSum16ExclAVX2_window_tail:
+	VPERM2I128 $0x21, Y3, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y3, Y0
+	VPADDW     Y0, Y3, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDW     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y0
+	VPADDW     Y0, Y7, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y4, Y3, Y0
+	VPALIGNR   $0x0c, Y0, Y4, Y0
+	VPADDW     Y0, Y4, Y2
+	VPERM2I128 $0x21, Y2, Y6, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDW     Y0, Y2, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y0
+	VPADDW     Y0, Y8, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16ExclAVX2_window_end
+	VMOVDQU    -2(CX), Y5
+	VPADDW     -4(CX), Y5, Y5
+	VPERM2I128 $0x21, Y5, Y4, Y0
+	VPALIGNR   $0x0c, Y0, Y5, Y0
+	VPADDW     Y0, Y5, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDW     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y0
+	VPADDW     Y0, Y7, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16ExclAVX2_window_end
+	VMOVDQU    -2(CX), Y0
+	VPADDW     -4(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y5, Y2
+	VPALIGNR   $0x0c, Y2, Y0, Y2
+	VPADDW     Y2, Y0, Y2
+	VPERM2I128 $0x21, Y2, Y6, Y3
+	VPALIGNR   $0x08, Y3, Y2, Y3
+	VPADDW     Y3, Y2, Y8
+	VPERM2I128 $0x21, Y8, Y7, Y3
+	VPADDW     Y3, Y8, Y3
+	VPADDW     Y1, Y3, Y1
+	VMOVDQU    Y1, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 	CMPQ       DX, $0x20
 	JB         prefixSum16ExclAVX2_window_end
 	VMOVDQU    -2(CX), Y3
 	VPADDW     -4(CX), Y3, Y3
-	VPERM2I128 $0x21, Y3, Y1, Y1
-	VPALIGNR   $0x0c, Y1, Y3, Y1
-	VPADDW     Y1, Y3, Y4
-	VPERM2I128 $0x21, Y4, Y2, Y1
-	VPALIGNR   $0x08, Y1, Y4, Y1
-	VPADDW     Y1, Y4, Y5
-	VPERM2I128 $0x21, Y5, Y6, Y1
-	VPADDW     Y1, Y5, Y1
-	VPADDW     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
+	VPERM2I128 $0x21, Y3, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y3, Y0
+	VPADDW     Y0, Y3, Y6
+	VPERM2I128 $0x21, Y6, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDW     Y0, Y6, Y7
+	VPERM2I128 $0x21, Y7, Y8, Y0
+	VPADDW     Y0, Y7, Y0
+	VPADDW     Y1, Y0, Y1
+	VMOVDQU    Y1, (AX)
 	ADDQ       $0x20, CX
 	ADDQ       $0x20, AX
 	SUBQ       $0x20, DX
@@ -1565,63 +2260,152 @@ TEXT ·prefixSum16ExclAVX512(SB), NOSPLIT, $0-58
 	JE              prefixSum16ExclAVX512_loop
 	CMPQ            DX, $0x00000200
 	JB              prefixSum16ExclAVX512_loop
-	VMOVDQA64       Z5, Z0
-	VALIGND         $0x0f, Z5, Z5, Z6
-	VPSUBW          Z6, Z5, Z6
+	VMOVDQA64       Z5, Z6
+	VALIGND         $0x0f, Z5, Z5, Z0
+	VPSUBW          Z0, Z5, Z0
 	VALIGND         $0x0e, Z5, Z5, Z7
 	VPSUBW          Z7, Z5, Z7
 	VALIGND         $0x0c, Z5, Z5, Z8
 	VPSUBW          Z8, Z5, Z8
 	VALIGND         $0x08, Z5, Z5, Z9
-	VPSUBW          Z9, Z5, Z12
+	VPSUBW          Z9, Z5, Z14
+	VMOVDQU64       -2(CX), Z5
+	VPADDW          -4(CX), Z5, Z5
+	VMOVDQU64       62(CX), Z9
+	VPADDW          60(CX), Z9, Z9
+	CMPQ            DX, $0x00000180
+	JB              prefixSum16ExclAVX512_window_tail
 
-prefixSum16ExclAVX512_window_loop2:
-	CMPQ      DX, $0x00000080
-	JB        prefixSum16ExclAVX512_window_one
-	VMOVDQU64 -2(CX), Z5
-	VPADDW    -4(CX), Z5, Z5
-	VALIGND   $0x0f, Z6, Z5, Z6
-	VPADDW    Z6, Z5, Z9
-	VALIGND   $0x0e, Z7, Z9, Z6
-	VPADDW    Z6, Z9, Z10
-	VALIGND   $0x0c, Z8, Z10, Z6
-	VPADDW    Z6, Z10, Z11
-	VALIGND   $0x08, Z12, Z11, Z6
-	VPADDW    Z6, Z11, Z6
-	VPADDW    Z0, Z6, Z0
-	VMOVDQU64 Z0, (AX)
-	VMOVDQU64 62(CX), Z6
-	VPADDW    60(CX), Z6, Z6
-	VALIGND   $0x0f, Z5, Z6, Z5
-	VPADDW    Z5, Z6, Z7
-	VALIGND   $0x0e, Z9, Z7, Z5
+prefixSum16ExclAVX512_window_loop:
+	VMOVDQU64 126(CX), Z10
+	VPADDW    124(CX), Z10, Z10
+	VALIGND   $0x0f, Z0, Z5, Z0
+	VPADDW    Z0, Z5, Z11
+	VALIGND   $0x0e, Z7, Z11, Z0
+	VPADDW    Z0, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z0
+	VPADDW    Z0, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z0
+	VPADDW    Z0, Z13, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
+	VMOVDQU64 190(CX), Z0
+	VPADDW    188(CX), Z0, Z0
+	VALIGND   $0x0f, Z5, Z9, Z5
+	VPADDW    Z5, Z9, Z7
+	VALIGND   $0x0e, Z11, Z7, Z5
 	VPADDW    Z5, Z7, Z8
-	VALIGND   $0x0c, Z10, Z8, Z5
-	VPADDW    Z5, Z8, Z12
-	VALIGND   $0x08, Z11, Z12, Z5
-	VPADDW    Z5, Z12, Z5
-	VPADDW    Z0, Z5, Z0
-	VMOVDQU64 Z0, 64(AX)
-	ADDQ      $0x80, CX
-	ADDQ      $0x80, AX
-	SUBQ      $0x80, DX
-	JMP       prefixSum16ExclAVX512_window_loop2
+	VALIGND   $0x0c, Z12, Z8, Z5
+	VPADDW    Z5, Z8, Z14
+	VALIGND   $0x08, Z13, Z14, Z5
+	VPADDW    Z5, Z14, Z5
+	VPADDW    Z6, Z5, Z6
+	VMOVDQU64 Z6, 64(AX)
+	VMOVDQU64 254(CX), Z5
+	VPADDW    252(CX), Z5, Z5
+	VALIGND   $0x0f, Z9, Z10, Z9
+	VPADDW    Z9, Z10, Z11
+	VALIGND   $0x0e, Z7, Z11, Z7
+	VPADDW    Z7, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z7
+	VPADDW    Z7, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z7
+	VPADDW    Z7, Z13, Z7
+	VPADDW    Z6, Z7, Z6
+	VMOVDQU64 Z6, 128(AX)
+	VMOVDQU64 318(CX), Z9
+	VPADDW    316(CX), Z9, Z9
+	VALIGND   $0x0f, Z10, Z0, Z7
+	VPADDW    Z7, Z0, Z7
+	VALIGND   $0x0e, Z11, Z7, Z8
+	VPADDW    Z8, Z7, Z8
+	VALIGND   $0x0c, Z12, Z8, Z10
+	VPADDW    Z10, Z8, Z14
+	VALIGND   $0x08, Z13, Z14, Z10
+	VPADDW    Z10, Z14, Z10
+	VPADDW    Z6, Z10, Z6
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000100, DX
+	CMPQ      DX, $0x00000180
+	JAE       prefixSum16ExclAVX512_window_loop
 
-prefixSum16ExclAVX512_window_one:
+prefixSum16ExclAVX512_window_tail:
+	VALIGND   $0x0f, Z0, Z5, Z0
+	VPADDW    Z0, Z5, Z11
+	VALIGND   $0x0e, Z7, Z11, Z0
+	VPADDW    Z0, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z0
+	VPADDW    Z0, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z0
+	VPADDW    Z0, Z13, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	VALIGND   $0x0f, Z5, Z9, Z0
+	VPADDW    Z0, Z9, Z7
+	VALIGND   $0x0e, Z11, Z7, Z0
+	VPADDW    Z0, Z7, Z8
+	VALIGND   $0x0c, Z12, Z8, Z0
+	VPADDW    Z0, Z8, Z14
+	VALIGND   $0x08, Z13, Z14, Z0
+	VPADDW    Z0, Z14, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum16ExclAVX512_window_end
+	VMOVDQU64 -2(CX), Z10
+	VPADDW    -4(CX), Z10, Z10
+	VALIGND   $0x0f, Z9, Z10, Z0
+	VPADDW    Z0, Z10, Z11
+	VALIGND   $0x0e, Z7, Z11, Z0
+	VPADDW    Z0, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z0
+	VPADDW    Z0, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z0
+	VPADDW    Z0, Z13, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum16ExclAVX512_window_end
+	VMOVDQU64 -2(CX), Z0
+	VPADDW    -4(CX), Z0, Z0
+	VALIGND   $0x0f, Z10, Z0, Z5
+	VPADDW    Z5, Z0, Z7
+	VALIGND   $0x0e, Z11, Z7, Z5
+	VPADDW    Z5, Z7, Z8
+	VALIGND   $0x0c, Z12, Z8, Z5
+	VPADDW    Z5, Z8, Z14
+	VALIGND   $0x08, Z13, Z14, Z5
+	VPADDW    Z5, Z14, Z5
+	VPADDW    Z6, Z5, Z6
+	VMOVDQU64 Z6, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
 	CMPQ      DX, $0x40
 	JB        prefixSum16ExclAVX512_window_end
 	VMOVDQU64 -2(CX), Z5
 	VPADDW    -4(CX), Z5, Z5
-	VALIGND   $0x0f, Z6, Z5, Z6
-	VPADDW    Z6, Z5, Z9
-	VALIGND   $0x0e, Z7, Z9, Z5
-	VPADDW    Z5, Z9, Z10
-	VALIGND   $0x0c, Z8, Z10, Z5
-	VPADDW    Z5, Z10, Z11
-	VALIGND   $0x08, Z12, Z11, Z5
-	VPADDW    Z5, Z11, Z5
-	VPADDW    Z0, Z5, Z0
-	VMOVDQU64 Z0, (AX)
+	VALIGND   $0x0f, Z0, Z5, Z0
+	VPADDW    Z0, Z5, Z11
+	VALIGND   $0x0e, Z7, Z11, Z0
+	VPADDW    Z0, Z11, Z12
+	VALIGND   $0x0c, Z8, Z12, Z0
+	VPADDW    Z0, Z12, Z13
+	VALIGND   $0x08, Z14, Z13, Z0
+	VPADDW    Z0, Z13, Z0
+	VPADDW    Z6, Z0, Z6
+	VMOVDQU64 Z6, (AX)
 	ADDQ      $0x40, CX
 	ADDQ      $0x40, AX
 	SUBQ      $0x40, DX
@@ -1733,42 +2517,113 @@ TEXT ·prefixSum32InclAVX2(SB), NOSPLIT, $0-60
 	VMOVDQA        Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y1
 	VPALIGNR       $0x08, Y1, Y6, Y1
-	VPSUBD         Y1, Y6, Y2
+	VPSUBD         Y1, Y6, Y4
+	VMOVDQU        (CX), Y1
+	VPADDD         -4(CX), Y1, Y1
+	VMOVDQU        32(CX), Y2
+	VPADDD         28(CX), Y2, Y2
+	CMPQ           DX, $0x000000c0
+	JB             prefixSum32InclAVX2_window_tail
 
-prefixSum32InclAVX2_window_loop2:
-	CMPQ       DX, $0x40
-	JB         prefixSum32InclAVX2_window_one
-	VMOVDQU    (CX), Y1
-	VPADDD     -4(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y2, Y3
-	VPADDD     Y3, Y1, Y4
-	VPADDD     Y3, Y2, Y2
-	VPALIGNR   $0x08, Y2, Y4, Y2
-	VPADDD     Y2, Y4, Y4
-	VPADDD     Y0, Y4, Y0
+prefixSum32InclAVX2_window_loop:
+	VMOVDQU    64(CX), Y3
+	VPADDD     60(CX), Y3, Y3
+	VPERM2I128 $0x21, Y1, Y4, Y5
+	VPADDD     Y5, Y1, Y6
+	VPADDD     Y5, Y4, Y4
+	VPALIGNR   $0x08, Y4, Y6, Y4
+	VPADDD     Y4, Y6, Y6
+	VPADDD     Y0, Y6, Y0
 	VMOVDQU    Y0, (AX)
-	VMOVDQU    32(CX), Y2
-	VPADDD     28(CX), Y2, Y2
+	VMOVDQU    96(CX), Y4
+	VPADDD     92(CX), Y4, Y4
+	VPERM2I128 $0x21, Y2, Y1, Y5
+	VPADDD     Y5, Y2, Y6
+	VPADDD     Y5, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y6, Y1
+	VPADDD     Y1, Y6, Y6
+	VPADDD     Y0, Y6, Y0
+	VMOVDQU    Y0, 32(AX)
+	VMOVDQU    128(CX), Y1
+	VPADDD     124(CX), Y1, Y1
+	VPERM2I128 $0x21, Y3, Y2, Y5
+	VPADDD     Y5, Y3, Y6
+	VPADDD     Y5, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y6, Y2
+	VPADDD     Y2, Y6, Y6
+	VPADDD     Y0, Y6, Y0
+	VMOVDQU    Y0, 64(AX)
+	VMOVDQU    160(CX), Y2
+	VPADDD     156(CX), Y2, Y2
+	VPERM2I128 $0x21, Y4, Y3, Y5
+	VPADDD     Y5, Y4, Y6
+	VPADDD     Y5, Y3, Y3
+	VPALIGNR   $0x08, Y3, Y6, Y3
+	VPADDD     Y3, Y6, Y6
+	VPADDD     Y0, Y6, Y0
+	VMOVDQU    Y0, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum32InclAVX2_window_loop
+
+prefixSum32InclAVX2_window_tail:
+	VPERM2I128 $0x21, Y1, Y4, Y3
+	VPADDD     Y3, Y1, Y5
+	VPADDD     Y3, Y4, Y3
+	VPALIGNR   $0x08, Y3, Y5, Y3
+	VPADDD     Y3, Y5, Y5
+	VPADDD     Y0, Y5, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 	VPERM2I128 $0x21, Y2, Y1, Y3
 	VPADDD     Y3, Y2, Y4
 	VPADDD     Y3, Y1, Y1
 	VPALIGNR   $0x08, Y1, Y4, Y1
 	VPADDD     Y1, Y4, Y4
 	VPADDD     Y0, Y4, Y0
-	VMOVDQU    Y0, 32(AX)
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, DX
-	JMP        prefixSum32InclAVX2_window_loop2
-
-prefixSum32InclAVX2_window_one:
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32InclAVX2_window_end
+	VMOVDQU    (CX), Y3
+	VPADDD     -4(CX), Y3, Y3
+	VPERM2I128 $0x21, Y3, Y2, Y1
+	VPADDD     Y1, Y3, Y4
+	VPADDD     Y1, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y4, Y1
+	VPADDD     Y1, Y4, Y4
+	VPADDD     Y0, Y4, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32InclAVX2_window_end
+	VMOVDQU    (CX), Y4
+	VPADDD     -4(CX), Y4, Y4
+	VPERM2I128 $0x21, Y4, Y3, Y1
+	VPADDD     Y1, Y4, Y2
+	VPADDD     Y1, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y2, Y1
+	VPADDD     Y1, Y2, Y2
+	VPADDD     Y0, Y2, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 	CMPQ       DX, $0x20
 	JB         prefixSum32InclAVX2_window_end
 	VMOVDQU    (CX), Y1
 	VPADDD     -4(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y2, Y3
-	VPADDD     Y3, Y1, Y1
-	VPADDD     Y3, Y2, Y2
+	VPERM2I128 $0x21, Y1, Y4, Y2
+	VPADDD     Y2, Y1, Y1
+	VPADDD     Y2, Y4, Y2
 	VPALIGNR   $0x08, Y2, Y1, Y2
 	VPADDD     Y2, Y1, Y1
 	VPADDD     Y0, Y1, Y0
@@ -1876,55 +2731,132 @@ TEXT ·prefixSum32InclAVX512(SB), NOSPLIT, $0-60
 	JE              prefixSum32InclAVX512_loop
 	CMPQ            DX, $0x00000200
 	JB              prefixSum32InclAVX512_loop
-	VMOVDQA64       Z4, Z0
-	VALIGND         $0x0e, Z4, Z4, Z5
-	VPSUBD          Z5, Z4, Z5
+	VMOVDQA64       Z4, Z5
+	VALIGND         $0x0e, Z4, Z4, Z0
+	VPSUBD          Z0, Z4, Z0
 	VALIGND         $0x0c, Z4, Z4, Z6
 	VPSUBD          Z6, Z4, Z6
 	VALIGND         $0x08, Z4, Z4, Z7
-	VPSUBD          Z7, Z4, Z9
+	VPSUBD          Z7, Z4, Z11
+	VMOVDQU64       (CX), Z4
+	VPADDD          -4(CX), Z4, Z4
+	VMOVDQU64       64(CX), Z7
+	VPADDD          60(CX), Z7, Z7
+	CMPQ            DX, $0x00000180
+	JB              prefixSum32InclAVX512_window_tail
 
-prefixSum32InclAVX512_window_loop2:
-	CMPQ      DX, $0x00000080
-	JB        prefixSum32InclAVX512_window_one
-	VMOVDQU64 (CX), Z4
-	VPADDD    -4(CX), Z4, Z4
-	VALIGND   $0x0e, Z5, Z4, Z5
-	VPADDD    Z5, Z4, Z7
-	VALIGND   $0x0c, Z6, Z7, Z5
-	VPADDD    Z5, Z7, Z8
-	VALIGND   $0x08, Z9, Z8, Z5
+prefixSum32InclAVX512_window_loop:
+	VMOVDQU64 128(CX), Z8
+	VPADDD    124(CX), Z8, Z8
+	VALIGND   $0x0e, Z0, Z4, Z0
+	VPADDD    Z0, Z4, Z9
+	VALIGND   $0x0c, Z6, Z9, Z0
+	VPADDD    Z0, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z0
+	VPADDD    Z0, Z10, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
+	VMOVDQU64 192(CX), Z0
+	VPADDD    188(CX), Z0, Z0
+	VALIGND   $0x0e, Z4, Z7, Z4
+	VPADDD    Z4, Z7, Z6
+	VALIGND   $0x0c, Z9, Z6, Z4
+	VPADDD    Z4, Z6, Z11
+	VALIGND   $0x08, Z10, Z11, Z4
+	VPADDD    Z4, Z11, Z4
+	VPADDD    Z5, Z4, Z5
+	VMOVDQU64 Z5, 64(AX)
+	VMOVDQU64 256(CX), Z4
+	VPADDD    252(CX), Z4, Z4
+	VALIGND   $0x0e, Z7, Z8, Z7
+	VPADDD    Z7, Z8, Z9
+	VALIGND   $0x0c, Z6, Z9, Z6
+	VPADDD    Z6, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z6
+	VPADDD    Z6, Z10, Z6
+	VPADDD    Z5, Z6, Z5
+	VMOVDQU64 Z5, 128(AX)
+	VMOVDQU64 320(CX), Z7
+	VPADDD    316(CX), Z7, Z7
+	VALIGND   $0x0e, Z8, Z0, Z6
+	VPADDD    Z6, Z0, Z6
+	VALIGND   $0x0c, Z9, Z6, Z8
+	VPADDD    Z8, Z6, Z11
+	VALIGND   $0x08, Z10, Z11, Z8
+	VPADDD    Z8, Z11, Z8
 	VPADDD    Z5, Z8, Z5
-	VPADDD    Z0, Z5, Z0
-	VMOVDQU64 Z0, (AX)
-	VMOVDQU64 64(CX), Z5
-	VPADDD    60(CX), Z5, Z5
-	VALIGND   $0x0e, Z4, Z5, Z4
-	VPADDD    Z4, Z5, Z6
-	VALIGND   $0x0c, Z7, Z6, Z4
-	VPADDD    Z4, Z6, Z9
-	VALIGND   $0x08, Z8, Z9, Z4
-	VPADDD    Z4, Z9, Z4
-	VPADDD    Z0, Z4, Z0
-	VMOVDQU64 Z0, 64(AX)
-	ADDQ      $0x80, CX
-	ADDQ      $0x80, AX
-	SUBQ      $0x80, DX
-	JMP       prefixSum32InclAVX512_window_loop2
+	VMOVDQU64 Z5, 192(AX)
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000100, DX
+	CMPQ      DX, $0x00000180
+	JAE       prefixSum32InclAVX512_window_loop
 
-prefixSum32InclAVX512_window_one:
+prefixSum32InclAVX512_window_tail:
+	VALIGND   $0x0e, Z0, Z4, Z0
+	VPADDD    Z0, Z4, Z9
+	VALIGND   $0x0c, Z6, Z9, Z0
+	VPADDD    Z0, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z0
+	VPADDD    Z0, Z10, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	VALIGND   $0x0e, Z4, Z7, Z0
+	VPADDD    Z0, Z7, Z6
+	VALIGND   $0x0c, Z9, Z6, Z0
+	VPADDD    Z0, Z6, Z11
+	VALIGND   $0x08, Z10, Z11, Z0
+	VPADDD    Z0, Z11, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum32InclAVX512_window_end
+	VMOVDQU64 (CX), Z8
+	VPADDD    -4(CX), Z8, Z8
+	VALIGND   $0x0e, Z7, Z8, Z0
+	VPADDD    Z0, Z8, Z9
+	VALIGND   $0x0c, Z6, Z9, Z0
+	VPADDD    Z0, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z0
+	VPADDD    Z0, Z10, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum32InclAVX512_window_end
+	VMOVDQU64 (CX), Z0
+	VPADDD    -4(CX), Z0, Z0
+	VALIGND   $0x0e, Z8, Z0, Z4
+	VPADDD    Z4, Z0, Z6
+	VALIGND   $0x0c, Z9, Z6, Z4
+	VPADDD    Z4, Z6, Z11
+	VALIGND   $0x08, Z10, Z11, Z4
+	VPADDD    Z4, Z11, Z4
+	VPADDD    Z5, Z4, Z5
+	VMOVDQU64 Z5, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
 	CMPQ      DX, $0x40
 	JB        prefixSum32InclAVX512_window_end
 	VMOVDQU64 (CX), Z4
 	VPADDD    -4(CX), Z4, Z4
-	VALIGND   $0x0e, Z5, Z4, Z5
-	VPADDD    Z5, Z4, Z7
-	VALIGND   $0x0c, Z6, Z7, Z4
-	VPADDD    Z4, Z7, Z8
-	VALIGND   $0x08, Z9, Z8, Z4
-	VPADDD    Z4, Z8, Z4
-	VPADDD    Z0, Z4, Z0
-	VMOVDQU64 Z0, (AX)
+	VALIGND   $0x0e, Z0, Z4, Z0
+	VPADDD    Z0, Z4, Z9
+	VALIGND   $0x0c, Z6, Z9, Z0
+	VPADDD    Z0, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z0
+	VPADDD    Z0, Z10, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
 	ADDQ      $0x40, CX
 	ADDQ      $0x40, AX
 	SUBQ      $0x40, DX
@@ -2027,42 +2959,113 @@ TEXT ·prefixSum32ExclAVX2(SB), NOSPLIT, $0-60
 	VMOVDQA        Y6, Y0
 	VPERM2I128     $0x21, Y6, Y6, Y1
 	VPALIGNR       $0x08, Y1, Y6, Y1
-	VPSUBD         Y1, Y6, Y2
+	VPSUBD         Y1, Y6, Y4
+	VMOVDQU        -4(CX), Y1
+	VPADDD         -8(CX), Y1, Y1
+	VMOVDQU        28(CX), Y2
+	VPADDD         24(CX), Y2, Y2
+	CMPQ           DX, $0x000000c0
+	JB             prefixSum32ExclAVX2_window_tail
 
-prefixSum32ExclAVX2_window_loop2:
-	CMPQ       DX, $0x40
-	JB         prefixSum32ExclAVX2_window_one
-	VMOVDQU    -4(CX), Y1
-	VPADDD     -8(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y2, Y3
-	VPADDD     Y3, Y1, Y4
-	VPADDD     Y3, Y2, Y2
-	VPALIGNR   $0x08, Y2, Y4, Y2
-	VPADDD     Y2, Y4, Y4
-	VPADDD     Y0, Y4, Y0
+prefixSum32ExclAVX2_window_loop:
+	VMOVDQU    60(CX), Y3
+	VPADDD     56(CX), Y3, Y3
+	VPERM2I128 $0x21, Y1, Y4, Y5
+	VPADDD     Y5, Y1, Y6
+	VPADDD     Y5, Y4, Y4
+	VPALIGNR   $0x08, Y4, Y6, Y4
+	VPADDD     Y4, Y6, Y6
+	VPADDD     Y0, Y6, Y0
 	VMOVDQU    Y0, (AX)
-	VMOVDQU    28(CX), Y2
-	VPADDD     24(CX), Y2, Y2
+	VMOVDQU    92(CX), Y4
+	VPADDD     88(CX), Y4, Y4
+	VPERM2I128 $0x21, Y2, Y1, Y5
+	VPADDD     Y5, Y2, Y6
+	VPADDD     Y5, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y6, Y1
+	VPADDD     Y1, Y6, Y6
+	VPADDD     Y0, Y6, Y0
+	VMOVDQU    Y0, 32(AX)
+	VMOVDQU    124(CX), Y1
+	VPADDD     120(CX), Y1, Y1
+	VPERM2I128 $0x21, Y3, Y2, Y5
+	VPADDD     Y5, Y3, Y6
+	VPADDD     Y5, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y6, Y2
+	VPADDD     Y2, Y6, Y6
+	VPADDD     Y0, Y6, Y0
+	VMOVDQU    Y0, 64(AX)
+	VMOVDQU    156(CX), Y2
+	VPADDD     152(CX), Y2, Y2
+	VPERM2I128 $0x21, Y4, Y3, Y5
+	VPADDD     Y5, Y4, Y6
+	VPADDD     Y5, Y3, Y3
+	VPALIGNR   $0x08, Y3, Y6, Y3
+	VPADDD     Y3, Y6, Y6
+	VPADDD     Y0, Y6, Y0
+	VMOVDQU    Y0, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum32ExclAVX2_window_loop
+
+prefixSum32ExclAVX2_window_tail:
+	VPERM2I128 $0x21, Y1, Y4, Y3
+	VPADDD     Y3, Y1, Y5
+	VPADDD     Y3, Y4, Y3
+	VPALIGNR   $0x08, Y3, Y5, Y3
+	VPADDD     Y3, Y5, Y5
+	VPADDD     Y0, Y5, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 	VPERM2I128 $0x21, Y2, Y1, Y3
 	VPADDD     Y3, Y2, Y4
 	VPADDD     Y3, Y1, Y1
 	VPALIGNR   $0x08, Y1, Y4, Y1
 	VPADDD     Y1, Y4, Y4
 	VPADDD     Y0, Y4, Y0
-	VMOVDQU    Y0, 32(AX)
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, DX
-	JMP        prefixSum32ExclAVX2_window_loop2
-
-prefixSum32ExclAVX2_window_one:
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32ExclAVX2_window_end
+	VMOVDQU    -4(CX), Y3
+	VPADDD     -8(CX), Y3, Y3
+	VPERM2I128 $0x21, Y3, Y2, Y1
+	VPADDD     Y1, Y3, Y4
+	VPADDD     Y1, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y4, Y1
+	VPADDD     Y1, Y4, Y4
+	VPADDD     Y0, Y4, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32ExclAVX2_window_end
+	VMOVDQU    -4(CX), Y4
+	VPADDD     -8(CX), Y4, Y4
+	VPERM2I128 $0x21, Y4, Y3, Y1
+	VPADDD     Y1, Y4, Y2
+	VPADDD     Y1, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y2, Y1
+	VPADDD     Y1, Y2, Y2
+	VPADDD     Y0, Y2, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
 	CMPQ       DX, $0x20
 	JB         prefixSum32ExclAVX2_window_end
 	VMOVDQU    -4(CX), Y1
 	VPADDD     -8(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y2, Y3
-	VPADDD     Y3, Y1, Y1
-	VPADDD     Y3, Y2, Y2
+	VPERM2I128 $0x21, Y1, Y4, Y2
+	VPADDD     Y2, Y1, Y1
+	VPADDD     Y2, Y4, Y2
 	VPALIGNR   $0x08, Y2, Y1, Y2
 	VPADDD     Y2, Y1, Y1
 	VPADDD     Y0, Y1, Y0
@@ -2177,55 +3180,132 @@ TEXT ·prefixSum32ExclAVX512(SB), NOSPLIT, $0-60
 	JE              prefixSum32ExclAVX512_loop
 	CMPQ            DX, $0x00000200
 	JB              prefixSum32ExclAVX512_loop
-	VMOVDQA64       Z4, Z0
-	VALIGND         $0x0e, Z4, Z4, Z5
-	VPSUBD          Z5, Z4, Z5
+	VMOVDQA64       Z4, Z5
+	VALIGND         $0x0e, Z4, Z4, Z0
+	VPSUBD          Z0, Z4, Z0
 	VALIGND         $0x0c, Z4, Z4, Z6
 	VPSUBD          Z6, Z4, Z6
 	VALIGND         $0x08, Z4, Z4, Z7
-	VPSUBD          Z7, Z4, Z9
+	VPSUBD          Z7, Z4, Z11
+	VMOVDQU64       -4(CX), Z4
+	VPADDD          -8(CX), Z4, Z4
+	VMOVDQU64       60(CX), Z7
+	VPADDD          56(CX), Z7, Z7
+	CMPQ            DX, $0x00000180
+	JB              prefixSum32ExclAVX512_window_tail
 
-prefixSum32ExclAVX512_window_loop2:
-	CMPQ      DX, $0x00000080
-	JB        prefixSum32ExclAVX512_window_one
-	VMOVDQU64 -4(CX), Z4
-	VPADDD    -8(CX), Z4, Z4
-	VALIGND   $0x0e, Z5, Z4, Z5
-	VPADDD    Z5, Z4, Z7
-	VALIGND   $0x0c, Z6, Z7, Z5
-	VPADDD    Z5, Z7, Z8
-	VALIGND   $0x08, Z9, Z8, Z5
+prefixSum32ExclAVX512_window_loop:
+	VMOVDQU64 124(CX), Z8
+	VPADDD    120(CX), Z8, Z8
+	VALIGND   $0x0e, Z0, Z4, Z0
+	VPADDD    Z0, Z4, Z9
+	VALIGND   $0x0c, Z6, Z9, Z0
+	VPADDD    Z0, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z0
+	VPADDD    Z0, Z10, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
+	VMOVDQU64 188(CX), Z0
+	VPADDD    184(CX), Z0, Z0
+	VALIGND   $0x0e, Z4, Z7, Z4
+	VPADDD    Z4, Z7, Z6
+	VALIGND   $0x0c, Z9, Z6, Z4
+	VPADDD    Z4, Z6, Z11
+	VALIGND   $0x08, Z10, Z11, Z4
+	VPADDD    Z4, Z11, Z4
+	VPADDD    Z5, Z4, Z5
+	VMOVDQU64 Z5, 64(AX)
+	VMOVDQU64 252(CX), Z4
+	VPADDD    248(CX), Z4, Z4
+	VALIGND   $0x0e, Z7, Z8, Z7
+	VPADDD    Z7, Z8, Z9
+	VALIGND   $0x0c, Z6, Z9, Z6
+	VPADDD    Z6, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z6
+	VPADDD    Z6, Z10, Z6
+	VPADDD    Z5, Z6, Z5
+	VMOVDQU64 Z5, 128(AX)
+	VMOVDQU64 316(CX), Z7
+	VPADDD    312(CX), Z7, Z7
+	VALIGND   $0x0e, Z8, Z0, Z6
+	VPADDD    Z6, Z0, Z6
+	VALIGND   $0x0c, Z9, Z6, Z8
+	VPADDD    Z8, Z6, Z11
+	VALIGND   $0x08, Z10, Z11, Z8
+	VPADDD    Z8, Z11, Z8
 	VPADDD    Z5, Z8, Z5
-	VPADDD    Z0, Z5, Z0
-	VMOVDQU64 Z0, (AX)
-	VMOVDQU64 60(CX), Z5
-	VPADDD    56(CX), Z5, Z5
-	VALIGND   $0x0e, Z4, Z5, Z4
-	VPADDD    Z4, Z5, Z6
-	VALIGND   $0x0c, Z7, Z6, Z4
-	VPADDD    Z4, Z6, Z9
-	VALIGND   $0x08, Z8, Z9, Z4
-	VPADDD    Z4, Z9, Z4
-	VPADDD    Z0, Z4, Z0
-	VMOVDQU64 Z0, 64(AX)
-	ADDQ      $0x80, CX
-	ADDQ      $0x80, AX
-	SUBQ      $0x80, DX
-	JMP       prefixSum32ExclAVX512_window_loop2
+	VMOVDQU64 Z5, 192(AX)
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000100, DX
+	CMPQ      DX, $0x00000180
+	JAE       prefixSum32ExclAVX512_window_loop
 
-prefixSum32ExclAVX512_window_one:
+prefixSum32ExclAVX512_window_tail:
+	VALIGND   $0x0e, Z0, Z4, Z0
+	VPADDD    Z0, Z4, Z9
+	VALIGND   $0x0c, Z6, Z9, Z0
+	VPADDD    Z0, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z0
+	VPADDD    Z0, Z10, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	VALIGND   $0x0e, Z4, Z7, Z0
+	VPADDD    Z0, Z7, Z6
+	VALIGND   $0x0c, Z9, Z6, Z0
+	VPADDD    Z0, Z6, Z11
+	VALIGND   $0x08, Z10, Z11, Z0
+	VPADDD    Z0, Z11, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum32ExclAVX512_window_end
+	VMOVDQU64 -4(CX), Z8
+	VPADDD    -8(CX), Z8, Z8
+	VALIGND   $0x0e, Z7, Z8, Z0
+	VPADDD    Z0, Z8, Z9
+	VALIGND   $0x0c, Z6, Z9, Z0
+	VPADDD    Z0, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z0
+	VPADDD    Z0, Z10, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	CMPQ      DX, $0x40
+	JB        prefixSum32ExclAVX512_window_end
+	VMOVDQU64 -4(CX), Z0
+	VPADDD    -8(CX), Z0, Z0
+	VALIGND   $0x0e, Z8, Z0, Z4
+	VPADDD    Z4, Z0, Z6
+	VALIGND   $0x0c, Z9, Z6, Z4
+	VPADDD    Z4, Z6, Z11
+	VALIGND   $0x08, Z10, Z11, Z4
+	VPADDD    Z4, Z11, Z4
+	VPADDD    Z5, Z4, Z5
+	VMOVDQU64 Z5, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
 	CMPQ      DX, $0x40
 	JB        prefixSum32ExclAVX512_window_end
 	VMOVDQU64 -4(CX), Z4
 	VPADDD    -8(CX), Z4, Z4
-	VALIGND   $0x0e, Z5, Z4, Z5
-	VPADDD    Z5, Z4, Z7
-	VALIGND   $0x0c, Z6, Z7, Z4
-	VPADDD    Z4, Z7, Z8
-	VALIGND   $0x08, Z9, Z8, Z4
-	VPADDD    Z4, Z8, Z4
-	VPADDD    Z0, Z4, Z0
-	VMOVDQU64 Z0, (AX)
+	VALIGND   $0x0e, Z0, Z4, Z0
+	VPADDD    Z0, Z4, Z9
+	VALIGND   $0x0c, Z6, Z9, Z0
+	VPADDD    Z0, Z9, Z10
+	VALIGND   $0x08, Z11, Z10, Z0
+	VPADDD    Z0, Z10, Z0
+	VPADDD    Z5, Z0, Z5
+	VMOVDQU64 Z5, (AX)
 	ADDQ      $0x40, CX
 	ADDQ      $0x40, AX
 	SUBQ      $0x40, DX

@@ -23,34 +23,49 @@ import (
 //
 // For 32-bit lanes that is seven vector operations per 8 elements (two of
 // them shuffles across lanes, one in-lane) against the in-lane scan's
-// thirteen; windowStep32 rearranges the sums so that only one of the seven
-// crosses lanes. That measured the same here (Zen 5 has two shuffle pipes:
-// 83-89 against 85-95 ns, 4 rounds each, machine busy); it is kept because
-// on cores with one shuffle port (Intel's port 5) the shuffles, three
-// against two per vector, would be the limit. Measured on AMD EPYC family 26 (Zen 5, virtualised), CPU time
-// at 4 KiB, minimum of 5-7 rounds on a busy machine: PrefixSum32 AVX2 121 ->
-// 88 ns (3.5x the scalar twin's 317 ns), AVX-512 101 -> 58 ns; PrefixSum16
-// AVX2 164 -> 129 ns. Variants that measured no better:
+// thirteen; window32 rearranges the sums so that only one of the seven
+// crosses lanes. That measured the same here (Zen 5 has two shuffle pipes);
+// it is kept because on cores with one shuffle port (Intel's port 5) the
+// shuffles, three against two per vector, would be the limit.
+//
+// What bounds the loop, measured on AMD EPYC family 26 (Zen 5, virtualised,
+// ~3.5 GHz, no performance counters: CPU time of loops of known length):
+//   - a vector integer add has two cycles of latency (a chain of vpaddd
+//     runs at 2.0 cycles per add, xmm, ymm and zmm alike) and four pipes
+//     (twelve independent adds: 3 cycles); shuffles have two pipes;
+//   - 32-byte loads issue two per cycle, and a load crossing a cache line
+//     (half of the loads one element back) costs more;
+//   - so the 32-bit AVX2 loop sits at ~2 cycles per vector whichever limit
+//     is looked at: seven operations on four pipes (1.75), two loads and a
+//     store (an isolated load + unaligned load + store loop: 1.3 cycles
+//     without aliasing), the chain add (2). Taking away any one of them
+//     alone moved little; taking the chain add away together with an
+//     operation (six operations, no chain) gave 1.6 cycles.
+// Variants that measured no better:
 //   - W_4 from four loads (x, x[-1], x[-2], x[-3]; no shuffle at all):
-//     106 ns; the loads, half of them crossing a cache line, become the
-//     limit;
+//     106 against 88 ns; the loads become the limit;
 //   - the span-2 step as a vpermd rotation plus a vpblendd with the
 //     previous vector's rotation instead of vperm2i128 + vpalignr: equal;
-//   - two vectors summed before the chain add (one chain add per two
-//     vectors): equal, the loop is bound by throughput, not the chain.
-// A chain-only loop (load, one add, store) measures ~1 cycle per vector, so
-// the remaining cost is the seven operations on four vector pipes.
+//   - pairs of vectors with one chain add per pair (the second output is
+//     the first's input plus both window sums): 91-95 against 85 ns, the
+//     extra add costs more than the shorter chain saves;
+//   - eight vectors per iteration instead of four: equal;
+//   - W from a second pass over dst (store W_4, reload it one element
+//     back): 120 ns, the memory operations double.
 //
 // The loads read src one and two elements before the vector, so the
 // windowed loop runs from the second vector on (the first takes the in-lane
 // scan, and seeds the carried state) and only when dst is not src: in place
 // those elements are already overwritten with sums.
 //
-// 4K aliasing: with dst and src both 4 KiB-aligned (as in the benchmark),
-// loads that reach back into addresses whose low 12 bits match a recent
-// store stall. The four-load variant measured 148 ns so and 106 ns with dst
-// moved by 512 bytes; this form, reaching one element back, measures the
-// same either way.
+// 4K aliasing: with dst and src both 4 KiB-aligned (page-sized buffers, as
+// in the benchmark), the load one element back shares the low 12 address
+// bits of the previous vector's store, and waits for it. Loading windowAhead
+// vectors ahead of the stores avoids that: PrefixSum32 AVX2 84 -> 80 ns,
+// ExclusivePrefixSum32 AVX2 92 -> 81 ns (it loads two elements back),
+// PrefixSum8 AVX-512 112 -> 80 ns (four loads per vector), minimum of six
+// interleaved rounds. An isolated load + unaligned load + store loop ran
+// 61 ns with dst 4 KiB-aligned to src and 46 ns with them 1 KiB apart.
 
 // windowMinVectors is the fewest vectors left after the first for which a
 // call takes the windowed loop. Seeding its state and the broadcast of the
@@ -59,6 +74,20 @@ import (
 // 15-38 % slower than the in-lane scan (8- and 16-bit lanes, and AVX-512 at
 // 256 bytes), benchstat -count 10, while 4 KiB calls were 12-43 % faster.
 const windowMinVectors = 8
+
+// windowAhead is how many vectors ahead of its stores the windowed loop
+// loads. Its first load reaches one element before the vector; with dst
+// and src both 4 KiB-aligned (page-sized buffers, as in the benchmark) that
+// load shares the low 12 address bits of the previous vector's store, and
+// a load issued after a store whose low 12 bits overlap waits for it (4K
+// aliasing). Loading two vectors ahead puts every such load before the
+// store it would alias.
+const windowAhead = 2
+
+// windowUnroll is how many vectors an iteration of the windowed loop scans
+// (a multiple of 4: the loaded window sums take four registers in turn, and
+// the other carried state two).
+const windowUnroll = 4
 
 // winVec is a vector width as the windowed loop sees it, so that one loop
 // (windowLoop) and one step (windowStep) serve AVX2 and AVX-512.
@@ -130,80 +159,102 @@ func (v *winVec) spans(l *lane) []int {
 
 func (v *winVec) newState(l *lane) windowState {
 	st := windowState{out: v.alloc(), prev: map[int]reg.VecVirtual{}}
-	for _, s := range v.spans(l) {
+	// The first span's W is the loaded window sum, kept apart (windowLoop).
+	for _, s := range v.spans(l)[1:] {
 		st.prev[s] = v.alloc()
 	}
 	return st
 }
 
-// seed fills st from the first output vector out0 (the scan of the first
-// vector, carry included). A register step at span s needs the previous
-// vector's W_s only in its top s elements, and there
+// seed fills the state for the first windowed vector from the output
+// vector before it, out0 (the scan of the first vector, carry included):
+// st.out, w0 (its loaded window sum) and st's register steps. A step at span
+// s needs the previous vector's W_s only in its top s elements, and there
 // W_s[i] = out0[i] - out0[i-s] (all inside the first vector).
-func (v *winVec) seed(l *lane, st windowState, out0 reg.VecVirtual) {
+func (v *winVec) seed(l *lane, st windowState, w0, out0 reg.VecVirtual) {
 	v.move(out0, st.out)
-	for _, s := range v.spans(l) {
+	for i, s := range v.spans(l) {
+		into := w0
+		if i > 0 {
+			into = st.prev[s]
+		}
 		t := v.shiftIn(l, out0, out0, s)
-		l.sub(t, out0, st.prev[s])
+		l.sub(t, out0, into)
 	}
 }
 
-// step scans the vector at byte offset off of p into dst, reading from
-// back, the element offset of the input (0 inclusive, 1 exclusive: the
-// exclusive scan is the inclusive scan of the input one element back). It
-// reads the carried state from in and leaves this vector's in out; each W_s
-// is computed straight into out's register for span s, so the next vector
-// finds it there with no move.
-func (v *winVec) step(l *lane, p, dst reg.Register, off, back int, in, out windowState) {
-	w := l.bytes()
-	spans := v.spans(l)
-	x, win := v.alloc(), out.prev[spans[0]]
-	v.load(Mem{Base: p, Disp: off - back*w}, x)
+// loadWindow loads the first window sum of the vector at byte offset off of
+// p into w: W_2 = x + x one element back (the second operand from memory),
+// or W_4 from four loads where shiftIn cannot step by the span. back is the
+// element offset of the input (0 inclusive, 1 exclusive: the exclusive scan
+// is the inclusive scan of the input one element back).
+func (v *winVec) loadWindow(l *lane, p reg.Register, off, back int, w reg.VecVirtual) {
+	e := l.bytes()
+	v.load(Mem{Base: p, Disp: off - back*e}, w)
 	if v.loads(l) == 4 {
 		y := v.alloc()
-		v.load(Mem{Base: p, Disp: off - (back+2)*w}, y)
-		l.add(Mem{Base: p, Disp: off - (back+1)*w}, x, x)
-		l.add(Mem{Base: p, Disp: off - (back+3)*w}, y, y)
-		l.add(y, x, win)
-	} else {
-		// W_2 = x + x one element back, the second operand from memory.
-		l.add(Mem{Base: p, Disp: off - (back+1)*w}, x, win)
-	}
-	if v.lanes32 && l.bits == 32 {
-		windowStep32(l, dst, off, win, in, out)
+		v.load(Mem{Base: p, Disp: off - (back+2)*e}, y)
+		l.add(Mem{Base: p, Disp: off - (back+1)*e}, w, w)
+		l.add(Mem{Base: p, Disp: off - (back+3)*e}, y, y)
+		l.add(y, w, w)
 		return
 	}
+	l.add(Mem{Base: p, Disp: off - (back+1)*e}, w, w)
+}
+
+// finish computes the whole window sum W_N of a vector from its loaded
+// window sum cur and the previous vector's, prev. The register steps read
+// the previous vector's W_s from in and leave this vector's in out, each
+// computed straight into out's register for span s, so the next vector
+// finds it there with no move.
+func (v *winVec) finish(l *lane, cur, prev reg.VecVirtual, in, out windowState) reg.VecVirtual {
+	if v.lanes32 && l.bits == 32 {
+		return window32(l, cur, prev)
+	}
+	spans := v.spans(l)
+	win := cur
 	for i, s := range spans {
 		next := v.alloc()
 		if i+1 < len(spans) {
 			next = out.prev[spans[i+1]]
 		}
-		t := v.shiftIn(l, in.prev[s], win, s)
+		from := prev
+		if i > 0 {
+			from = in.prev[s]
+		}
+		t := v.shiftIn(l, from, win, s)
 		l.add(t, win, next)
 		win = next
 	}
+	return win
+}
+
+// step scans one vector into dst at off: its window sum (from its loaded
+// window cur and the previous vector's, prev) plus the previous output
+// vector (in.out), left in out.out.
+func (v *winVec) step(l *lane, dst reg.Register, off int, cur, prev reg.VecVirtual, in, out windowState) {
+	win := v.finish(l, cur, prev, in, out)
 	l.add(in.out, win, out.out)
 	v.store(out.out, Mem{Base: dst, Disp: off})
 }
 
-// windowStep32 finishes a 32-bit AVX2 vector from W_2 (w2, already in out's
+// window32 finishes a 32-bit AVX2 window sum from W_2 (w2, already in out's
 // register) with one shuffle across lanes instead of the doubling steps'
 // two. W_8[i] = W_2[i] + W_2[i-2] + W_2[i-4] + W_2[i-6]. With T = W_2 moved
 // up one lane (vperm2i128 of the previous and this W_2) and U = W_2 + T,
 // W_8 = U + U[i-2]. U[i-2] is one vpalignr of U and U moved up one lane,
 // and U moved up one lane is T + (W_2 moved up two lanes) = T + the
 // previous vector's W_2: an add instead of a second vperm2i128. So a
-// vector costs seven vector operations, one of them a shuffle across
-// lanes (the doubling steps: seven, two across lanes).
-func windowStep32(l *lane, dst reg.Register, off int, w2 reg.VecVirtual, in, out windowState) {
+// vector costs seven vector operations with the chain add, one of them a
+// shuffle across lanes (the doubling steps: seven, two across lanes).
+func window32(l *lane, w2, prev reg.VecVirtual) reg.VecVirtual {
 	t, u, v := YMM(), YMM(), YMM()
-	VPERM2I128(U8(0x21), w2, in.prev[2], t) // lane 0 = previous W_2's lane 1, lane 1 = W_2's lane 0
+	VPERM2I128(U8(0x21), w2, prev, t) // lane 0 = previous W_2's lane 1, lane 1 = W_2's lane 0
 	l.add(t, w2, u)
-	l.add(t, in.prev[2], v)
+	l.add(t, prev, v)
 	VPALIGNR(U8(8), v, u, v) // U two elements up: from V in each lane's low half
 	l.add(v, u, u)
-	l.add(in.out, u, out.out)
-	VMOVDQU(out.out, Mem{Base: dst, Disp: off})
+	return u
 }
 
 // windowLoop emits the windowed loop of a kernel named name after its first
@@ -224,20 +275,47 @@ func (v *winVec) loop(l *lane, name string, excl bool, p, dst, n reg.Register, c
 	if excl {
 		back = 1
 	}
+	// The loaded window sums of the last vectors, by vector number mod 4:
+	// the loop loads them two vectors ahead of the stores (see
+	// windowAhead), and a vector reads its own and the previous one's.
+	var ws [4]reg.VecVirtual
+	for i := range ws {
+		ws[i] = v.alloc()
+	}
 	a, b := v.newState(l), v.newState(l)
-	v.seed(l, b, out0)
-	Label(name + "_window_loop2")
-	CMPQ(n, cmpImm(2*v.bytes))
-	JB(LabelRef(name + "_window_one"))
-	v.step(l, p, dst, 0, back, b, a)
-	v.step(l, p, dst, v.bytes, back, a, b)
-	advance(2 * v.bytes)
-	JMP(LabelRef(name + "_window_loop2"))
-	Label(name + "_window_one")
-	CMPQ(n, cmpImm(v.bytes))
-	JB(LabelRef(name + "_window_end"))
-	v.step(l, p, dst, 0, back, b, a)
-	advance(v.bytes)
+	v.seed(l, b, ws[3], out0)
+	for i := 0; i < windowAhead; i++ {
+		v.loadWindow(l, p, i*v.bytes, back, ws[i])
+	}
+	// windowUnroll vectors per iteration, the count tested at the bottom:
+	// it goes round while the next iteration's loads, windowAhead vectors
+	// past its own, are inside src.
+	CMPQ(n, cmpImm((windowUnroll+windowAhead)*v.bytes))
+	JB(LabelRef(name + "_window_tail"))
+	Label(name + "_window_loop")
+	st := [2]windowState{b, a}
+	for i := 0; i < windowUnroll; i++ {
+		v.loadWindow(l, p, (i+windowAhead)*v.bytes, back, ws[(i+windowAhead)%4])
+		v.step(l, dst, i*v.bytes, ws[i%4], ws[(i+3)%4], st[i%2], st[(i+1)%2])
+	}
+	ADDQ(cmpImm(windowUnroll*v.bytes), p)
+	ADDQ(cmpImm(windowUnroll*v.bytes), dst)
+	SUBQ(cmpImm(windowUnroll*v.bytes), n)
+	CMPQ(n, cmpImm((windowUnroll+windowAhead)*v.bytes))
+	JAE(LabelRef(name + "_window_loop"))
+	// windowAhead to windowAhead+windowUnroll-1 vectors are left, the
+	// first windowAhead of them loaded: straight-line code, loading the
+	// rest as it goes.
+	Label(name + "_window_tail")
+	for i := 0; i < windowUnroll+windowAhead-1; i++ {
+		if i >= windowAhead {
+			CMPQ(n, cmpImm(v.bytes))
+			JB(LabelRef(name + "_window_end"))
+			v.loadWindow(l, p, 0, back, ws[i%4])
+		}
+		v.step(l, dst, 0, ws[i%4], ws[(i+3)%4], st[i%2], st[(i+1)%2])
+		advance(v.bytes)
+	}
 	Label(name + "_window_end")
 	// The broadcast reads the last sum back from dst (store forwarding),
 	// simpler than tracking which of a and b holds it.
