@@ -50,6 +50,13 @@ import (
 //     the first's input plus both window sums): 91-95 against 85 ns, the
 //     extra add costs more than the shorter chain saves;
 //   - eight vectors per iteration instead of four: equal;
+//   - a first block whose chain starts from zero, out0 added aside, so
+//     that the chain need not wait for the first vector's in-lane scan:
+//     equal (80.4 against 79.3 ns); an isolated loop of the same seven
+//     operations with the chain add made independent ran 68 against 71 ns,
+//     so the chain costs ~4 % and a call's fixed cost (~6 ns: the Go
+//     entry, the first vector, the last two to five) the rest of the gap
+//     to a 4x ratio;
 //   - W from a second pass over dst (store W_4, reload it one element
 //     back): 120 ns, the memory operations double.
 //
