@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -34,6 +35,37 @@ func (e *Endpoint) poll(out []Completion) (int, error) {
 
 // math32 caps the batch a C int can describe.
 const math32 = 1 << 30
+
+// spin is poll repeated in C (sd_spin) until something arrives, budget
+// has passed, or kick is called: the busy poll of PollBusy without a cgo
+// crossing, Go's bookkeeping and a goroutine yield per empty poll. The
+// endpoint's Close ends it at once (sd_ep_wake sets closing).
+func (e *Endpoint) spin(out []Completion, budget time.Duration) (int, error) {
+	if len(out) == 0 {
+		return 0, nil
+	}
+	e.s.mu.RLock()
+	defer e.s.mu.RUnlock()
+	if e.s.closed.Load() {
+		return 0, ErrClosed
+	}
+	return e.collect(out, int(C.sd_spin(e.s.c, C.int(min(len(out), math32)), C.int64_t(budget))))
+}
+
+// kick ends a spin in progress early (the spinning reader has receives to
+// post), or the next one after one poll; unkick withdraws it, once the
+// reader has taken what it was kicked for. Both are atomic stores into C
+// memory, no cgo call.
+func (e *Endpoint) kick()   { e.setKick(1) }
+func (e *Endpoint) unkick() { e.setKick(0) }
+
+func (e *Endpoint) setKick(v uint32) {
+	e.s.mu.RLock()
+	defer e.s.mu.RUnlock()
+	if !e.s.closed.Load() {
+		atomic.StoreUint32((*uint32)(unsafe.Pointer(&e.s.c.kick)), v)
+	}
+}
 
 func (e *Endpoint) wait(out []Completion, timeout time.Duration) (int, error) {
 	if len(out) == 0 {

@@ -8,6 +8,7 @@ package rdma
 import "C"
 
 import (
+	"time"
 	"unsafe"
 )
 
@@ -96,12 +97,13 @@ const unsignaled = uint64(C.SD_UNSIGNALED)
 func (e *Endpoint) selective() bool { return e.s.c != nil && e.s.c.selective != 0 }
 
 // exchange posts recvs into rr, then sends from sr, then polls up to
-// len(out) completions into out, all in one cgo call: what the message
+// len(out) completions into out (spinning as Endpoint.spin does, for up to
+// spin, when spin is positive), all in one cgo call: what the message
 // transport does per step, which as separate calls cost a crossing each
 // (the provider's own work is the same). It returns how many completions
 // it read; posted tells how many operations were posted (recvs first)
 // when err is not nil. The spans must lie in their regions.
-func (e *Endpoint) exchange(rr *Region, recvs []Span, sr *Region, sends []Span, out []Completion) (n, posted int, err error) {
+func (e *Endpoint) exchange(rr *Region, recvs []Span, sr *Region, sends []Span, out []Completion, spin time.Duration) (n, posted int, err error) {
 	var rbase, rdesc, sbase, sdesc C.uintptr_t
 	var rp, sp *C.sd_span
 	if len(recvs) > 0 {
@@ -124,7 +126,7 @@ func (e *Endpoint) exchange(rr *Region, recvs []Span, sr *Region, sends []Span, 
 	// The counts fit: recvs and sends are bounded by the queue sizes
 	// (maxCQSize) and polls by the scratch array.
 	res := int64(C.sd_exchange(e.s.c, rbase, rdesc, rp, C.int(len(recvs)), sbase, sdesc, sp, C.int(len(sends)),
-		C.int(min(len(out), 1<<20))))
+		C.int(min(len(out), 1<<20)), C.int64_t(spin)))
 	posted, got, code := int(res&(1<<24-1)), int(res>>24&(1<<24-1)), int(res>>48)
 	if code != 0 {
 		op := OpSend

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <poll.h>
 #include <pthread.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -74,7 +75,17 @@ typedef struct sd_ep {
 	struct fid_eq *eq;
 	struct fid_cq *cq;
 	int eqfd, cqfd, wakefd;
-	int waitfd; // epoll over cqfd, eqfd and wakefd: what Go's poller waits on
+	int waitfd; // epoll over cqfd (or pfd), eqfd and wakefd: what Go's poller waits on
+	int epfd;   // waitfd, also once Go owns it (waitfd -1)
+
+	// With an FI_WAIT_POLLFD completion queue (pollfd), cqfd is -1 and
+	// the queue's wait descriptors are pfd[0..npfd), as of the queue's
+	// change index pfd_index, all in waitfd too (sd_pollfd_sync).
+	int pollfd;
+	pthread_mutex_t pfd_mu; // guards the pfd fields: the reader and posters sync
+	struct pollfd *pfd, *pfd_next;
+	size_t npfd, pfd_cap;
+	uint64_t pfd_index;
 	unsigned idle; // empty polls since the event queue was last checked
 
 	pthread_mutex_t mu; // guards the slot free list and the counters
@@ -96,6 +107,13 @@ typedef struct sd_ep {
 	// its completion.
 	int selective;
 	sd_slot unsig;
+
+	// kick and closing end an sd_spin early: kick when Go has receives
+	// to post (the spinning reader posts them before it polls again; Go
+	// clears it), closing when the endpoint is being closed (never
+	// cleared). Both are written by Go with atomic stores.
+	uint32_t kick;
+	uint32_t closing;
 } sd_ep;
 
 // SD_UNSIGNALED in a send span's id asks for no completion (sd_exchange,
@@ -142,14 +160,19 @@ int sd_post(sd_ep *e, int op, uintptr_t buf, size_t len, uintptr_t desc,
 // positive error code that stopped it (0 if none) in the high 32 bits.
 int64_t sd_post_batch(sd_ep *e, int op, uintptr_t base, uintptr_t desc, sd_span *spans, int n);
 int sd_poll(sd_ep *e, int n);
+// sd_spin polls as sd_poll does until a completion arrives, budget_ns
+// have passed, the peer has gone, or kick or closing is set; it returns
+// what the last poll returned.
+int sd_spin(sd_ep *e, int n, int64_t budget_ns);
 // sd_exchange posts nr receives into rbase, then ns sends from sbase, then
-// polls up to npoll completions into e->out; one call for what a
-// request/response step needs. It returns the number of operations posted
+// polls up to npoll completions into e->out (spinning as sd_spin for up
+// to spin_ns when it is positive); one call for what a request/response
+// step needs. It returns the number of operations posted
 // in bits 0-23, the completions read in bits 24-47 and the positive error
 // code that stopped it (0 if none) in bits 48-63: an out parameter would
 // make Go allocate, and a field of e would race between callers.
 int64_t sd_exchange(sd_ep *e, uintptr_t rbase, uintptr_t rdesc, sd_span *r, int nr,
-	uintptr_t sbase, uintptr_t sdesc, sd_span *s, int ns, int npoll);
+	uintptr_t sbase, uintptr_t sdesc, sd_span *s, int ns, int npoll, int64_t spin_ns);
 int sd_wait_prepare(sd_ep *e, int full);
 int sd_ep_waitfd(sd_ep *e);
 void sd_ep_wake(sd_ep *e);

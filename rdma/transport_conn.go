@@ -111,6 +111,12 @@ type conn struct {
 	// last completion read or send posted (guarded by c.mu).
 	spin   time.Duration
 	active time.Time
+	// kicked: the spinning reader was kicked (Endpoint.kick) for
+	// receives queued in repost; the next step withdraws it.
+	kicked bool
+	// yielded: the last yield of a busy step (step); used only by the
+	// queue's owner.
+	yielded time.Time
 
 	// The queue reader's scratch (step): used only by the owner.
 	buf   []Completion
@@ -138,6 +144,18 @@ const (
 // lendIdle is how long the poller leaves a lent queue unread before it
 // takes it back.
 const lendIdle = 5 * time.Millisecond
+
+// spinChunk bounds one spin in C (Endpoint.spin): between two, the
+// reader's goroutine yields, so that goroutines of this process that the
+// last completions readied get a P while every P spins, and it looks at
+// the spin budget again (a send in the meantime extends it).
+const spinChunk = 50 * time.Microsecond
+
+// yieldEvery is how often a spinning reader yields although no other
+// goroutine waits for a P: well within the 10 ms after which the runtime
+// takes the P of a goroutine that has not been through the scheduler
+// (sysmon's forcePreemptNS).
+const yieldEvery = 2 * time.Millisecond
 
 type ctrlMsg struct {
 	kind kind
@@ -264,30 +282,49 @@ func (c *conn) wakePollerLocked() {
 
 // step reads the queue once: it posts the receives released since the
 // last step together with a poll (one cgo call), or, when there are none
-// and nothing arrived, polls again (PollBusy, within the spin budget) or
-// blocks in Endpoint.Wait (which parks the goroutine in Go's network
-// poller; its P goes back to the scheduler); then it handles what
-// arrived. Only the queue's owner calls it. timeout bounds the wait (0:
-// none; then ErrTimeout).
+// and nothing arrived, spins on the queue in C (PollBusy, within the spin
+// budget, at most spinChunk per call) or blocks in Endpoint.Wait (which
+// parks the goroutine in Go's network poller; its P goes back to the
+// scheduler); then it handles what arrived. Only the queue's owner calls
+// it. timeout bounds the wait (0: none; then ErrTimeout).
 //
-// A busy step yields (runtime.Gosched) after an empty poll: in this
-// process the goroutines the last completions readied (the server core's
-// handler, a RoundTrip) need a P, and while every P is busy, readying
-// them wakes no thread, which is the point of spinning.
+// A busy step yields (runtime.Gosched) after a spin that found nothing:
+// in this process the goroutines the last completions readied (the server
+// core's handler, a RoundTrip) need a P, and while every P is busy,
+// readying them wakes no thread, which is the point of spinning. It also
+// yields every yieldEvery while completions keep coming: a goroutine that
+// has not been through the scheduler for 10 ms is taken for a runaway
+// one, and the runtime takes its P in the middle of a spin. (Yielding only
+// when other goroutines were runnable, to save the idle thread a yield
+// wakes, measured worse: rdma/README.md, fourth pass.)
 func (c *conn) step(timeout time.Duration) error {
 	c.mu.Lock()
+	if c.kicked {
+		// Whatever the kick was for is taken below.
+		c.kicked = false
+		c.ep.unkick()
+	}
 	c.spans = append(c.spans[:0], c.repost...)
 	c.upd = append(c.upd[:0], c.repostUpd...)
 	c.repost, c.repostUpd = c.repost[:0], c.repostUpd[:0]
-	wait := len(c.spans) == 0 && (c.spin == 0 || time.Since(c.active) >= c.spin)
+	var budget time.Duration
+	var now time.Time
+	if c.spin > 0 {
+		now = time.Now()
+		if left := c.spin - now.Sub(c.active); left > 0 {
+			budget = min(left, spinChunk)
+		}
+	}
+	wait := len(c.spans) == 0 && budget == 0
 	c.parked = wait
 	c.mu.Unlock()
 	var n int
 	var err error
 	switch {
 	case len(c.spans) > 0:
+		// The receives go out in the call that spins or polls next.
 		var posted int
-		n, posted, err = c.ep.exchange(c.recv, c.spans, nil, nil, c.buf)
+		n, posted, err = c.ep.exchange(c.recv, c.spans, nil, nil, c.buf, budget)
 		c.mu.Lock()
 		c.accountLocked(c.upd[:min(posted, len(c.upd))])
 		c.mu.Unlock()
@@ -297,13 +334,14 @@ func (c *conn) step(timeout time.Duration) error {
 		c.parked = false
 		c.mu.Unlock()
 	default:
-		n, err = c.ep.Poll(c.buf)
-		if n == 0 && err == nil {
-			runtime.Gosched()
-		}
+		n, err = c.ep.spin(c.buf, budget)
 	}
 	if n > 0 {
 		c.handle(c.buf[:n])
+	}
+	if budget > 0 && err == nil && (n == 0 || now.Sub(c.yielded) >= yieldEvery) {
+		c.yielded = now
+		runtime.Gosched()
 	}
 	return err
 }
@@ -428,9 +466,15 @@ func (c *conn) repostLocked(slot int, update bool) {
 	c.repost = append(c.repost, Span{Off: slot * c.msgSize, Len: c.msgSize, ID: wrRecv | uint64(slot)})
 	c.repostUpd = append(c.repostUpd, update)
 	if !c.parked {
-		return // the poller posts it before it polls again
+		// The reader posts it before it polls again; a reader spinning
+		// in C (PollBusy) is told to come back for it.
+		if c.spin > 0 && !c.kicked {
+			c.kicked = true
+			c.ep.kick()
+		}
+		return
 	}
-	_, posted, err := c.ep.exchange(c.recv, c.repost, nil, nil, nil)
+	_, posted, err := c.ep.exchange(c.recv, c.repost, nil, nil, nil, 0)
 	if err != nil {
 		c.repost, c.repostUpd = c.repost[:0], c.repostUpd[:0]
 		c.failLocked(err)
@@ -586,7 +630,7 @@ func (c *conn) postSendLocked(slot, n int, h *header) error {
 			c.unsig = 0
 		}
 		c.one[0] = Span{Off: slot * c.msgSize, Len: n, ID: id}
-		_, posted, err := c.ep.exchange(c.recv, c.repost, c.send, c.one[:], nil)
+		_, posted, err := c.ep.exchange(c.recv, c.repost, c.send, c.one[:], nil, 0)
 		if posted >= len(c.repost) {
 			c.repost, c.repostUpd = c.repost[:0], c.repostUpd[:0]
 		} else {
