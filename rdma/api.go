@@ -23,6 +23,10 @@ type Options struct {
 	// depth the endpoint asks for on its send and receive queues; 0 means
 	// DefaultCQSize. Providers may round it up.
 	CQSize int
+
+	// pollFD asks for FI_WAIT_POLLFD completion queues where the provider
+	// has them (the transport's PollBusy connections; see sd_ep_open).
+	pollFD bool
 }
 
 // DefaultCQSize is the completion-queue size when Options.CQSize is 0: the

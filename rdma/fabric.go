@@ -75,6 +75,9 @@ func openFabric(o Options) (*Fabric, error) {
 	if ret := C.sd_fabric_open(prov, node, C.int(o.CQSize), &c); ret != 0 {
 		return nil, openError(o, int(ret), prov)
 	}
+	if o.pollFD {
+		c.pollfd = 1
+	}
 	f := &Fabric{s: fabricState{
 		c:         c,
 		name:      C.GoString(C.sd_provider_name(c)),

@@ -17,8 +17,8 @@ type regionState struct{ buf []byte }
 type listenerState struct{ addr net.Addr }
 type endpointState struct{ maxMsg int }
 
-func openFabric(Options) (*Fabric, error) { return nil, ErrNotSupported }
-func processStats() Counts                { return Counts{} }
+func openFabric(o Options) (*Fabric, error) { _ = o.pollFD; return nil, ErrNotSupported }
+func processStats() Counts                  { return Counts{} }
 
 func (f *Fabric) close() error                                    { return nil }
 func (f *Fabric) provider() string                                { return f.s.name }

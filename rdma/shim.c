@@ -422,16 +422,18 @@ static int sd_ep_open(sd_fabric *f, struct fi_info *info, sd_ep **out) {
 		ret = -errno;
 		goto fail;
 	}
-	// The completion queue's wait object: FI_WAIT_POLLFD where the
-	// provider has it, so that its progress (every fi_cq_read of the tcp
-	// provider) is a poll(2) over its descriptors rather than an
-	// epoll_wait on an epoll set holding the socket. An epoll set makes
-	// every send and wake-up signal into a watched descriptor run the
-	// epoll callback, on both sides: measured 0.5-1 µs more per send
-	// and per signal write (rdma/README.md, fourth pass). The
-	// descriptors are added to waitfd for Wait (sd_pollfd_sync).
+	// The completion queue's wait object. With f->pollfd (the transport's
+	// busy-polling connections), FI_WAIT_POLLFD where the provider has
+	// it, so that its progress (every fi_cq_read of the tcp provider) is
+	// a poll(2) over its descriptors rather than an epoll_wait on an
+	// epoll set holding the socket, whose callbacks cost every send and
+	// wake-up signal into a watched descriptor 0.5-1 µs more, on both
+	// sides (rdma/README.md, fourth pass). The descriptors are added to
+	// waitfd for Wait (sd_pollfd_sync). Blocking waits cost more that
+	// way (one process, blocking: 43 -> 66-82 µs per request, more
+	// context switches), so the others keep FI_WAIT_FD.
 	struct fi_cq_attr cq = {.size = 2 * size, .format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_POLLFD};
-	ret = fi_cq_open(f->domain, &cq, &e->cq, NULL);
+	ret = f->pollfd ? fi_cq_open(f->domain, &cq, &e->cq, NULL) : -FI_ENOSYS;
 	if (ret == 0) {
 		e->pollfd = 1;
 		if ((ret = sd_pollfd_sync(e))) {

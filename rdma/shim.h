@@ -33,6 +33,7 @@ typedef struct sd_fabric {
 	struct fid_domain *domain;
 	uint64_t mr_mode;
 	int cq_size;
+	int pollfd; // endpoints try FI_WAIT_POLLFD completion queues (Go sets it)
 } sd_fabric;
 
 // A work-request slot: its address is the operation context libfabric

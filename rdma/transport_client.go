@@ -77,7 +77,7 @@ func Dial(addr string, o DialOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is not host:port", ErrAddr, safeAddr(addr))
 	}
-	f, err := OpenFabric(Options{Provider: o.Provider, Node: localNode(host, &o), CQSize: cqSize(o.Credits)})
+	f, err := OpenFabric(Options{Provider: o.Provider, Node: localNode(host, &o), CQSize: cqSize(o.Credits), pollFD: o.Poll == PollBusy})
 	if err != nil {
 		return nil, err
 	}

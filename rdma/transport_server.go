@@ -76,7 +76,7 @@ func ListenMessages(cfg ListenConfig) (*MessageListener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is not host:port", ErrAddr, safeAddr(cfg.Address))
 	}
-	f, err := OpenFabric(Options{Provider: cfg.Provider, Node: host, CQSize: cqSize(cfg.Credits)})
+	f, err := OpenFabric(Options{Provider: cfg.Provider, Node: host, CQSize: cqSize(cfg.Credits), pollFD: cfg.Poll == PollBusy})
 	if err != nil {
 		return nil, err
 	}
