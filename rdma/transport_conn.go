@@ -5,6 +5,7 @@ package rdma
 import (
 	"errors"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -114,9 +115,10 @@ type conn struct {
 	// kicked: the spinning reader was kicked (Endpoint.kick) for
 	// receives queued in repost; the next step withdraws it.
 	kicked bool
-	// yielded: the last yield of a busy step (step); used only by the
-	// queue's owner.
-	yielded time.Time
+	// yielded: the last yield of a busy step (step), runnable the
+	// sample of othersRunnable; used only by the queue's owner.
+	yielded  time.Time
+	runnable []metrics.Sample
 
 	// The queue reader's scratch (step): used only by the owner.
 	buf   []Completion
@@ -288,15 +290,16 @@ func (c *conn) wakePollerLocked() {
 // scheduler); then it handles what arrived. Only the queue's owner calls
 // it. timeout bounds the wait (0: none; then ErrTimeout).
 //
-// A busy step yields (runtime.Gosched) after a spin that found nothing:
-// in this process the goroutines the last completions readied (the server
-// core's handler, a RoundTrip) need a P, and while every P is busy,
-// readying them wakes no thread, which is the point of spinning. It also
-// yields every yieldEvery while completions keep coming: a goroutine that
-// has not been through the scheduler for 10 ms is taken for a runaway
-// one, and the runtime takes its P in the middle of a spin. (Yielding only
-// when other goroutines were runnable, to save the idle thread a yield
-// wakes, measured worse: rdma/README.md, fourth pass.)
+// A busy step yields (runtime.Gosched) after a spin that found nothing,
+// and after completions that readied other goroutines (pipelined
+// RoundTrips, the server core's handlers): those need a P, and while
+// every P is busy, readying them wakes no thread, which is the point of
+// spinning. It also yields every yieldEvery while completions keep
+// coming: a goroutine that has not been through the scheduler for 10 ms
+// is taken for a runaway one, and the runtime takes its P in the middle
+// of a spin. (Yielding after an empty spin only when other goroutines
+// were runnable, to save the idle thread a yield wakes, measured worse:
+// rdma/README.md, fourth pass.)
 func (c *conn) step(timeout time.Duration) error {
 	c.mu.Lock()
 	if c.kicked {
@@ -339,7 +342,7 @@ func (c *conn) step(timeout time.Duration) error {
 	if n > 0 {
 		c.handle(c.buf[:n])
 	}
-	if budget > 0 && err == nil && (n == 0 || now.Sub(c.yielded) >= yieldEvery) {
+	if budget > 0 && err == nil && (n == 0 || now.Sub(c.yielded) >= yieldEvery || c.othersRunnable()) {
 		c.yielded = now
 		runtime.Gosched()
 	}
@@ -418,6 +421,17 @@ func (c *conn) handle(cs []Completion) {
 	c.flushCtrlLocked()
 	c.cond.Broadcast()
 	c.mu.Unlock()
+}
+
+// othersRunnable reports whether goroutines of this process wait for a
+// P (runtime/metrics; about 60 ns).
+func (c *conn) othersRunnable() bool {
+	if c.runnable == nil {
+		c.runnable = []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}
+	}
+	metrics.Read(c.runnable)
+	v := c.runnable[0].Value
+	return v.Kind() != metrics.KindUint64 || v.Uint64() > 0
 }
 
 // reapLocked frees send slot and every send posted before it.
