@@ -10,6 +10,8 @@
 #
 # Needs perf, gcc, libfabric-dev and libfabric-bin.
 # Usage: bench/rdma/profile.sh [ROUND_TRIPS]   (default 20000)
+# RDMA_TEST=path profiles that rdma test binary (go test -tags rdma -c)
+# instead of one built from this tree (an A/B against an older commit).
 set -euo pipefail
 N=${1:-20000}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +19,11 @@ root=$(cd "$here/../.." && pwd)
 export PATH="$PATH:/usr/local/go/bin"
 W=$(mktemp -d /tmp/rdma-profile.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-(cd "$root" && go test -tags rdma -c -o "$W/rdma.test" ./rdma/)
+if [ -n "${RDMA_TEST:-}" ]; then
+	cp "$RDMA_TEST" "$W/rdma.test"
+else
+	(cd "$root" && go test -tags rdma -c -o "$W/rdma.test" ./rdma/)
+fi
 gcc -O2 -Wall -shared -fPIC -o "$W/systime.so" "$here/systime.c" -ldl
 ev=context-switches
 for s in futex nanosleep epoll_pwait epoll_wait poll read write sendto recvfrom; do ev="$ev,syscalls:sys_enter_$s"; done
