@@ -269,19 +269,203 @@ GLOBL dword7<>(SB), RODATA|NOPTR, $16
 // func prefixSum8InclAVX2(dst []uint8, src []uint8, carry uint8) uint8
 // Requires: AVX, AVX2
 TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
-	MOVQ           dst_base+0(FP), AX
-	MOVQ           src_base+24(FP), CX
-	MOVQ           src_len+32(FP), DX
-	MOVBLZX        carry+48(FP), BX
-	VMOVD          BX, X0
-	VPBROADCASTB   X0, Y0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	MOVBLZX      carry+48(FP), BX
+	VMOVD        BX, X0
+	VPBROADCASTB X0, Y0
+	CMPQ         DX, $0x20
+	JB           prefixSum8InclAVX2_done
+	CMPQ         AX, CX
+	JE           prefixSum8InclAVX2_inlane
+	CMPQ         DX, $0x00000120
+	JB           prefixSum8InclAVX2_inlane
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VMOVDQA      Y0, Y7
+	VMOVDQU      (CX), Y0
+	VPERM2I128   $0x21, Y0, Y1, Y5
+	VPALIGNR     $0x0f, Y5, Y0, Y5
+	VPADDB       Y5, Y0, Y0
+	VMOVDQU      32(CX), Y5
+	VPADDB       31(CX), Y5, Y5
+	CMPQ         DX, $0x000000c0
+	JB           prefixSum8InclAVX2_window_tail
+
+prefixSum8InclAVX2_window_loop:
+	VMOVDQU    64(CX), Y6
+	VPADDB     63(CX), Y6, Y6
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y0, Y1
+	VPADDB     Y1, Y0, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y1
+	VPALIGNR   $0x0c, Y1, Y8, Y1
+	VPADDB     Y1, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y9, Y1
+	VPADDB     Y1, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y1
+	VPADDB     Y1, Y10, Y1
+	VPADDB     Y7, Y1, Y7
+	VMOVDQU    Y7, (AX)
+	VMOVDQU    96(CX), Y1
+	VPADDB     95(CX), Y1, Y1
+	VPERM2I128 $0x21, Y5, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y5, Y0
+	VPADDB     Y0, Y5, Y2
+	VPERM2I128 $0x21, Y2, Y8, Y0
+	VPALIGNR   $0x0c, Y0, Y2, Y0
+	VPADDB     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y9, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDB     Y0, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y10, Y0
+	VPADDB     Y0, Y4, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, 32(AX)
+	VMOVDQU    128(CX), Y0
+	VPADDB     127(CX), Y0, Y0
+	VPERM2I128 $0x21, Y6, Y5, Y5
+	VPALIGNR   $0x0e, Y5, Y6, Y5
+	VPADDB     Y5, Y6, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y2
+	VPALIGNR   $0x0c, Y2, Y8, Y2
+	VPADDB     Y2, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y2
+	VPALIGNR   $0x08, Y2, Y9, Y2
+	VPADDB     Y2, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y2
+	VPADDB     Y2, Y10, Y2
+	VPADDB     Y7, Y2, Y7
+	VMOVDQU    Y7, 64(AX)
+	VMOVDQU    160(CX), Y5
+	VPADDB     159(CX), Y5, Y5
+	VPERM2I128 $0x21, Y1, Y6, Y2
+	VPALIGNR   $0x0e, Y2, Y1, Y2
+	VPADDB     Y2, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y8, Y3
+	VPALIGNR   $0x0c, Y3, Y2, Y3
+	VPADDB     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y9, Y4
+	VPALIGNR   $0x08, Y4, Y3, Y4
+	VPADDB     Y4, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y10, Y6
+	VPADDB     Y6, Y4, Y6
+	VPADDB     Y7, Y6, Y7
+	VMOVDQU    Y7, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum8InclAVX2_window_loop
+
+prefixSum8InclAVX2_window_tail:
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y0, Y1
+	VPADDB     Y1, Y0, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y1
+	VPALIGNR   $0x0c, Y1, Y8, Y1
+	VPADDB     Y1, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y9, Y1
+	VPADDB     Y1, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y1
+	VPADDB     Y1, Y10, Y1
+	VPADDB     Y7, Y1, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y5, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y5, Y0
+	VPADDB     Y0, Y5, Y2
+	VPERM2I128 $0x21, Y2, Y8, Y0
+	VPALIGNR   $0x0c, Y0, Y2, Y0
+	VPADDB     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y9, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDB     Y0, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y10, Y0
+	VPADDB     Y0, Y4, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8InclAVX2_window_end
+	VMOVDQU    (CX), Y6
+	VPADDB     -1(CX), Y6, Y6
+	VPERM2I128 $0x21, Y6, Y5, Y0
+	VPALIGNR   $0x0e, Y0, Y6, Y0
+	VPADDB     Y0, Y6, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y9, Y0
+	VPADDB     Y0, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y0
+	VPADDB     Y0, Y10, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8InclAVX2_window_end
+	VMOVDQU    (CX), Y1
+	VPADDB     -1(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y6, Y0
+	VPALIGNR   $0x0e, Y0, Y1, Y0
+	VPADDB     Y0, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y8, Y0
+	VPALIGNR   $0x0c, Y0, Y2, Y0
+	VPADDB     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y9, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDB     Y0, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y10, Y0
+	VPADDB     Y0, Y4, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8InclAVX2_window_end
+	VMOVDQU    (CX), Y0
+	VPADDB     -1(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y0, Y1
+	VPADDB     Y1, Y0, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y9, Y0
+	VPADDB     Y0, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y0
+	VPADDB     Y0, Y10, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum8InclAVX2_window_end:
+	VPBROADCASTB -1(AX), Y0
+	JMP          prefixSum8InclAVX2_done
+
+prefixSum8InclAVX2_inlane:
 	VBROADCASTI128 odd8<>+0(SB), Y1
 	VBROADCASTI128 spread8_2<>+0(SB), Y2
 	VBROADCASTI128 spread8_4<>+0(SB), Y3
 	VBROADCASTI128 spread8_8<>+0(SB), Y4
 	VBROADCASTI128 lastIdx8<>+0(SB), Y5
-	CMPQ           DX, $0x20
-	JB             prefixSum8InclAVX2_done
 	VMOVDQU        (CX), Y6
 	VPSLLW         $0x08, Y6, Y7
 	VPADDB         Y7, Y6, Y6
@@ -302,193 +486,6 @@ TEXT ·prefixSum8InclAVX2(SB), NOSPLIT, $0-57
 	ADDQ           $0x20, CX
 	ADDQ           $0x20, AX
 	SUBQ           $0x20, DX
-	CMPQ           AX, CX
-	JE             prefixSum8InclAVX2_inplace_loop2
-	CMPQ           DX, $0x00000100
-	JB             prefixSum8InclAVX2_inplace_loop2
-	VMOVDQA        Y6, Y1
-	VPERM2I128     $0x21, Y6, Y6, Y0
-	VPALIGNR       $0x0e, Y0, Y6, Y0
-	VPSUBB         Y0, Y6, Y0
-	VPERM2I128     $0x21, Y6, Y6, Y2
-	VPALIGNR       $0x0c, Y2, Y6, Y2
-	VPSUBB         Y2, Y6, Y2
-	VPERM2I128     $0x21, Y6, Y6, Y3
-	VPALIGNR       $0x08, Y3, Y6, Y3
-	VPSUBB         Y3, Y6, Y3
-	VPERM2I128     $0x21, Y6, Y6, Y4
-	VPSUBB         Y4, Y6, Y10
-	VMOVDQU        (CX), Y4
-	VPADDB         -1(CX), Y4, Y4
-	VMOVDQU        32(CX), Y5
-	VPADDB         31(CX), Y5, Y5
-	CMPQ           DX, $0x000000c0
-	JB             prefixSum8InclAVX2_window_tail
-
-prefixSum8InclAVX2_window_loop:
-	VMOVDQU    64(CX), Y6
-	VPADDB     63(CX), Y6, Y6
-	VPERM2I128 $0x21, Y4, Y0, Y0
-	VPALIGNR   $0x0e, Y0, Y4, Y0
-	VPADDB     Y0, Y4, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y0
-	VPALIGNR   $0x0c, Y0, Y7, Y0
-	VPADDB     Y0, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y0
-	VPALIGNR   $0x08, Y0, Y8, Y0
-	VPADDB     Y0, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y0
-	VPADDB     Y0, Y9, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	VMOVDQU    96(CX), Y0
-	VPADDB     95(CX), Y0, Y0
-	VPERM2I128 $0x21, Y5, Y4, Y2
-	VPALIGNR   $0x0e, Y2, Y5, Y2
-	VPADDB     Y2, Y5, Y2
-	VPERM2I128 $0x21, Y2, Y7, Y3
-	VPALIGNR   $0x0c, Y3, Y2, Y3
-	VPADDB     Y3, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y8, Y4
-	VPALIGNR   $0x08, Y4, Y3, Y4
-	VPADDB     Y4, Y3, Y10
-	VPERM2I128 $0x21, Y10, Y9, Y4
-	VPADDB     Y4, Y10, Y4
-	VPADDB     Y1, Y4, Y1
-	VMOVDQU    Y1, 32(AX)
-	VMOVDQU    128(CX), Y4
-	VPADDB     127(CX), Y4, Y4
-	VPERM2I128 $0x21, Y6, Y5, Y5
-	VPALIGNR   $0x0e, Y5, Y6, Y5
-	VPADDB     Y5, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y2
-	VPALIGNR   $0x0c, Y2, Y7, Y2
-	VPADDB     Y2, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y2
-	VPALIGNR   $0x08, Y2, Y8, Y2
-	VPADDB     Y2, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y2
-	VPADDB     Y2, Y9, Y2
-	VPADDB     Y1, Y2, Y1
-	VMOVDQU    Y1, 64(AX)
-	VMOVDQU    160(CX), Y5
-	VPADDB     159(CX), Y5, Y5
-	VPERM2I128 $0x21, Y0, Y6, Y2
-	VPALIGNR   $0x0e, Y2, Y0, Y2
-	VPADDB     Y2, Y0, Y2
-	VPERM2I128 $0x21, Y2, Y7, Y3
-	VPALIGNR   $0x0c, Y3, Y2, Y3
-	VPADDB     Y3, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y8, Y6
-	VPALIGNR   $0x08, Y6, Y3, Y6
-	VPADDB     Y6, Y3, Y10
-	VPERM2I128 $0x21, Y10, Y9, Y6
-	VPADDB     Y6, Y10, Y6
-	VPADDB     Y1, Y6, Y1
-	VMOVDQU    Y1, 96(AX)
-	ADDQ       $0x00000080, CX
-	ADDQ       $0x00000080, AX
-	SUBQ       $0x00000080, DX
-	CMPQ       DX, $0x000000c0
-	JAE        prefixSum8InclAVX2_window_loop
-
-prefixSum8InclAVX2_window_tail:
-	VPERM2I128 $0x21, Y4, Y0, Y0
-	VPALIGNR   $0x0e, Y0, Y4, Y0
-	VPADDB     Y0, Y4, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y0
-	VPALIGNR   $0x0c, Y0, Y7, Y0
-	VPADDB     Y0, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y0
-	VPALIGNR   $0x08, Y0, Y8, Y0
-	VPADDB     Y0, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y0
-	VPADDB     Y0, Y9, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	VPERM2I128 $0x21, Y5, Y4, Y0
-	VPALIGNR   $0x0e, Y0, Y5, Y0
-	VPADDB     Y0, Y5, Y2
-	VPERM2I128 $0x21, Y2, Y7, Y0
-	VPALIGNR   $0x0c, Y0, Y2, Y0
-	VPADDB     Y0, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y8, Y0
-	VPALIGNR   $0x08, Y0, Y3, Y0
-	VPADDB     Y0, Y3, Y10
-	VPERM2I128 $0x21, Y10, Y9, Y0
-	VPADDB     Y0, Y10, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum8InclAVX2_window_end
-	VMOVDQU    (CX), Y6
-	VPADDB     -1(CX), Y6, Y6
-	VPERM2I128 $0x21, Y6, Y5, Y0
-	VPALIGNR   $0x0e, Y0, Y6, Y0
-	VPADDB     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y0
-	VPALIGNR   $0x0c, Y0, Y7, Y0
-	VPADDB     Y0, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y0
-	VPALIGNR   $0x08, Y0, Y8, Y0
-	VPADDB     Y0, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y0
-	VPADDB     Y0, Y9, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum8InclAVX2_window_end
-	VMOVDQU    (CX), Y0
-	VPADDB     -1(CX), Y0, Y0
-	VPERM2I128 $0x21, Y0, Y6, Y2
-	VPALIGNR   $0x0e, Y2, Y0, Y2
-	VPADDB     Y2, Y0, Y2
-	VPERM2I128 $0x21, Y2, Y7, Y3
-	VPALIGNR   $0x0c, Y3, Y2, Y3
-	VPADDB     Y3, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y8, Y4
-	VPALIGNR   $0x08, Y4, Y3, Y4
-	VPADDB     Y4, Y3, Y10
-	VPERM2I128 $0x21, Y10, Y9, Y4
-	VPADDB     Y4, Y10, Y4
-	VPADDB     Y1, Y4, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum8InclAVX2_window_end
-	VMOVDQU    (CX), Y4
-	VPADDB     -1(CX), Y4, Y4
-	VPERM2I128 $0x21, Y4, Y0, Y0
-	VPALIGNR   $0x0e, Y0, Y4, Y0
-	VPADDB     Y0, Y4, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y0
-	VPALIGNR   $0x0c, Y0, Y7, Y0
-	VPADDB     Y0, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y0
-	VPALIGNR   $0x08, Y0, Y8, Y0
-	VPADDB     Y0, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y0
-	VPADDB     Y0, Y9, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-
-prefixSum8InclAVX2_window_end:
-	VPBROADCASTB -1(AX), Y0
-	JMP          prefixSum8InclAVX2_done
 
 prefixSum8InclAVX2_inplace_loop2:
 	CMPQ       DX, $0x40
@@ -850,19 +847,207 @@ prefixSum8InclAVX512_done:
 // func prefixSum8ExclAVX2(dst []uint8, src []uint8, carry uint8) uint8
 // Requires: AVX, AVX2
 TEXT ·prefixSum8ExclAVX2(SB), NOSPLIT, $0-57
-	MOVQ           dst_base+0(FP), AX
-	MOVQ           src_base+24(FP), CX
-	MOVQ           src_len+32(FP), DX
-	MOVBLZX        carry+48(FP), BX
-	VMOVD          BX, X0
-	VPBROADCASTB   X0, Y0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	MOVBLZX      carry+48(FP), BX
+	VMOVD        BX, X0
+	VPBROADCASTB X0, Y0
+	CMPQ         DX, $0x20
+	JB           prefixSum8ExclAVX2_done
+	CMPQ         AX, CX
+	JE           prefixSum8ExclAVX2_inlane
+	CMPQ         DX, $0x00000120
+	JB           prefixSum8ExclAVX2_inlane
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VMOVDQA      Y0, Y7
+	VMOVDQU      (CX), Y0
+	VPERM2I128   $0x21, Y0, Y1, Y5
+	VPALIGNR     $0x0f, Y5, Y0, Y5
+	VPERM2I128   $0x21, Y5, Y1, Y0
+	VPALIGNR     $0x0f, Y0, Y5, Y0
+	VPADDB       Y0, Y5, Y0
+	VMOVDQU      31(CX), Y5
+	VPADDB       30(CX), Y5, Y5
+	CMPQ         DX, $0x000000c0
+	JB           prefixSum8ExclAVX2_window_tail
+
+prefixSum8ExclAVX2_window_loop:
+	VMOVDQU    63(CX), Y6
+	VPADDB     62(CX), Y6, Y6
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y0, Y1
+	VPADDB     Y1, Y0, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y1
+	VPALIGNR   $0x0c, Y1, Y8, Y1
+	VPADDB     Y1, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y9, Y1
+	VPADDB     Y1, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y1
+	VPADDB     Y1, Y10, Y1
+	VPADDB     Y7, Y1, Y7
+	VMOVDQU    Y7, (AX)
+	VMOVDQU    95(CX), Y1
+	VPADDB     94(CX), Y1, Y1
+	VPERM2I128 $0x21, Y5, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y5, Y0
+	VPADDB     Y0, Y5, Y2
+	VPERM2I128 $0x21, Y2, Y8, Y0
+	VPALIGNR   $0x0c, Y0, Y2, Y0
+	VPADDB     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y9, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDB     Y0, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y10, Y0
+	VPADDB     Y0, Y4, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, 32(AX)
+	VMOVDQU    127(CX), Y0
+	VPADDB     126(CX), Y0, Y0
+	VPERM2I128 $0x21, Y6, Y5, Y5
+	VPALIGNR   $0x0e, Y5, Y6, Y5
+	VPADDB     Y5, Y6, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y2
+	VPALIGNR   $0x0c, Y2, Y8, Y2
+	VPADDB     Y2, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y2
+	VPALIGNR   $0x08, Y2, Y9, Y2
+	VPADDB     Y2, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y2
+	VPADDB     Y2, Y10, Y2
+	VPADDB     Y7, Y2, Y7
+	VMOVDQU    Y7, 64(AX)
+	VMOVDQU    159(CX), Y5
+	VPADDB     158(CX), Y5, Y5
+	VPERM2I128 $0x21, Y1, Y6, Y2
+	VPALIGNR   $0x0e, Y2, Y1, Y2
+	VPADDB     Y2, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y8, Y3
+	VPALIGNR   $0x0c, Y3, Y2, Y3
+	VPADDB     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y9, Y4
+	VPALIGNR   $0x08, Y4, Y3, Y4
+	VPADDB     Y4, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y10, Y6
+	VPADDB     Y6, Y4, Y6
+	VPADDB     Y7, Y6, Y7
+	VMOVDQU    Y7, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum8ExclAVX2_window_loop
+
+prefixSum8ExclAVX2_window_tail:
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y0, Y1
+	VPADDB     Y1, Y0, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y1
+	VPALIGNR   $0x0c, Y1, Y8, Y1
+	VPADDB     Y1, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y1
+	VPALIGNR   $0x08, Y1, Y9, Y1
+	VPADDB     Y1, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y1
+	VPADDB     Y1, Y10, Y1
+	VPADDB     Y7, Y1, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y5, Y0, Y0
+	VPALIGNR   $0x0e, Y0, Y5, Y0
+	VPADDB     Y0, Y5, Y2
+	VPERM2I128 $0x21, Y2, Y8, Y0
+	VPALIGNR   $0x0c, Y0, Y2, Y0
+	VPADDB     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y9, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDB     Y0, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y10, Y0
+	VPADDB     Y0, Y4, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8ExclAVX2_window_end
+	VMOVDQU    -1(CX), Y6
+	VPADDB     -2(CX), Y6, Y6
+	VPERM2I128 $0x21, Y6, Y5, Y0
+	VPALIGNR   $0x0e, Y0, Y6, Y0
+	VPADDB     Y0, Y6, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y9, Y0
+	VPADDB     Y0, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y0
+	VPADDB     Y0, Y10, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8ExclAVX2_window_end
+	VMOVDQU    -1(CX), Y1
+	VPADDB     -2(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y6, Y0
+	VPALIGNR   $0x0e, Y0, Y1, Y0
+	VPADDB     Y0, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y8, Y0
+	VPALIGNR   $0x0c, Y0, Y2, Y0
+	VPADDB     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y9, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDB     Y0, Y3, Y4
+	VPERM2I128 $0x21, Y4, Y10, Y0
+	VPADDB     Y0, Y4, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum8ExclAVX2_window_end
+	VMOVDQU    -1(CX), Y0
+	VPADDB     -2(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0e, Y1, Y0, Y1
+	VPADDB     Y1, Y0, Y8
+	VPERM2I128 $0x21, Y8, Y2, Y0
+	VPALIGNR   $0x0c, Y0, Y8, Y0
+	VPADDB     Y0, Y8, Y9
+	VPERM2I128 $0x21, Y9, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y9, Y0
+	VPADDB     Y0, Y9, Y10
+	VPERM2I128 $0x21, Y10, Y4, Y0
+	VPADDB     Y0, Y10, Y0
+	VPADDB     Y7, Y0, Y7
+	VMOVDQU    Y7, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum8ExclAVX2_window_end:
+	VPBROADCASTB -1(AX), Y0
+	VPBROADCASTB -1(CX), Y1
+	VPADDB       Y1, Y0, Y0
+	JMP          prefixSum8ExclAVX2_done
+
+prefixSum8ExclAVX2_inlane:
 	VBROADCASTI128 odd8<>+0(SB), Y1
 	VBROADCASTI128 spread8_2<>+0(SB), Y2
 	VBROADCASTI128 spread8_4<>+0(SB), Y3
 	VBROADCASTI128 spread8_8<>+0(SB), Y4
 	VBROADCASTI128 lastIdx8<>+0(SB), Y5
-	CMPQ           DX, $0x20
-	JB             prefixSum8ExclAVX2_done
 	VMOVDQU        (CX), Y6
 	VPSLLW         $0x08, Y6, Y7
 	VPADDB         Y7, Y6, Y6
@@ -884,195 +1069,6 @@ TEXT ·prefixSum8ExclAVX2(SB), NOSPLIT, $0-57
 	ADDQ           $0x20, CX
 	ADDQ           $0x20, AX
 	SUBQ           $0x20, DX
-	CMPQ           AX, CX
-	JE             prefixSum8ExclAVX2_inplace_loop2
-	CMPQ           DX, $0x00000100
-	JB             prefixSum8ExclAVX2_inplace_loop2
-	VMOVDQA        Y6, Y1
-	VPERM2I128     $0x21, Y6, Y6, Y0
-	VPALIGNR       $0x0e, Y0, Y6, Y0
-	VPSUBB         Y0, Y6, Y0
-	VPERM2I128     $0x21, Y6, Y6, Y2
-	VPALIGNR       $0x0c, Y2, Y6, Y2
-	VPSUBB         Y2, Y6, Y2
-	VPERM2I128     $0x21, Y6, Y6, Y3
-	VPALIGNR       $0x08, Y3, Y6, Y3
-	VPSUBB         Y3, Y6, Y3
-	VPERM2I128     $0x21, Y6, Y6, Y4
-	VPSUBB         Y4, Y6, Y10
-	VMOVDQU        -1(CX), Y4
-	VPADDB         -2(CX), Y4, Y4
-	VMOVDQU        31(CX), Y5
-	VPADDB         30(CX), Y5, Y5
-	CMPQ           DX, $0x000000c0
-	JB             prefixSum8ExclAVX2_window_tail
-
-prefixSum8ExclAVX2_window_loop:
-	VMOVDQU    63(CX), Y6
-	VPADDB     62(CX), Y6, Y6
-	VPERM2I128 $0x21, Y4, Y0, Y0
-	VPALIGNR   $0x0e, Y0, Y4, Y0
-	VPADDB     Y0, Y4, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y0
-	VPALIGNR   $0x0c, Y0, Y7, Y0
-	VPADDB     Y0, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y0
-	VPALIGNR   $0x08, Y0, Y8, Y0
-	VPADDB     Y0, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y0
-	VPADDB     Y0, Y9, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	VMOVDQU    95(CX), Y0
-	VPADDB     94(CX), Y0, Y0
-	VPERM2I128 $0x21, Y5, Y4, Y2
-	VPALIGNR   $0x0e, Y2, Y5, Y2
-	VPADDB     Y2, Y5, Y2
-	VPERM2I128 $0x21, Y2, Y7, Y3
-	VPALIGNR   $0x0c, Y3, Y2, Y3
-	VPADDB     Y3, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y8, Y4
-	VPALIGNR   $0x08, Y4, Y3, Y4
-	VPADDB     Y4, Y3, Y10
-	VPERM2I128 $0x21, Y10, Y9, Y4
-	VPADDB     Y4, Y10, Y4
-	VPADDB     Y1, Y4, Y1
-	VMOVDQU    Y1, 32(AX)
-	VMOVDQU    127(CX), Y4
-	VPADDB     126(CX), Y4, Y4
-	VPERM2I128 $0x21, Y6, Y5, Y5
-	VPALIGNR   $0x0e, Y5, Y6, Y5
-	VPADDB     Y5, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y2
-	VPALIGNR   $0x0c, Y2, Y7, Y2
-	VPADDB     Y2, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y2
-	VPALIGNR   $0x08, Y2, Y8, Y2
-	VPADDB     Y2, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y2
-	VPADDB     Y2, Y9, Y2
-	VPADDB     Y1, Y2, Y1
-	VMOVDQU    Y1, 64(AX)
-	VMOVDQU    159(CX), Y5
-	VPADDB     158(CX), Y5, Y5
-	VPERM2I128 $0x21, Y0, Y6, Y2
-	VPALIGNR   $0x0e, Y2, Y0, Y2
-	VPADDB     Y2, Y0, Y2
-	VPERM2I128 $0x21, Y2, Y7, Y3
-	VPALIGNR   $0x0c, Y3, Y2, Y3
-	VPADDB     Y3, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y8, Y6
-	VPALIGNR   $0x08, Y6, Y3, Y6
-	VPADDB     Y6, Y3, Y10
-	VPERM2I128 $0x21, Y10, Y9, Y6
-	VPADDB     Y6, Y10, Y6
-	VPADDB     Y1, Y6, Y1
-	VMOVDQU    Y1, 96(AX)
-	ADDQ       $0x00000080, CX
-	ADDQ       $0x00000080, AX
-	SUBQ       $0x00000080, DX
-	CMPQ       DX, $0x000000c0
-	JAE        prefixSum8ExclAVX2_window_loop
-
-prefixSum8ExclAVX2_window_tail:
-	VPERM2I128 $0x21, Y4, Y0, Y0
-	VPALIGNR   $0x0e, Y0, Y4, Y0
-	VPADDB     Y0, Y4, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y0
-	VPALIGNR   $0x0c, Y0, Y7, Y0
-	VPADDB     Y0, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y0
-	VPALIGNR   $0x08, Y0, Y8, Y0
-	VPADDB     Y0, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y0
-	VPADDB     Y0, Y9, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	VPERM2I128 $0x21, Y5, Y4, Y0
-	VPALIGNR   $0x0e, Y0, Y5, Y0
-	VPADDB     Y0, Y5, Y2
-	VPERM2I128 $0x21, Y2, Y7, Y0
-	VPALIGNR   $0x0c, Y0, Y2, Y0
-	VPADDB     Y0, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y8, Y0
-	VPALIGNR   $0x08, Y0, Y3, Y0
-	VPADDB     Y0, Y3, Y10
-	VPERM2I128 $0x21, Y10, Y9, Y0
-	VPADDB     Y0, Y10, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum8ExclAVX2_window_end
-	VMOVDQU    -1(CX), Y6
-	VPADDB     -2(CX), Y6, Y6
-	VPERM2I128 $0x21, Y6, Y5, Y0
-	VPALIGNR   $0x0e, Y0, Y6, Y0
-	VPADDB     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y0
-	VPALIGNR   $0x0c, Y0, Y7, Y0
-	VPADDB     Y0, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y0
-	VPALIGNR   $0x08, Y0, Y8, Y0
-	VPADDB     Y0, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y0
-	VPADDB     Y0, Y9, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum8ExclAVX2_window_end
-	VMOVDQU    -1(CX), Y0
-	VPADDB     -2(CX), Y0, Y0
-	VPERM2I128 $0x21, Y0, Y6, Y2
-	VPALIGNR   $0x0e, Y2, Y0, Y2
-	VPADDB     Y2, Y0, Y2
-	VPERM2I128 $0x21, Y2, Y7, Y3
-	VPALIGNR   $0x0c, Y3, Y2, Y3
-	VPADDB     Y3, Y2, Y3
-	VPERM2I128 $0x21, Y3, Y8, Y4
-	VPALIGNR   $0x08, Y4, Y3, Y4
-	VPADDB     Y4, Y3, Y10
-	VPERM2I128 $0x21, Y10, Y9, Y4
-	VPADDB     Y4, Y10, Y4
-	VPADDB     Y1, Y4, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum8ExclAVX2_window_end
-	VMOVDQU    -1(CX), Y4
-	VPADDB     -2(CX), Y4, Y4
-	VPERM2I128 $0x21, Y4, Y0, Y0
-	VPALIGNR   $0x0e, Y0, Y4, Y0
-	VPADDB     Y0, Y4, Y7
-	VPERM2I128 $0x21, Y7, Y2, Y0
-	VPALIGNR   $0x0c, Y0, Y7, Y0
-	VPADDB     Y0, Y7, Y8
-	VPERM2I128 $0x21, Y8, Y3, Y0
-	VPALIGNR   $0x08, Y0, Y8, Y0
-	VPADDB     Y0, Y8, Y9
-	VPERM2I128 $0x21, Y9, Y10, Y0
-	VPADDB     Y0, Y9, Y0
-	VPADDB     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-
-prefixSum8ExclAVX2_window_end:
-	VPBROADCASTB -1(AX), Y0
-	VPBROADCASTB -1(CX), Y1
-	VPADDB       Y1, Y0, Y0
-	JMP          prefixSum8ExclAVX2_done
 
 prefixSum8ExclAVX2_inplace_loop2:
 	CMPQ       DX, $0x40
@@ -1445,19 +1441,175 @@ prefixSum8ExclAVX512_done:
 // func prefixSum16InclAVX2(dst []uint16, src []uint16, carry uint16) uint16
 // Requires: AVX, AVX2
 TEXT ·prefixSum16InclAVX2(SB), NOSPLIT, $0-58
-	MOVQ           dst_base+0(FP), AX
-	MOVQ           src_base+24(FP), CX
-	MOVQ           src_len+32(FP), DX
-	MOVWLZX        carry+48(FP), BX
-	SHLQ           $0x01, DX
-	VMOVD          BX, X0
-	VPBROADCASTW   X0, Y0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	MOVWLZX      carry+48(FP), BX
+	SHLQ         $0x01, DX
+	VMOVD        BX, X0
+	VPBROADCASTW X0, Y0
+	CMPQ         DX, $0x20
+	JB           prefixSum16InclAVX2_done
+	CMPQ         AX, CX
+	JE           prefixSum16InclAVX2_inlane
+	CMPQ         DX, $0x00000120
+	JB           prefixSum16InclAVX2_inlane
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQA      Y0, Y6
+	VMOVDQU      (CX), Y0
+	VPERM2I128   $0x21, Y0, Y1, Y4
+	VPALIGNR     $0x0e, Y4, Y0, Y4
+	VPADDW       Y4, Y0, Y0
+	VMOVDQU      32(CX), Y4
+	VPADDW       30(CX), Y4, Y4
+	CMPQ         DX, $0x000000c0
+	JB           prefixSum16InclAVX2_window_tail
+
+prefixSum16InclAVX2_window_loop:
+	VMOVDQU    64(CX), Y5
+	VPADDW     62(CX), Y5, Y5
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y0, Y1
+	VPADDW     Y1, Y0, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y7, Y1
+	VPADDW     Y1, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y1
+	VPADDW     Y1, Y8, Y1
+	VPADDW     Y6, Y1, Y6
+	VMOVDQU    Y6, (AX)
+	VMOVDQU    96(CX), Y1
+	VPADDW     94(CX), Y1, Y1
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y4, Y0
+	VPADDW     Y0, Y4, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDW     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y0
+	VPADDW     Y0, Y3, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, 32(AX)
+	VMOVDQU    128(CX), Y0
+	VPADDW     126(CX), Y0, Y0
+	VPERM2I128 $0x21, Y5, Y4, Y4
+	VPALIGNR   $0x0c, Y4, Y5, Y4
+	VPADDW     Y4, Y5, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y7, Y2
+	VPADDW     Y2, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y2
+	VPADDW     Y2, Y8, Y2
+	VPADDW     Y6, Y2, Y6
+	VMOVDQU    Y6, 64(AX)
+	VMOVDQU    160(CX), Y4
+	VPADDW     158(CX), Y4, Y4
+	VPERM2I128 $0x21, Y1, Y5, Y2
+	VPALIGNR   $0x0c, Y2, Y1, Y2
+	VPADDW     Y2, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y3
+	VPALIGNR   $0x08, Y3, Y2, Y3
+	VPADDW     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y5
+	VPADDW     Y5, Y3, Y5
+	VPADDW     Y6, Y5, Y6
+	VMOVDQU    Y6, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum16InclAVX2_window_loop
+
+prefixSum16InclAVX2_window_tail:
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y0, Y1
+	VPADDW     Y1, Y0, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y7, Y1
+	VPADDW     Y1, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y1
+	VPADDW     Y1, Y8, Y1
+	VPADDW     Y6, Y1, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y4, Y0
+	VPADDW     Y0, Y4, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDW     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y0
+	VPADDW     Y0, Y3, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16InclAVX2_window_end
+	VMOVDQU    (CX), Y5
+	VPADDW     -2(CX), Y5, Y5
+	VPERM2I128 $0x21, Y5, Y4, Y0
+	VPALIGNR   $0x0c, Y0, Y5, Y0
+	VPADDW     Y0, Y5, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y7, Y0
+	VPADDW     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPADDW     Y0, Y8, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16InclAVX2_window_end
+	VMOVDQU    (CX), Y1
+	VPADDW     -2(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y5, Y0
+	VPALIGNR   $0x0c, Y0, Y1, Y0
+	VPADDW     Y0, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDW     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y0
+	VPADDW     Y0, Y3, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16InclAVX2_window_end
+	VMOVDQU    (CX), Y0
+	VPADDW     -2(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y0, Y1
+	VPADDW     Y1, Y0, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y7, Y0
+	VPADDW     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPADDW     Y0, Y8, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum16InclAVX2_window_end:
+	VPBROADCASTW -2(AX), Y0
+	JMP          prefixSum16InclAVX2_done
+
+prefixSum16InclAVX2_inlane:
 	VBROADCASTI128 odd16<>+0(SB), Y1
 	VBROADCASTI128 spread16_4<>+0(SB), Y2
 	VBROADCASTI128 spread16_8<>+0(SB), Y3
 	VBROADCASTI128 lastIdx16<>+0(SB), Y4
-	CMPQ           DX, $0x20
-	JB             prefixSum16InclAVX2_done
 	VMOVDQU        (CX), Y5
 	VPSLLD         $0x10, Y5, Y6
 	VPADDW         Y6, Y5, Y5
@@ -1476,163 +1628,6 @@ TEXT ·prefixSum16InclAVX2(SB), NOSPLIT, $0-58
 	ADDQ           $0x20, CX
 	ADDQ           $0x20, AX
 	SUBQ           $0x20, DX
-	CMPQ           AX, CX
-	JE             prefixSum16InclAVX2_inplace_loop2
-	CMPQ           DX, $0x00000100
-	JB             prefixSum16InclAVX2_inplace_loop2
-	VMOVDQA        Y5, Y1
-	VPERM2I128     $0x21, Y5, Y5, Y0
-	VPALIGNR       $0x0c, Y0, Y5, Y0
-	VPSUBW         Y0, Y5, Y0
-	VPERM2I128     $0x21, Y5, Y5, Y2
-	VPALIGNR       $0x08, Y2, Y5, Y2
-	VPSUBW         Y2, Y5, Y2
-	VPERM2I128     $0x21, Y5, Y5, Y3
-	VPSUBW         Y3, Y5, Y8
-	VMOVDQU        (CX), Y3
-	VPADDW         -2(CX), Y3, Y3
-	VMOVDQU        32(CX), Y4
-	VPADDW         30(CX), Y4, Y4
-	CMPQ           DX, $0x000000c0
-	JB             prefixSum16InclAVX2_window_tail
-
-prefixSum16InclAVX2_window_loop:
-	VMOVDQU    64(CX), Y5
-	VPADDW     62(CX), Y5, Y5
-	VPERM2I128 $0x21, Y3, Y0, Y0
-	VPALIGNR   $0x0c, Y0, Y3, Y0
-	VPADDW     Y0, Y3, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y0
-	VPALIGNR   $0x08, Y0, Y6, Y0
-	VPADDW     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y0
-	VPADDW     Y0, Y7, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	VMOVDQU    96(CX), Y0
-	VPADDW     94(CX), Y0, Y0
-	VPERM2I128 $0x21, Y4, Y3, Y2
-	VPALIGNR   $0x0c, Y2, Y4, Y2
-	VPADDW     Y2, Y4, Y2
-	VPERM2I128 $0x21, Y2, Y6, Y3
-	VPALIGNR   $0x08, Y3, Y2, Y3
-	VPADDW     Y3, Y2, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y3
-	VPADDW     Y3, Y8, Y3
-	VPADDW     Y1, Y3, Y1
-	VMOVDQU    Y1, 32(AX)
-	VMOVDQU    128(CX), Y3
-	VPADDW     126(CX), Y3, Y3
-	VPERM2I128 $0x21, Y5, Y4, Y4
-	VPALIGNR   $0x0c, Y4, Y5, Y4
-	VPADDW     Y4, Y5, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y2
-	VPALIGNR   $0x08, Y2, Y6, Y2
-	VPADDW     Y2, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y2
-	VPADDW     Y2, Y7, Y2
-	VPADDW     Y1, Y2, Y1
-	VMOVDQU    Y1, 64(AX)
-	VMOVDQU    160(CX), Y4
-	VPADDW     158(CX), Y4, Y4
-	VPERM2I128 $0x21, Y0, Y5, Y2
-	VPALIGNR   $0x0c, Y2, Y0, Y2
-	VPADDW     Y2, Y0, Y2
-	VPERM2I128 $0x21, Y2, Y6, Y5
-	VPALIGNR   $0x08, Y5, Y2, Y5
-	VPADDW     Y5, Y2, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y5
-	VPADDW     Y5, Y8, Y5
-	VPADDW     Y1, Y5, Y1
-	VMOVDQU    Y1, 96(AX)
-	ADDQ       $0x00000080, CX
-	ADDQ       $0x00000080, AX
-	SUBQ       $0x00000080, DX
-	CMPQ       DX, $0x000000c0
-	JAE        prefixSum16InclAVX2_window_loop
-
-prefixSum16InclAVX2_window_tail:
-	VPERM2I128 $0x21, Y3, Y0, Y0
-	VPALIGNR   $0x0c, Y0, Y3, Y0
-	VPADDW     Y0, Y3, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y0
-	VPALIGNR   $0x08, Y0, Y6, Y0
-	VPADDW     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y0
-	VPADDW     Y0, Y7, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	VPERM2I128 $0x21, Y4, Y3, Y0
-	VPALIGNR   $0x0c, Y0, Y4, Y0
-	VPADDW     Y0, Y4, Y2
-	VPERM2I128 $0x21, Y2, Y6, Y0
-	VPALIGNR   $0x08, Y0, Y2, Y0
-	VPADDW     Y0, Y2, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y0
-	VPADDW     Y0, Y8, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum16InclAVX2_window_end
-	VMOVDQU    (CX), Y5
-	VPADDW     -2(CX), Y5, Y5
-	VPERM2I128 $0x21, Y5, Y4, Y0
-	VPALIGNR   $0x0c, Y0, Y5, Y0
-	VPADDW     Y0, Y5, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y0
-	VPALIGNR   $0x08, Y0, Y6, Y0
-	VPADDW     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y0
-	VPADDW     Y0, Y7, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum16InclAVX2_window_end
-	VMOVDQU    (CX), Y0
-	VPADDW     -2(CX), Y0, Y0
-	VPERM2I128 $0x21, Y0, Y5, Y2
-	VPALIGNR   $0x0c, Y2, Y0, Y2
-	VPADDW     Y2, Y0, Y2
-	VPERM2I128 $0x21, Y2, Y6, Y3
-	VPALIGNR   $0x08, Y3, Y2, Y3
-	VPADDW     Y3, Y2, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y3
-	VPADDW     Y3, Y8, Y3
-	VPADDW     Y1, Y3, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum16InclAVX2_window_end
-	VMOVDQU    (CX), Y3
-	VPADDW     -2(CX), Y3, Y3
-	VPERM2I128 $0x21, Y3, Y0, Y0
-	VPALIGNR   $0x0c, Y0, Y3, Y0
-	VPADDW     Y0, Y3, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y0
-	VPALIGNR   $0x08, Y0, Y6, Y0
-	VPADDW     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y0
-	VPADDW     Y0, Y7, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-
-prefixSum16InclAVX2_window_end:
-	VPBROADCASTW -2(AX), Y0
-	JMP          prefixSum16InclAVX2_done
 
 prefixSum16InclAVX2_inplace_loop2:
 	CMPQ       DX, $0x40
@@ -1956,19 +1951,179 @@ prefixSum16InclAVX512_done:
 // func prefixSum16ExclAVX2(dst []uint16, src []uint16, carry uint16) uint16
 // Requires: AVX, AVX2
 TEXT ·prefixSum16ExclAVX2(SB), NOSPLIT, $0-58
-	MOVQ           dst_base+0(FP), AX
-	MOVQ           src_base+24(FP), CX
-	MOVQ           src_len+32(FP), DX
-	MOVWLZX        carry+48(FP), BX
-	SHLQ           $0x01, DX
-	VMOVD          BX, X0
-	VPBROADCASTW   X0, Y0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	MOVWLZX      carry+48(FP), BX
+	SHLQ         $0x01, DX
+	VMOVD        BX, X0
+	VPBROADCASTW X0, Y0
+	CMPQ         DX, $0x20
+	JB           prefixSum16ExclAVX2_done
+	CMPQ         AX, CX
+	JE           prefixSum16ExclAVX2_inlane
+	CMPQ         DX, $0x00000120
+	JB           prefixSum16ExclAVX2_inlane
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQA      Y0, Y6
+	VMOVDQU      (CX), Y0
+	VPERM2I128   $0x21, Y0, Y1, Y4
+	VPALIGNR     $0x0e, Y4, Y0, Y4
+	VPERM2I128   $0x21, Y4, Y1, Y0
+	VPALIGNR     $0x0e, Y0, Y4, Y0
+	VPADDW       Y0, Y4, Y0
+	VMOVDQU      30(CX), Y4
+	VPADDW       28(CX), Y4, Y4
+	CMPQ         DX, $0x000000c0
+	JB           prefixSum16ExclAVX2_window_tail
+
+prefixSum16ExclAVX2_window_loop:
+	VMOVDQU    62(CX), Y5
+	VPADDW     60(CX), Y5, Y5
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y0, Y1
+	VPADDW     Y1, Y0, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y7, Y1
+	VPADDW     Y1, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y1
+	VPADDW     Y1, Y8, Y1
+	VPADDW     Y6, Y1, Y6
+	VMOVDQU    Y6, (AX)
+	VMOVDQU    94(CX), Y1
+	VPADDW     92(CX), Y1, Y1
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y4, Y0
+	VPADDW     Y0, Y4, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDW     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y0
+	VPADDW     Y0, Y3, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, 32(AX)
+	VMOVDQU    126(CX), Y0
+	VPADDW     124(CX), Y0, Y0
+	VPERM2I128 $0x21, Y5, Y4, Y4
+	VPALIGNR   $0x0c, Y4, Y5, Y4
+	VPADDW     Y4, Y5, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y7, Y2
+	VPADDW     Y2, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y2
+	VPADDW     Y2, Y8, Y2
+	VPADDW     Y6, Y2, Y6
+	VMOVDQU    Y6, 64(AX)
+	VMOVDQU    158(CX), Y4
+	VPADDW     156(CX), Y4, Y4
+	VPERM2I128 $0x21, Y1, Y5, Y2
+	VPALIGNR   $0x0c, Y2, Y1, Y2
+	VPADDW     Y2, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y3
+	VPALIGNR   $0x08, Y3, Y2, Y3
+	VPADDW     Y3, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y5
+	VPADDW     Y5, Y3, Y5
+	VPADDW     Y6, Y5, Y6
+	VMOVDQU    Y6, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum16ExclAVX2_window_loop
+
+prefixSum16ExclAVX2_window_tail:
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y0, Y1
+	VPADDW     Y1, Y0, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y1
+	VPALIGNR   $0x08, Y1, Y7, Y1
+	VPADDW     Y1, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y1
+	VPADDW     Y1, Y8, Y1
+	VPADDW     Y6, Y1, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y4, Y0, Y0
+	VPALIGNR   $0x0c, Y0, Y4, Y0
+	VPADDW     Y0, Y4, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDW     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y0
+	VPADDW     Y0, Y3, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16ExclAVX2_window_end
+	VMOVDQU    -2(CX), Y5
+	VPADDW     -4(CX), Y5, Y5
+	VPERM2I128 $0x21, Y5, Y4, Y0
+	VPALIGNR   $0x0c, Y0, Y5, Y0
+	VPADDW     Y0, Y5, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y7, Y0
+	VPADDW     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPADDW     Y0, Y8, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16ExclAVX2_window_end
+	VMOVDQU    -2(CX), Y1
+	VPADDW     -4(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y5, Y0
+	VPALIGNR   $0x0c, Y0, Y1, Y0
+	VPADDW     Y0, Y1, Y2
+	VPERM2I128 $0x21, Y2, Y7, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDW     Y0, Y2, Y3
+	VPERM2I128 $0x21, Y3, Y8, Y0
+	VPADDW     Y0, Y3, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum16ExclAVX2_window_end
+	VMOVDQU    -2(CX), Y0
+	VPADDW     -4(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y1, Y1
+	VPALIGNR   $0x0c, Y1, Y0, Y1
+	VPADDW     Y1, Y0, Y7
+	VPERM2I128 $0x21, Y7, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y7, Y0
+	VPADDW     Y0, Y7, Y8
+	VPERM2I128 $0x21, Y8, Y3, Y0
+	VPADDW     Y0, Y8, Y0
+	VPADDW     Y6, Y0, Y6
+	VMOVDQU    Y6, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum16ExclAVX2_window_end:
+	VPBROADCASTW -2(AX), Y0
+	VPBROADCASTW -2(CX), Y1
+	VPADDW       Y1, Y0, Y0
+	JMP          prefixSum16ExclAVX2_done
+
+prefixSum16ExclAVX2_inlane:
 	VBROADCASTI128 odd16<>+0(SB), Y1
 	VBROADCASTI128 spread16_4<>+0(SB), Y2
 	VBROADCASTI128 spread16_8<>+0(SB), Y3
 	VBROADCASTI128 lastIdx16<>+0(SB), Y4
-	CMPQ           DX, $0x20
-	JB             prefixSum16ExclAVX2_done
 	VMOVDQU        (CX), Y5
 	VPSLLD         $0x10, Y5, Y6
 	VPADDW         Y6, Y5, Y5
@@ -1988,165 +2143,6 @@ TEXT ·prefixSum16ExclAVX2(SB), NOSPLIT, $0-58
 	ADDQ           $0x20, CX
 	ADDQ           $0x20, AX
 	SUBQ           $0x20, DX
-	CMPQ           AX, CX
-	JE             prefixSum16ExclAVX2_inplace_loop2
-	CMPQ           DX, $0x00000100
-	JB             prefixSum16ExclAVX2_inplace_loop2
-	VMOVDQA        Y5, Y1
-	VPERM2I128     $0x21, Y5, Y5, Y0
-	VPALIGNR       $0x0c, Y0, Y5, Y0
-	VPSUBW         Y0, Y5, Y0
-	VPERM2I128     $0x21, Y5, Y5, Y2
-	VPALIGNR       $0x08, Y2, Y5, Y2
-	VPSUBW         Y2, Y5, Y2
-	VPERM2I128     $0x21, Y5, Y5, Y3
-	VPSUBW         Y3, Y5, Y8
-	VMOVDQU        -2(CX), Y3
-	VPADDW         -4(CX), Y3, Y3
-	VMOVDQU        30(CX), Y4
-	VPADDW         28(CX), Y4, Y4
-	CMPQ           DX, $0x000000c0
-	JB             prefixSum16ExclAVX2_window_tail
-
-prefixSum16ExclAVX2_window_loop:
-	VMOVDQU    62(CX), Y5
-	VPADDW     60(CX), Y5, Y5
-	VPERM2I128 $0x21, Y3, Y0, Y0
-	VPALIGNR   $0x0c, Y0, Y3, Y0
-	VPADDW     Y0, Y3, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y0
-	VPALIGNR   $0x08, Y0, Y6, Y0
-	VPADDW     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y0
-	VPADDW     Y0, Y7, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	VMOVDQU    94(CX), Y0
-	VPADDW     92(CX), Y0, Y0
-	VPERM2I128 $0x21, Y4, Y3, Y2
-	VPALIGNR   $0x0c, Y2, Y4, Y2
-	VPADDW     Y2, Y4, Y2
-	VPERM2I128 $0x21, Y2, Y6, Y3
-	VPALIGNR   $0x08, Y3, Y2, Y3
-	VPADDW     Y3, Y2, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y3
-	VPADDW     Y3, Y8, Y3
-	VPADDW     Y1, Y3, Y1
-	VMOVDQU    Y1, 32(AX)
-	VMOVDQU    126(CX), Y3
-	VPADDW     124(CX), Y3, Y3
-	VPERM2I128 $0x21, Y5, Y4, Y4
-	VPALIGNR   $0x0c, Y4, Y5, Y4
-	VPADDW     Y4, Y5, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y2
-	VPALIGNR   $0x08, Y2, Y6, Y2
-	VPADDW     Y2, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y2
-	VPADDW     Y2, Y7, Y2
-	VPADDW     Y1, Y2, Y1
-	VMOVDQU    Y1, 64(AX)
-	VMOVDQU    158(CX), Y4
-	VPADDW     156(CX), Y4, Y4
-	VPERM2I128 $0x21, Y0, Y5, Y2
-	VPALIGNR   $0x0c, Y2, Y0, Y2
-	VPADDW     Y2, Y0, Y2
-	VPERM2I128 $0x21, Y2, Y6, Y5
-	VPALIGNR   $0x08, Y5, Y2, Y5
-	VPADDW     Y5, Y2, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y5
-	VPADDW     Y5, Y8, Y5
-	VPADDW     Y1, Y5, Y1
-	VMOVDQU    Y1, 96(AX)
-	ADDQ       $0x00000080, CX
-	ADDQ       $0x00000080, AX
-	SUBQ       $0x00000080, DX
-	CMPQ       DX, $0x000000c0
-	JAE        prefixSum16ExclAVX2_window_loop
-
-prefixSum16ExclAVX2_window_tail:
-	VPERM2I128 $0x21, Y3, Y0, Y0
-	VPALIGNR   $0x0c, Y0, Y3, Y0
-	VPADDW     Y0, Y3, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y0
-	VPALIGNR   $0x08, Y0, Y6, Y0
-	VPADDW     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y0
-	VPADDW     Y0, Y7, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	VPERM2I128 $0x21, Y4, Y3, Y0
-	VPALIGNR   $0x0c, Y0, Y4, Y0
-	VPADDW     Y0, Y4, Y2
-	VPERM2I128 $0x21, Y2, Y6, Y0
-	VPALIGNR   $0x08, Y0, Y2, Y0
-	VPADDW     Y0, Y2, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y0
-	VPADDW     Y0, Y8, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum16ExclAVX2_window_end
-	VMOVDQU    -2(CX), Y5
-	VPADDW     -4(CX), Y5, Y5
-	VPERM2I128 $0x21, Y5, Y4, Y0
-	VPALIGNR   $0x0c, Y0, Y5, Y0
-	VPADDW     Y0, Y5, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y0
-	VPALIGNR   $0x08, Y0, Y6, Y0
-	VPADDW     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y0
-	VPADDW     Y0, Y7, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum16ExclAVX2_window_end
-	VMOVDQU    -2(CX), Y0
-	VPADDW     -4(CX), Y0, Y0
-	VPERM2I128 $0x21, Y0, Y5, Y2
-	VPALIGNR   $0x0c, Y2, Y0, Y2
-	VPADDW     Y2, Y0, Y2
-	VPERM2I128 $0x21, Y2, Y6, Y3
-	VPALIGNR   $0x08, Y3, Y2, Y3
-	VPADDW     Y3, Y2, Y8
-	VPERM2I128 $0x21, Y8, Y7, Y3
-	VPADDW     Y3, Y8, Y3
-	VPADDW     Y1, Y3, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum16ExclAVX2_window_end
-	VMOVDQU    -2(CX), Y3
-	VPADDW     -4(CX), Y3, Y3
-	VPERM2I128 $0x21, Y3, Y0, Y0
-	VPALIGNR   $0x0c, Y0, Y3, Y0
-	VPADDW     Y0, Y3, Y6
-	VPERM2I128 $0x21, Y6, Y2, Y0
-	VPALIGNR   $0x08, Y0, Y6, Y0
-	VPADDW     Y0, Y6, Y7
-	VPERM2I128 $0x21, Y7, Y8, Y0
-	VPADDW     Y0, Y7, Y0
-	VPADDW     Y1, Y0, Y1
-	VMOVDQU    Y1, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-
-prefixSum16ExclAVX2_window_end:
-	VPBROADCASTW -2(AX), Y0
-	VPBROADCASTW -2(CX), Y1
-	VPADDW       Y1, Y0, Y0
-	JMP          prefixSum16ExclAVX2_done
 
 prefixSum16ExclAVX2_inplace_loop2:
 	CMPQ       DX, $0x40
@@ -2481,20 +2477,147 @@ prefixSum16ExclAVX512_done:
 // func prefixSum32InclAVX2(dst []uint32, src []uint32, carry uint32) uint32
 // Requires: AVX, AVX2
 TEXT ·prefixSum32InclAVX2(SB), NOSPLIT, $0-60
-	MOVQ           dst_base+0(FP), AX
-	MOVQ           src_base+24(FP), CX
-	MOVQ           src_len+32(FP), DX
-	MOVL           carry+48(FP), BX
-	SHLQ           $0x02, DX
-	VMOVD          BX, X0
-	VPBROADCASTD   X0, Y0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	MOVL         carry+48(FP), BX
+	SHLQ         $0x02, DX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+	CMPQ         DX, $0x20
+	JB           prefixSum32InclAVX2_done
+	CMPQ         AX, CX
+	JE           prefixSum32InclAVX2_inlane
+	CMPQ         DX, $0x00000120
+	JB           prefixSum32InclAVX2_inlane
+	VPXOR        Y1, Y1, Y1
+	VMOVDQA      Y0, Y4
+	VMOVDQU      (CX), Y0
+	VPERM2I128   $0x21, Y0, Y1, Y2
+	VPALIGNR     $0x0c, Y2, Y0, Y2
+	VPADDD       Y2, Y0, Y0
+	VMOVDQU      32(CX), Y2
+	VPADDD       28(CX), Y2, Y2
+	CMPQ         DX, $0x000000c0
+	JB           prefixSum32InclAVX2_window_tail
+
+prefixSum32InclAVX2_window_loop:
+	VMOVDQU    64(CX), Y3
+	VPADDD     60(CX), Y3, Y3
+	VPERM2I128 $0x21, Y0, Y1, Y5
+	VPADDD     Y5, Y0, Y6
+	VPADDD     Y5, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y6, Y1
+	VPADDD     Y1, Y6, Y6
+	VPADDD     Y4, Y6, Y4
+	VMOVDQU    Y4, (AX)
+	VMOVDQU    96(CX), Y1
+	VPADDD     92(CX), Y1, Y1
+	VPERM2I128 $0x21, Y2, Y0, Y5
+	VPADDD     Y5, Y2, Y6
+	VPADDD     Y5, Y0, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDD     Y0, Y6, Y6
+	VPADDD     Y4, Y6, Y4
+	VMOVDQU    Y4, 32(AX)
+	VMOVDQU    128(CX), Y0
+	VPADDD     124(CX), Y0, Y0
+	VPERM2I128 $0x21, Y3, Y2, Y5
+	VPADDD     Y5, Y3, Y6
+	VPADDD     Y5, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y6, Y2
+	VPADDD     Y2, Y6, Y6
+	VPADDD     Y4, Y6, Y4
+	VMOVDQU    Y4, 64(AX)
+	VMOVDQU    160(CX), Y2
+	VPADDD     156(CX), Y2, Y2
+	VPERM2I128 $0x21, Y1, Y3, Y5
+	VPADDD     Y5, Y1, Y6
+	VPADDD     Y5, Y3, Y3
+	VPALIGNR   $0x08, Y3, Y6, Y3
+	VPADDD     Y3, Y6, Y6
+	VPADDD     Y4, Y6, Y4
+	VMOVDQU    Y4, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum32InclAVX2_window_loop
+
+prefixSum32InclAVX2_window_tail:
+	VPERM2I128 $0x21, Y0, Y1, Y3
+	VPADDD     Y3, Y0, Y5
+	VPADDD     Y3, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y5, Y1
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y4, Y5, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y2, Y0, Y1
+	VPADDD     Y1, Y2, Y3
+	VPADDD     Y1, Y0, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDD     Y0, Y3, Y3
+	VPADDD     Y4, Y3, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32InclAVX2_window_end
+	VMOVDQU    (CX), Y3
+	VPADDD     -4(CX), Y3, Y3
+	VPERM2I128 $0x21, Y3, Y2, Y0
+	VPADDD     Y0, Y3, Y1
+	VPADDD     Y0, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y1, Y0
+	VPADDD     Y0, Y1, Y1
+	VPADDD     Y4, Y1, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32InclAVX2_window_end
+	VMOVDQU    (CX), Y1
+	VPADDD     -4(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y3, Y0
+	VPADDD     Y0, Y1, Y2
+	VPADDD     Y0, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDD     Y0, Y2, Y2
+	VPADDD     Y4, Y2, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32InclAVX2_window_end
+	VMOVDQU    (CX), Y0
+	VPADDD     -4(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y1, Y2
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y2, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y0, Y1
+	VPADDD     Y1, Y0, Y0
+	VPADDD     Y4, Y0, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum32InclAVX2_window_end:
+	VPBROADCASTD -4(AX), Y0
+	JMP          prefixSum32InclAVX2_done
+
+prefixSum32InclAVX2_inlane:
 	VBROADCASTI128 odd32<>+0(SB), Y1
 	VBROADCASTI128 spread32_8<>+0(SB), Y2
 	VBROADCASTI128 dword3<>+0(SB), Y3
 	VBROADCASTI128 dword7<>+0(SB), Y4
 	VMOVDQU        hiLane<>+0(SB), Y5
-	CMPQ           DX, $0x20
-	JB             prefixSum32InclAVX2_done
 	VMOVDQU        (CX), Y6
 	VPSLLQ         $0x20, Y6, Y7
 	VPADDD         Y7, Y6, Y6
@@ -2510,131 +2633,6 @@ TEXT ·prefixSum32InclAVX2(SB), NOSPLIT, $0-60
 	ADDQ           $0x20, CX
 	ADDQ           $0x20, AX
 	SUBQ           $0x20, DX
-	CMPQ           AX, CX
-	JE             prefixSum32InclAVX2_inplace_loop2
-	CMPQ           DX, $0x00000100
-	JB             prefixSum32InclAVX2_inplace_loop2
-	VMOVDQA        Y6, Y0
-	VPERM2I128     $0x21, Y6, Y6, Y1
-	VPALIGNR       $0x08, Y1, Y6, Y1
-	VPSUBD         Y1, Y6, Y4
-	VMOVDQU        (CX), Y1
-	VPADDD         -4(CX), Y1, Y1
-	VMOVDQU        32(CX), Y2
-	VPADDD         28(CX), Y2, Y2
-	CMPQ           DX, $0x000000c0
-	JB             prefixSum32InclAVX2_window_tail
-
-prefixSum32InclAVX2_window_loop:
-	VMOVDQU    64(CX), Y3
-	VPADDD     60(CX), Y3, Y3
-	VPERM2I128 $0x21, Y1, Y4, Y5
-	VPADDD     Y5, Y1, Y6
-	VPADDD     Y5, Y4, Y4
-	VPALIGNR   $0x08, Y4, Y6, Y4
-	VPADDD     Y4, Y6, Y6
-	VPADDD     Y0, Y6, Y0
-	VMOVDQU    Y0, (AX)
-	VMOVDQU    96(CX), Y4
-	VPADDD     92(CX), Y4, Y4
-	VPERM2I128 $0x21, Y2, Y1, Y5
-	VPADDD     Y5, Y2, Y6
-	VPADDD     Y5, Y1, Y1
-	VPALIGNR   $0x08, Y1, Y6, Y1
-	VPADDD     Y1, Y6, Y6
-	VPADDD     Y0, Y6, Y0
-	VMOVDQU    Y0, 32(AX)
-	VMOVDQU    128(CX), Y1
-	VPADDD     124(CX), Y1, Y1
-	VPERM2I128 $0x21, Y3, Y2, Y5
-	VPADDD     Y5, Y3, Y6
-	VPADDD     Y5, Y2, Y2
-	VPALIGNR   $0x08, Y2, Y6, Y2
-	VPADDD     Y2, Y6, Y6
-	VPADDD     Y0, Y6, Y0
-	VMOVDQU    Y0, 64(AX)
-	VMOVDQU    160(CX), Y2
-	VPADDD     156(CX), Y2, Y2
-	VPERM2I128 $0x21, Y4, Y3, Y5
-	VPADDD     Y5, Y4, Y6
-	VPADDD     Y5, Y3, Y3
-	VPALIGNR   $0x08, Y3, Y6, Y3
-	VPADDD     Y3, Y6, Y6
-	VPADDD     Y0, Y6, Y0
-	VMOVDQU    Y0, 96(AX)
-	ADDQ       $0x00000080, CX
-	ADDQ       $0x00000080, AX
-	SUBQ       $0x00000080, DX
-	CMPQ       DX, $0x000000c0
-	JAE        prefixSum32InclAVX2_window_loop
-
-prefixSum32InclAVX2_window_tail:
-	VPERM2I128 $0x21, Y1, Y4, Y3
-	VPADDD     Y3, Y1, Y5
-	VPADDD     Y3, Y4, Y3
-	VPALIGNR   $0x08, Y3, Y5, Y3
-	VPADDD     Y3, Y5, Y5
-	VPADDD     Y0, Y5, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	VPERM2I128 $0x21, Y2, Y1, Y3
-	VPADDD     Y3, Y2, Y4
-	VPADDD     Y3, Y1, Y1
-	VPALIGNR   $0x08, Y1, Y4, Y1
-	VPADDD     Y1, Y4, Y4
-	VPADDD     Y0, Y4, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum32InclAVX2_window_end
-	VMOVDQU    (CX), Y3
-	VPADDD     -4(CX), Y3, Y3
-	VPERM2I128 $0x21, Y3, Y2, Y1
-	VPADDD     Y1, Y3, Y4
-	VPADDD     Y1, Y2, Y1
-	VPALIGNR   $0x08, Y1, Y4, Y1
-	VPADDD     Y1, Y4, Y4
-	VPADDD     Y0, Y4, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum32InclAVX2_window_end
-	VMOVDQU    (CX), Y4
-	VPADDD     -4(CX), Y4, Y4
-	VPERM2I128 $0x21, Y4, Y3, Y1
-	VPADDD     Y1, Y4, Y2
-	VPADDD     Y1, Y3, Y1
-	VPALIGNR   $0x08, Y1, Y2, Y1
-	VPADDD     Y1, Y2, Y2
-	VPADDD     Y0, Y2, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum32InclAVX2_window_end
-	VMOVDQU    (CX), Y1
-	VPADDD     -4(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y4, Y2
-	VPADDD     Y2, Y1, Y1
-	VPADDD     Y2, Y4, Y2
-	VPALIGNR   $0x08, Y2, Y1, Y2
-	VPADDD     Y2, Y1, Y1
-	VPADDD     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-
-prefixSum32InclAVX2_window_end:
-	VPBROADCASTD -4(AX), Y0
-	JMP          prefixSum32InclAVX2_done
 
 prefixSum32InclAVX2_inplace_loop2:
 	CMPQ    DX, $0x40
@@ -2922,20 +2920,151 @@ prefixSum32InclAVX512_done:
 // func prefixSum32ExclAVX2(dst []uint32, src []uint32, carry uint32) uint32
 // Requires: AVX, AVX2
 TEXT ·prefixSum32ExclAVX2(SB), NOSPLIT, $0-60
-	MOVQ           dst_base+0(FP), AX
-	MOVQ           src_base+24(FP), CX
-	MOVQ           src_len+32(FP), DX
-	MOVL           carry+48(FP), BX
-	SHLQ           $0x02, DX
-	VMOVD          BX, X0
-	VPBROADCASTD   X0, Y0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	MOVL         carry+48(FP), BX
+	SHLQ         $0x02, DX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+	CMPQ         DX, $0x20
+	JB           prefixSum32ExclAVX2_done
+	CMPQ         AX, CX
+	JE           prefixSum32ExclAVX2_inlane
+	CMPQ         DX, $0x00000120
+	JB           prefixSum32ExclAVX2_inlane
+	VPXOR        Y1, Y1, Y1
+	VMOVDQA      Y0, Y4
+	VMOVDQU      (CX), Y0
+	VPERM2I128   $0x21, Y0, Y1, Y2
+	VPALIGNR     $0x0c, Y2, Y0, Y2
+	VPERM2I128   $0x21, Y2, Y1, Y0
+	VPALIGNR     $0x0c, Y0, Y2, Y0
+	VPADDD       Y0, Y2, Y0
+	VMOVDQU      28(CX), Y2
+	VPADDD       24(CX), Y2, Y2
+	CMPQ         DX, $0x000000c0
+	JB           prefixSum32ExclAVX2_window_tail
+
+prefixSum32ExclAVX2_window_loop:
+	VMOVDQU    60(CX), Y3
+	VPADDD     56(CX), Y3, Y3
+	VPERM2I128 $0x21, Y0, Y1, Y5
+	VPADDD     Y5, Y0, Y6
+	VPADDD     Y5, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y6, Y1
+	VPADDD     Y1, Y6, Y6
+	VPADDD     Y4, Y6, Y4
+	VMOVDQU    Y4, (AX)
+	VMOVDQU    92(CX), Y1
+	VPADDD     88(CX), Y1, Y1
+	VPERM2I128 $0x21, Y2, Y0, Y5
+	VPADDD     Y5, Y2, Y6
+	VPADDD     Y5, Y0, Y0
+	VPALIGNR   $0x08, Y0, Y6, Y0
+	VPADDD     Y0, Y6, Y6
+	VPADDD     Y4, Y6, Y4
+	VMOVDQU    Y4, 32(AX)
+	VMOVDQU    124(CX), Y0
+	VPADDD     120(CX), Y0, Y0
+	VPERM2I128 $0x21, Y3, Y2, Y5
+	VPADDD     Y5, Y3, Y6
+	VPADDD     Y5, Y2, Y2
+	VPALIGNR   $0x08, Y2, Y6, Y2
+	VPADDD     Y2, Y6, Y6
+	VPADDD     Y4, Y6, Y4
+	VMOVDQU    Y4, 64(AX)
+	VMOVDQU    156(CX), Y2
+	VPADDD     152(CX), Y2, Y2
+	VPERM2I128 $0x21, Y1, Y3, Y5
+	VPADDD     Y5, Y1, Y6
+	VPADDD     Y5, Y3, Y3
+	VPALIGNR   $0x08, Y3, Y6, Y3
+	VPADDD     Y3, Y6, Y6
+	VPADDD     Y4, Y6, Y4
+	VMOVDQU    Y4, 96(AX)
+	ADDQ       $0x00000080, CX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x00000080, DX
+	CMPQ       DX, $0x000000c0
+	JAE        prefixSum32ExclAVX2_window_loop
+
+prefixSum32ExclAVX2_window_tail:
+	VPERM2I128 $0x21, Y0, Y1, Y3
+	VPADDD     Y3, Y0, Y5
+	VPADDD     Y3, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y5, Y1
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y4, Y5, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	VPERM2I128 $0x21, Y2, Y0, Y1
+	VPADDD     Y1, Y2, Y3
+	VPADDD     Y1, Y0, Y0
+	VPALIGNR   $0x08, Y0, Y3, Y0
+	VPADDD     Y0, Y3, Y3
+	VPADDD     Y4, Y3, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32ExclAVX2_window_end
+	VMOVDQU    -4(CX), Y3
+	VPADDD     -8(CX), Y3, Y3
+	VPERM2I128 $0x21, Y3, Y2, Y0
+	VPADDD     Y0, Y3, Y1
+	VPADDD     Y0, Y2, Y0
+	VPALIGNR   $0x08, Y0, Y1, Y0
+	VPADDD     Y0, Y1, Y1
+	VPADDD     Y4, Y1, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32ExclAVX2_window_end
+	VMOVDQU    -4(CX), Y1
+	VPADDD     -8(CX), Y1, Y1
+	VPERM2I128 $0x21, Y1, Y3, Y0
+	VPADDD     Y0, Y1, Y2
+	VPADDD     Y0, Y3, Y0
+	VPALIGNR   $0x08, Y0, Y2, Y0
+	VPADDD     Y0, Y2, Y2
+	VPADDD     Y4, Y2, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+	CMPQ       DX, $0x20
+	JB         prefixSum32ExclAVX2_window_end
+	VMOVDQU    -4(CX), Y0
+	VPADDD     -8(CX), Y0, Y0
+	VPERM2I128 $0x21, Y0, Y1, Y2
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y2, Y1, Y1
+	VPALIGNR   $0x08, Y1, Y0, Y1
+	VPADDD     Y1, Y0, Y0
+	VPADDD     Y4, Y0, Y4
+	VMOVDQU    Y4, (AX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, AX
+	SUBQ       $0x20, DX
+
+prefixSum32ExclAVX2_window_end:
+	VPBROADCASTD -4(AX), Y0
+	VPBROADCASTD -4(CX), Y1
+	VPADDD       Y1, Y0, Y0
+	JMP          prefixSum32ExclAVX2_done
+
+prefixSum32ExclAVX2_inlane:
 	VBROADCASTI128 odd32<>+0(SB), Y1
 	VBROADCASTI128 spread32_8<>+0(SB), Y2
 	VBROADCASTI128 dword3<>+0(SB), Y3
 	VBROADCASTI128 dword7<>+0(SB), Y4
 	VMOVDQU        hiLane<>+0(SB), Y5
-	CMPQ           DX, $0x20
-	JB             prefixSum32ExclAVX2_done
 	VMOVDQU        (CX), Y6
 	VPSLLQ         $0x20, Y6, Y7
 	VPADDD         Y7, Y6, Y6
@@ -2952,133 +3081,6 @@ TEXT ·prefixSum32ExclAVX2(SB), NOSPLIT, $0-60
 	ADDQ           $0x20, CX
 	ADDQ           $0x20, AX
 	SUBQ           $0x20, DX
-	CMPQ           AX, CX
-	JE             prefixSum32ExclAVX2_inplace_loop2
-	CMPQ           DX, $0x00000100
-	JB             prefixSum32ExclAVX2_inplace_loop2
-	VMOVDQA        Y6, Y0
-	VPERM2I128     $0x21, Y6, Y6, Y1
-	VPALIGNR       $0x08, Y1, Y6, Y1
-	VPSUBD         Y1, Y6, Y4
-	VMOVDQU        -4(CX), Y1
-	VPADDD         -8(CX), Y1, Y1
-	VMOVDQU        28(CX), Y2
-	VPADDD         24(CX), Y2, Y2
-	CMPQ           DX, $0x000000c0
-	JB             prefixSum32ExclAVX2_window_tail
-
-prefixSum32ExclAVX2_window_loop:
-	VMOVDQU    60(CX), Y3
-	VPADDD     56(CX), Y3, Y3
-	VPERM2I128 $0x21, Y1, Y4, Y5
-	VPADDD     Y5, Y1, Y6
-	VPADDD     Y5, Y4, Y4
-	VPALIGNR   $0x08, Y4, Y6, Y4
-	VPADDD     Y4, Y6, Y6
-	VPADDD     Y0, Y6, Y0
-	VMOVDQU    Y0, (AX)
-	VMOVDQU    92(CX), Y4
-	VPADDD     88(CX), Y4, Y4
-	VPERM2I128 $0x21, Y2, Y1, Y5
-	VPADDD     Y5, Y2, Y6
-	VPADDD     Y5, Y1, Y1
-	VPALIGNR   $0x08, Y1, Y6, Y1
-	VPADDD     Y1, Y6, Y6
-	VPADDD     Y0, Y6, Y0
-	VMOVDQU    Y0, 32(AX)
-	VMOVDQU    124(CX), Y1
-	VPADDD     120(CX), Y1, Y1
-	VPERM2I128 $0x21, Y3, Y2, Y5
-	VPADDD     Y5, Y3, Y6
-	VPADDD     Y5, Y2, Y2
-	VPALIGNR   $0x08, Y2, Y6, Y2
-	VPADDD     Y2, Y6, Y6
-	VPADDD     Y0, Y6, Y0
-	VMOVDQU    Y0, 64(AX)
-	VMOVDQU    156(CX), Y2
-	VPADDD     152(CX), Y2, Y2
-	VPERM2I128 $0x21, Y4, Y3, Y5
-	VPADDD     Y5, Y4, Y6
-	VPADDD     Y5, Y3, Y3
-	VPALIGNR   $0x08, Y3, Y6, Y3
-	VPADDD     Y3, Y6, Y6
-	VPADDD     Y0, Y6, Y0
-	VMOVDQU    Y0, 96(AX)
-	ADDQ       $0x00000080, CX
-	ADDQ       $0x00000080, AX
-	SUBQ       $0x00000080, DX
-	CMPQ       DX, $0x000000c0
-	JAE        prefixSum32ExclAVX2_window_loop
-
-prefixSum32ExclAVX2_window_tail:
-	VPERM2I128 $0x21, Y1, Y4, Y3
-	VPADDD     Y3, Y1, Y5
-	VPADDD     Y3, Y4, Y3
-	VPALIGNR   $0x08, Y3, Y5, Y3
-	VPADDD     Y3, Y5, Y5
-	VPADDD     Y0, Y5, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	VPERM2I128 $0x21, Y2, Y1, Y3
-	VPADDD     Y3, Y2, Y4
-	VPADDD     Y3, Y1, Y1
-	VPALIGNR   $0x08, Y1, Y4, Y1
-	VPADDD     Y1, Y4, Y4
-	VPADDD     Y0, Y4, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum32ExclAVX2_window_end
-	VMOVDQU    -4(CX), Y3
-	VPADDD     -8(CX), Y3, Y3
-	VPERM2I128 $0x21, Y3, Y2, Y1
-	VPADDD     Y1, Y3, Y4
-	VPADDD     Y1, Y2, Y1
-	VPALIGNR   $0x08, Y1, Y4, Y1
-	VPADDD     Y1, Y4, Y4
-	VPADDD     Y0, Y4, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum32ExclAVX2_window_end
-	VMOVDQU    -4(CX), Y4
-	VPADDD     -8(CX), Y4, Y4
-	VPERM2I128 $0x21, Y4, Y3, Y1
-	VPADDD     Y1, Y4, Y2
-	VPADDD     Y1, Y3, Y1
-	VPALIGNR   $0x08, Y1, Y2, Y1
-	VPADDD     Y1, Y2, Y2
-	VPADDD     Y0, Y2, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-	CMPQ       DX, $0x20
-	JB         prefixSum32ExclAVX2_window_end
-	VMOVDQU    -4(CX), Y1
-	VPADDD     -8(CX), Y1, Y1
-	VPERM2I128 $0x21, Y1, Y4, Y2
-	VPADDD     Y2, Y1, Y1
-	VPADDD     Y2, Y4, Y2
-	VPALIGNR   $0x08, Y2, Y1, Y2
-	VPADDD     Y2, Y1, Y1
-	VPADDD     Y0, Y1, Y0
-	VMOVDQU    Y0, (AX)
-	ADDQ       $0x20, CX
-	ADDQ       $0x20, AX
-	SUBQ       $0x20, DX
-
-prefixSum32ExclAVX2_window_end:
-	VPBROADCASTD -4(AX), Y0
-	VPBROADCASTD -4(CX), Y1
-	VPADDD       Y1, Y0, Y0
-	JMP          prefixSum32ExclAVX2_done
 
 prefixSum32ExclAVX2_inplace_loop2:
 	CMPQ    DX, $0x40

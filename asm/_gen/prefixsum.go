@@ -180,6 +180,18 @@ func prefixSumAVX2(l *lane, excl bool) {
 	cx := XMM()
 	VMOVD(carry, cx)
 	l.bcast(cx, c)
+	advance := func(bytes int) {
+		ADDQ(U8(bytes), p)
+		ADDQ(U8(bytes), dst)
+		SUBQ(U8(bytes), n)
+	}
+	CMPQ(n, U8(ymmBytes))
+	JB(LabelRef(name + "_done"))
+	// The windowed scan from the first vector on (prefixwindow.go), unless
+	// in place or short; those take the in-lane scan below.
+	ymmWin.loopFromStart(l, name, excl, p, dst, n, c, advance, name+"_inlane", name+"_done")
+
+	Label(name + "_inlane")
 	VBROADCASTI128(l.odd, odd)
 	spread := loadSpread(l, YMM, func(m, v Op) { VBROADCASTI128(m, v) })
 	// fix adds lane 0's total to lane 1 of x (after the in-lane scan) and
@@ -245,20 +257,11 @@ func prefixSumAVX2(l *lane, excl bool) {
 		l.add(tot, c, c)
 		return x
 	}
-	advance := func(bytes int) {
-		ADDQ(U8(bytes), p)
-		ADDQ(U8(bytes), dst)
-		SUBQ(U8(bytes), n)
-	}
-	CMPQ(n, U8(ymmBytes))
-	JB(LabelRef(name + "_done"))
-	out0 := step(0, true)
+	step(0, true)
 	advance(ymmBytes)
-	// The windowed loop (prefixwindow.go), unless in place or short.
-	ymmWin.loop(l, name, excl, p, dst, n, c, out0, advance, name+"_inplace_loop2", name+"_done")
 
-	// In place: the in-lane scan, two vectors per iteration to halve the
-	// loop overhead.
+	// In place or short: the in-lane scan, two vectors per iteration to
+	// halve the loop overhead.
 	Label(name + "_inplace_loop2")
 	CMPQ(n, U8(2*ymmBytes))
 	JB(LabelRef(name + "_inplace_one"))

@@ -54,9 +54,9 @@ import (
 //     that the chain need not wait for the first vector's in-lane scan:
 //     equal (80.4 against 79.3 ns); an isolated loop of the same seven
 //     operations with the chain add made independent ran 68 against 71 ns,
-//     so the chain costs ~4 % and a call's fixed cost (~6 ns: the Go
-//     entry, the first vector, the last two to five) the rest of the gap
-//     to a 4x ratio;
+//     so the chain costs ~4 %. What did pay was taking the first vector's
+//     in-lane scan and its five constants off the windowed path
+//     (loopFromStart, AVX2): 79.8 -> 75.4 ns, exclusive 80.1 -> 77.3 ns;
 //   - W from a second pass over dst (store W_4, reload it one element
 //     back): 120 ns, the memory operations double.
 //
@@ -109,7 +109,9 @@ type winVec struct {
 	// loads is how many shifted input copies are summed from memory (2 or
 	// 4): steps below what shiftIn can do come from loads.
 	loads func(l *lane) int
-	// lanes32 marks AVX2, whose 32-bit lanes take windowStep32.
+	// zero clears a register.
+	zero func(r reg.VecVirtual)
+	// lanes32 marks AVX2, whose 32-bit lanes take window32.
 	lanes32 bool
 }
 
@@ -117,7 +119,7 @@ var (
 	// ymmWin shifts with vperm2i128 (a whole 128-bit lane) or vperm2i128 +
 	// vpalignr (less than a lane).
 	ymmWin = &winVec{bytes: ymmBytes, alloc: YMM, move: VMOVDQA, load: VMOVDQU, store: VMOVDQU,
-		loads: func(*lane) int { return 2 }, lanes32: true,
+		loads: func(*lane) int { return 2 }, lanes32: true, zero: func(r reg.VecVirtual) { VPXOR(r, r, r) },
 		shiftIn: func(l *lane, prev, cur reg.VecVirtual, s int) reg.VecVirtual {
 			t := YMM()
 			VPERM2I128(U8(0x21), cur, prev, t) // lane 0 = prev's lane 1, lane 1 = cur's lane 0
@@ -129,7 +131,7 @@ var (
 	// zmmWin shifts with one valignd, which moves whole dwords across the
 	// whole vector; steps below a dword (8-bit lanes at span 2) read the
 	// input from memory instead: W_4 = (x + x[-1]) + (x[-2] + x[-3]).
-	zmmWin = &winVec{bytes: zmmBytes, alloc: ZMM, move: func(a, b Op) { VMOVDQA64(a, b) }, load: func(a, b Op) { VMOVDQU64(a, b) }, store: func(a, b Op) { VMOVDQU64(a, b) },
+	zmmWin = &winVec{bytes: zmmBytes, alloc: ZMM, zero: func(r reg.VecVirtual) { VPXORD(r, r, r) }, move: func(a, b Op) { VMOVDQA64(a, b) }, load: func(a, b Op) { VMOVDQU64(a, b) }, store: func(a, b Op) { VMOVDQU64(a, b) },
 		loads: func(l *lane) int {
 			if l.bits == 8 {
 				return 4
@@ -282,18 +284,67 @@ func (v *winVec) loop(l *lane, name string, excl bool, p, dst, n reg.Register, c
 	if excl {
 		back = 1
 	}
-	// The loaded window sums of the last vectors, by vector number mod 4:
-	// the loop loads them two vectors ahead of the stores (see
-	// windowAhead), and a vector reads its own and the previous one's.
-	var ws [4]reg.VecVirtual
-	for i := range ws {
-		ws[i] = v.alloc()
-	}
-	a, b := v.newState(l), v.newState(l)
+	ws, a, b := v.alloc4(), v.newState(l), v.newState(l)
 	v.seed(l, b, ws[3], out0)
 	for i := 0; i < windowAhead; i++ {
 		v.loadWindow(l, p, i*v.bytes, back, ws[i])
 	}
+	v.body(l, name, excl, back, p, dst, n, c, ws, a, b, advance, next)
+}
+
+// alloc4 allocates the registers of the loaded window sums of the last
+// vectors, by vector number mod 4: the loop loads them windowAhead vectors
+// ahead of the stores, and a vector reads its own and the previous one's.
+func (v *winVec) alloc4() [4]reg.VecVirtual {
+	var ws [4]reg.VecVirtual
+	for i := range ws {
+		ws[i] = v.alloc()
+	}
+	return ws
+}
+
+// loopFromStart is loop for a kernel whose first vector takes the windowed
+// scan too (AVX2, whose shiftIn moves by any element): it goes to inLane
+// before scanning anything when dst is src or the input is short. The
+// state before the first vector is the carry c and window sums of zero;
+// the first vector's input one element back (and, exclusive, two) comes
+// from the vector itself moved up in registers, zeros coming in, so
+// nothing before src is read. The in-lane scan of the first vector and its
+// constants stay off this path: a call's fixed cost was about a tenth of a
+// 4 KiB call's time (32-bit lanes).
+func (v *winVec) loopFromStart(l *lane, name string, excl bool, p, dst, n reg.Register, c reg.VecVirtual, advance func(int), inLane, next string) {
+	CMPQ(dst, p)
+	JE(LabelRef(inLane))
+	CMPQ(n, cmpImm((1+windowMinVectors)*v.bytes))
+	JB(LabelRef(inLane))
+	back := 0
+	if excl {
+		back = 1
+	}
+	ws, a, b := v.alloc4(), v.newState(l), v.newState(l)
+	v.zero(ws[3])
+	for _, s := range v.spans(l)[1:] {
+		v.zero(b.prev[s])
+	}
+	v.move(c, b.out)
+	x := v.alloc()
+	v.load(Mem{Base: p}, x)
+	if excl {
+		y := v.shiftIn(l, ws[3], x, 1)
+		x = y
+	}
+	t := v.shiftIn(l, ws[3], x, 1)
+	l.add(t, x, ws[0])
+	for i := 1; i < windowAhead; i++ {
+		v.loadWindow(l, p, i*v.bytes, back, ws[i])
+	}
+	v.body(l, name, excl, back, p, dst, n, c, ws, a, b, advance, next)
+}
+
+// body emits the windowed loop proper from the state before a vector (b,
+// ws[3]) with the loaded window sums of it and the next windowAhead-1 in
+// ws, through the carry for what follows, then a jump to next.
+func (v *winVec) body(l *lane, name string, excl bool, back int, p, dst, n reg.Register, c reg.VecVirtual, ws [4]reg.VecVirtual, a, b windowState, advance func(int), next string) {
 	// windowUnroll vectors per iteration, the count tested at the bottom:
 	// it goes round while the next iteration's loads, windowAhead vectors
 	// past its own, are inside src.
