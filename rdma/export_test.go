@@ -45,3 +45,15 @@ func ListenerParked(ml *MessageListener) (parked, conns int) {
 // could not go out at once (no credit or send slot, or a rendezvous part)
 // and was sent from a goroutine.
 func LateReplies(ml *MessageListener) int64 { return ml.late.Load() }
+
+// WithPollFD asks o's fabric for FI_WAIT_POLLFD completion queues, as the
+// transport does for PollBusy connections.
+func WithPollFD(o Options) Options { o.pollFD = true; return o }
+
+// UsesPollFD reports whether e's completion queue waits on FI_WAIT_POLLFD
+// (the provider may have refused it).
+func UsesPollFD(e *Endpoint) bool {
+	e.s.mu.RLock()
+	defer e.s.mu.RUnlock()
+	return !e.s.closed.Load() && e.s.c.pollfd != 0
+}
