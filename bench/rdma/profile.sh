@@ -26,7 +26,7 @@ else
 fi
 gcc -O2 -Wall -shared -fPIC -o "$W/systime.so" "$here/systime.c" -ldl
 ev=context-switches
-for s in futex nanosleep epoll_pwait epoll_wait poll read write sendto recvfrom; do ev="$ev,syscalls:sys_enter_$s"; done
+for s in futex nanosleep epoll_pwait epoll_wait epoll_ctl poll read write sendto recvfrom; do ev="$ev,syscalls:sys_enter_$s"; done
 per() { # per FILE DIVISOR: perf stat -x, lines as name=count/DIVISOR
 	awk -F, -v d="$2" '$1 ~ /^[0-9]/ {sub("syscalls:sys_enter_", "", $3); printf " %s=%.2f", $3, $1 / d} END {print ""}' "$1"
 }
