@@ -180,11 +180,7 @@ func prefixSumAVX2(l *lane, excl bool) {
 	cx := XMM()
 	VMOVD(carry, cx)
 	l.bcast(cx, c)
-	advance := func(bytes int) {
-		ADDQ(U8(bytes), p)
-		ADDQ(U8(bytes), dst)
-		SUBQ(U8(bytes), n)
-	}
+	advance := advancer(p, dst, n)
 	CMPQ(n, U8(ymmBytes))
 	JB(LabelRef(name + "_done"))
 	// The windowed scan from the first vector on (prefixwindow.go), unless
@@ -333,11 +329,7 @@ func prefixSumAVX512(l *lane, excl bool) {
 		l.add(tot, c, c)
 	}
 
-	advance := func(bytes int) {
-		ADDQ(U8(bytes), p)
-		ADDQ(U8(bytes), dst)
-		SUBQ(U8(bytes), n)
-	}
+	advance := advancer(p, dst, n)
 	// The first vector, then (when dst is not src) the windowed loop of
 	// prefixwindow.go; in place, every vector takes the in-lane scan.
 	CMPQ(n, U8(zmmBytes))

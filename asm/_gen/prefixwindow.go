@@ -60,10 +60,12 @@ import (
 //   - W from a second pass over dst (store W_4, reload it one element
 //     back): 120 ns, the memory operations double.
 //
-// The loads read src one and two elements before the vector, so the
-// windowed loop runs from the second vector on (the first takes the in-lane
-// scan, and seeds the carried state) and only when dst is not src: in place
-// those elements are already overwritten with sums.
+// The loads read src one and two elements before the vector, so they may
+// not serve the first vector, and the windowed loop runs only when dst is
+// not src (in place those elements are already overwritten with sums).
+// AVX2 builds the first vector's shifted input in registers (loopFromStart);
+// AVX-512, whose valignd moves whole dwords only, takes the in-lane scan for
+// the first vector and seeds the carried state from it (loop).
 //
 // 4K aliasing: with dst and src both 4 KiB-aligned (page-sized buffers, as
 // in the benchmark), the load one element back shares the low 12 address
@@ -154,7 +156,7 @@ type windowState struct {
 }
 
 // spans are the spans (in elements) of the register steps of l, the W_s the
-// loop carries. AVX2's 32-bit lanes carry only W_2 (windowStep32).
+// loop carries. AVX2's 32-bit lanes carry only W_2 (window32).
 func (v *winVec) spans(l *lane) []int {
 	if v.lanes32 && l.bits == 32 {
 		return []int{2}
@@ -247,8 +249,8 @@ func (v *winVec) step(l *lane, dst reg.Register, off int, cur, prev reg.VecVirtu
 	v.store(out.out, Mem{Base: dst, Disp: off})
 }
 
-// window32 finishes a 32-bit AVX2 window sum from W_2 (w2, already in out's
-// register) with one shuffle across lanes instead of the doubling steps'
+// window32 finishes a 32-bit AVX2 window sum from W_2 (w2) and the previous
+// vector's (prev) with one shuffle across lanes instead of the doubling steps'
 // two. W_8[i] = W_2[i] + W_2[i-2] + W_2[i-4] + W_2[i-6]. With T = W_2 moved
 // up one lane (vperm2i128 of the previous and this W_2) and U = W_2 + T,
 // W_8 = U + U[i-2]. U[i-2] is one vpalignr of U and U moved up one lane,
@@ -274,17 +276,7 @@ func window32(l *lane, w2, prev reg.VecVirtual) reg.VecVirtual {
 // follows (the last sum written plus, for the exclusive form, the last
 // input element), then a jump to next.
 func (v *winVec) loop(l *lane, name string, excl bool, p, dst, n reg.Register, c, out0 reg.VecVirtual, advance func(int), inLane, next string) {
-	CMPQ(dst, p)
-	JE(LabelRef(inLane))
-	// Seeding the state costs about what the in-lane scan of a few vectors
-	// does, so short inputs stay on that scan.
-	CMPQ(n, cmpImm(windowMinVectors*v.bytes))
-	JB(LabelRef(inLane))
-	back := 0
-	if excl {
-		back = 1
-	}
-	ws, a, b := v.alloc4(), v.newState(l), v.newState(l)
+	back, ws, a, b := v.enter(l, excl, p, dst, n, windowMinVectors, inLane)
 	v.seed(l, b, ws[3], out0)
 	for i := 0; i < windowAhead; i++ {
 		v.loadWindow(l, p, i*v.bytes, back, ws[i])
@@ -292,15 +284,36 @@ func (v *winVec) loop(l *lane, name string, excl bool, p, dst, n reg.Register, c
 	v.body(l, name, excl, back, p, dst, n, c, ws, a, b, advance, next)
 }
 
-// alloc4 allocates the registers of the loaded window sums of the last
-// vectors, by vector number mod 4: the loop loads them windowAhead vectors
-// ahead of the stores, and a vector reads its own and the previous one's.
-func (v *winVec) alloc4() [4]reg.VecVirtual {
-	var ws [4]reg.VecVirtual
+// enter goes to inLane when dst is src (the loads one element back would
+// read sums) or fewer than vectors whole vectors are left (seeding the
+// state costs about what the in-lane scan of a few vectors does), and
+// allocates the loop's state: the element offset of the input (1 for the
+// exclusive scan, the inclusive scan of the input one element back), the
+// loaded window sums of the last vectors by vector number mod 4 (the loop
+// loads them windowAhead vectors ahead of the stores, and a vector reads
+// its own and the previous one's), and the two sets of carried registers.
+func (v *winVec) enter(l *lane, excl bool, p, dst, n reg.Register, vectors int, inLane string) (back int, ws [4]reg.VecVirtual, a, b windowState) {
+	CMPQ(dst, p)
+	JE(LabelRef(inLane))
+	CMPQ(n, cmpImm(vectors*v.bytes))
+	JB(LabelRef(inLane))
+	if excl {
+		back = 1
+	}
 	for i := range ws {
 		ws[i] = v.alloc()
 	}
-	return ws
+	return back, ws, v.newState(l), v.newState(l)
+}
+
+// advancer returns the step that moves p and dst on by a number of bytes
+// and n down by it.
+func advancer(p, dst, n reg.Register) func(int) {
+	return func(bytes int) {
+		ADDQ(cmpImm(bytes), p)
+		ADDQ(cmpImm(bytes), dst)
+		SUBQ(cmpImm(bytes), n)
+	}
 }
 
 // loopFromStart is loop for a kernel whose first vector takes the windowed
@@ -313,15 +326,7 @@ func (v *winVec) alloc4() [4]reg.VecVirtual {
 // constants stay off this path: a call's fixed cost was about a tenth of a
 // 4 KiB call's time (32-bit lanes).
 func (v *winVec) loopFromStart(l *lane, name string, excl bool, p, dst, n reg.Register, c reg.VecVirtual, advance func(int), inLane, next string) {
-	CMPQ(dst, p)
-	JE(LabelRef(inLane))
-	CMPQ(n, cmpImm((1+windowMinVectors)*v.bytes))
-	JB(LabelRef(inLane))
-	back := 0
-	if excl {
-		back = 1
-	}
-	ws, a, b := v.alloc4(), v.newState(l), v.newState(l)
+	back, ws, a, b := v.enter(l, excl, p, dst, n, 1+windowMinVectors, inLane)
 	v.zero(ws[3])
 	for _, s := range v.spans(l)[1:] {
 		v.zero(b.prev[s])
@@ -330,8 +335,7 @@ func (v *winVec) loopFromStart(l *lane, name string, excl bool, p, dst, n reg.Re
 	x := v.alloc()
 	v.load(Mem{Base: p}, x)
 	if excl {
-		y := v.shiftIn(l, ws[3], x, 1)
-		x = y
+		x = v.shiftIn(l, ws[3], x, 1)
 	}
 	t := v.shiftIn(l, ws[3], x, 1)
 	l.add(t, x, ws[0])
@@ -356,9 +360,7 @@ func (v *winVec) body(l *lane, name string, excl bool, back int, p, dst, n reg.R
 		v.loadWindow(l, p, (i+windowAhead)*v.bytes, back, ws[(i+windowAhead)%4])
 		v.step(l, dst, i*v.bytes, ws[i%4], ws[(i+3)%4], st[i%2], st[(i+1)%2])
 	}
-	ADDQ(cmpImm(windowUnroll*v.bytes), p)
-	ADDQ(cmpImm(windowUnroll*v.bytes), dst)
-	SUBQ(cmpImm(windowUnroll*v.bytes), n)
+	advance(windowUnroll * v.bytes)
 	CMPQ(n, cmpImm((windowUnroll+windowAhead)*v.bytes))
 	JAE(LabelRef(name + "_window_loop"))
 	// windowAhead to windowAhead+windowUnroll-1 vectors are left, the
