@@ -171,3 +171,29 @@ func progress(tb testing.TB, e *rdma.Endpoint) (stop func()) {
 	tb.Cleanup(stop)
 	return stop
 }
+
+// callersDo runs callers goroutines at once, each calling f for its
+// requests 0..each-1 in order and stopping at its first error; every error
+// fails t, named by caller and request. It returns when all have finished.
+func callersDo(t *testing.T, callers, each int, f func(g, i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for g := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := f(g, i); err != nil {
+					errs <- fmt.Errorf("caller %d request %d: %w", g, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

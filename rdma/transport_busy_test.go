@@ -5,7 +5,6 @@ package rdma_test
 import (
 	"bytes"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/simdedge/simdedge/rdma"
@@ -45,32 +44,17 @@ func TestTransportBusyPoll(t *testing.T) {
 	c := dialClient(t, addr, rdma.DialOptions{Credits: credits, MessageSize: 4096, Poll: rdma.PollBusy, Spin: rdma.MaxSpin})
 	busyRequests(t, c, 100)
 
-	const callers, each = 4 * credits, 10
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for g := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				target := fmt.Sprintf("/g%d/%d", g, i)
-				resp, err := wholeRoundTrip(c, []byte("GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n"))
-				if err != nil {
-					errs <- fmt.Errorf("caller %d request %d: %w", g, i, err)
-					return
-				}
-				if !bytes.HasSuffix(resp, []byte("\r\n\r\nGET "+target+" 0 e3b0c442")) {
-					errs <- fmt.Errorf("caller %d request %d: %.200q", g, i, resp)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	callersDo(t, 4*credits, 10, func(g, i int) error {
+		target := fmt.Sprintf("/g%d/%d", g, i)
+		resp, err := wholeRoundTrip(c, []byte("GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n"))
+		if err != nil {
+			return err
+		}
+		if !bytes.HasSuffix(resp, []byte("\r\n\r\nGET "+target+" 0 e3b0c442")) {
+			return fmt.Errorf("%.200q", resp)
+		}
+		return nil
+	})
 	waitFor(t, "the idle client's queue reader blocks", func() bool { return rdma.ClientParked(c) })
 	waitFor(t, "the idle server's poller blocks", func() bool {
 		parked, conns := rdma.ListenerParked(ml)

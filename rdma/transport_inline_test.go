@@ -4,9 +4,9 @@ package rdma_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/simdedge/simdedge/rdma"
@@ -80,32 +80,22 @@ func TestTransportInline(t *testing.T) {
 
 	// 64 callers at once against a client window of 4: the server's
 	// replies often find no credit and go out late, in order per request.
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			target := fmt.Sprintf("/p/%d", g)
-			if g%8 == 7 {
-				target = "/size/9000"
-			}
-			resp, err := wholeRoundTrip(c, []byte("GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n"))
-			switch {
-			case err != nil:
-				errs <- fmt.Errorf("caller %d: %w", g, err)
-			case g%8 == 7 && !bytes.Equal(responseBody(t, resp), bodyPattern(9000)):
-				errs <- fmt.Errorf("caller %d: rendezvous body differs", g)
-			case g%8 != 7 && string(responseBody(t, resp)) != "GET "+target+" 0 e3b0c442":
-				errs <- fmt.Errorf("caller %d: %q", g, responseBody(t, resp))
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	callersDo(t, 64, 1, func(g, _ int) error {
+		target := fmt.Sprintf("/p/%d", g)
+		if g%8 == 7 {
+			target = "/size/9000"
+		}
+		resp, err := wholeRoundTrip(c, []byte("GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n"))
+		switch {
+		case err != nil:
+			return err
+		case g%8 == 7 && !bytes.Equal(responseBody(t, resp), bodyPattern(9000)):
+			return errors.New("rendezvous body differs")
+		case g%8 != 7 && string(responseBody(t, resp)) != "GET "+target+" 0 e3b0c442":
+			return fmt.Errorf("%q", responseBody(t, resp))
+		}
+		return nil
+	})
 	if got := ml.Stats().Inlined; got != want(164) {
 		t.Errorf("after 64 concurrent callers: Inlined = %d, want %d", got, want(164))
 	}

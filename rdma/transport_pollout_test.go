@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,33 +111,19 @@ func TestTransportPipelinedLargeRequests(t *testing.T) {
 			const callers, each, size = 8, 4, polloutBody
 			body := bodyPattern(size)
 			sum := sha256.Sum256(body)
-			var wg sync.WaitGroup
-			errs := make(chan error, callers)
-			for g := range callers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := range each {
-						target := fmt.Sprintf("/g%d/%d", g, i)
-						req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", target, size)
-						resp, err := boundedRoundTrip(c, append([]byte(req), body...))
-						if err != nil {
-							errs <- fmt.Errorf("caller %d request %d: %w", g, i, err)
-							return
-						}
-						want := fmt.Sprintf("\r\n\r\nPOST %s %d %x", target, size, sum[:4])
-						if !strings.HasSuffix(string(resp), want) {
-							errs <- fmt.Errorf("caller %d request %d: answer %.200q", g, i, resp)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
+			callersDo(t, callers, each, func(g, i int) error {
+				target := fmt.Sprintf("/g%d/%d", g, i)
+				req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", target, size)
+				resp, err := boundedRoundTrip(c, append([]byte(req), body...))
+				if err != nil {
+					return err
+				}
+				want := fmt.Sprintf("\r\n\r\nPOST %s %d %x", target, size, sum[:4])
+				if !strings.HasSuffix(string(resp), want) {
+					return fmt.Errorf("answer %.200q", resp)
+				}
+				return nil
+			})
 		})
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -230,33 +229,19 @@ func TestTransportPipelining(t *testing.T) {
 	})
 	ml, addr := startBackend(t, rdma.ListenConfig{Credits: credits, MessageSize: 2048}, h)
 	c := dialClient(t, addr, rdma.DialOptions{Credits: credits, MessageSize: 2048})
-	var wg sync.WaitGroup
 	var ok atomic.Int32
-	errs := make(chan error, callers*each)
-	for g := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				target := fmt.Sprintf("/g%d/i%d", g, i)
-				resp, err := wholeRoundTrip(c, []byte("GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n"))
-				if err != nil {
-					errs <- err
-					return
-				}
-				if !bytes.HasSuffix(resp, []byte("\r\n\r\n"+target)) {
-					errs <- fmt.Errorf("request %s got %q", target, resp)
-					return
-				}
-				ok.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	callersDo(t, callers, each, func(g, i int) error {
+		target := fmt.Sprintf("/g%d/i%d", g, i)
+		resp, err := wholeRoundTrip(c, []byte("GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n"))
+		if err != nil {
+			return err
+		}
+		if !bytes.HasSuffix(resp, []byte("\r\n\r\n"+target)) {
+			return fmt.Errorf("request %s got %q", target, resp)
+		}
+		ok.Add(1)
+		return nil
+	})
 	if ok.Load() != callers*each {
 		t.Errorf("%d of %d requests answered", ok.Load(), callers*each)
 	}
