@@ -301,7 +301,7 @@ int sd_pep_close(sd_pep *p) {
 // queue's descriptors as they are now: the provider adds and removes them
 // as endpoints connect and leave, and changes their events (POLLOUT while
 // a send waits for room), and says so with the change index.
-static int sd_pollfd_sync(sd_ep *e) {
+static int sd_pollfd_sync(sd_ep *e, int fresh) {
 	struct fi_wait_pollfd pf;
 	int ret;
 	for (;;) {
@@ -327,7 +327,7 @@ static int sd_pollfd_sync(sd_ep *e) {
 	// switches a socket to POLLIN|POLLOUT while a send waits for room
 	// without moving it (seen: a 64 MiB rendezvous stalled), so the
 	// descriptors and events are compared too (memory only, no call).
-	if (e->pfd && pf.change_index == e->pfd_index && pf.nfds == e->npfd) {
+	if (!fresh && e->pfd && pf.change_index == e->pfd_index && pf.nfds == e->npfd) {
 		size_t i = 0;
 		while (i < pf.nfds && e->pfd[i].fd == e->pfd_next[i].fd && e->pfd[i].events == e->pfd_next[i].events)
 			i++;
@@ -336,7 +336,7 @@ static int sd_pollfd_sync(sd_ep *e) {
 	}
 	// Descriptors gone: out of waitfd. One already closed left it by
 	// itself (ENOENT, or EBADF); either is fine.
-	for (size_t i = 0; i < e->npfd; i++) {
+	for (size_t i = 0; i < (fresh ? 0 : e->npfd); i++) {
 		size_t j = 0;
 		while (j < pf.nfds && e->pfd_next[j].fd != e->pfd[i].fd)
 			j++;
@@ -346,9 +346,12 @@ static int sd_pollfd_sync(sd_ep *e) {
 	for (size_t j = 0; j < pf.nfds; j++) {
 		// POLLIN, POLLOUT and POLLPRI have the values of their EPOLL*
 		// counterparts.
+		// Fresh (none of them in waitfd), ADD first; else MOD first.
 		struct epoll_event ev = {.events = (uint32_t)(e->pfd_next[j].events & (POLLIN | POLLOUT | POLLPRI))};
-		if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, e->pfd_next[j].fd, &ev) < 0) {
-			if (errno != ENOENT || epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->pfd_next[j].fd, &ev) < 0)
+		int fd = e->pfd_next[j].fd;
+		if (epoll_ctl(e->epfd, fresh ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev) < 0) {
+			if (errno != (fresh ? EEXIST : ENOENT) ||
+				epoll_ctl(e->epfd, fresh ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) < 0)
 				return -errno;
 		}
 	}
@@ -366,13 +369,44 @@ static int sd_pollfd_sync(sd_ep *e) {
 // updates waitfd then, and epoll wakes the reader once the socket takes
 // more. It costs a copy of the descriptor list per post, no system call
 // unless something changed.
+// While the reader spins (not armed) there is nothing to update: the
+// spinning reader drives the provider's progress itself.
 static int sd_pollfd_check(sd_ep *e) {
+	if (!e->pollfd || !__atomic_load_n(&e->armed, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&e->pfd_mu);
+	int ret = e->armed ? sd_pollfd_sync(e, 0) : 0;
+	pthread_mutex_unlock(&e->pfd_mu);
+	return ret;
+}
+
+// sd_pollfd_arm puts the queue's descriptors into waitfd, as they are now,
+// before the reader blocks. Adding a descriptor that is already readable
+// (a completion signalled, data arrived since fi_trywait) reports it at
+// once: level-triggered epoll looks at the descriptor on EPOLL_CTL_ADD.
+static int sd_pollfd_arm(sd_ep *e) {
 	if (!e->pollfd)
 		return 0;
 	pthread_mutex_lock(&e->pfd_mu);
-	int ret = sd_pollfd_sync(e);
+	int fresh = !e->armed;
+	int ret = sd_pollfd_sync(e, fresh);
+	if (ret == 0)
+		__atomic_store_n(&e->armed, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&e->pfd_mu);
 	return ret;
+}
+
+// sd_pollfd_disarm takes the queue's descriptors out of waitfd while the
+// reader spins: one epoll_ctl per descriptor per block, against epoll
+// callbacks on every send and every completion signal.
+static void sd_pollfd_disarm(sd_ep *e) {
+	pthread_mutex_lock(&e->pfd_mu);
+	if (e->armed) {
+		__atomic_store_n(&e->armed, 0, __ATOMIC_RELEASE);
+		for (size_t i = 0; i < e->npfd; i++)
+			epoll_ctl(e->epfd, EPOLL_CTL_DEL, e->pfd[i].fd, NULL);
+	}
+	pthread_mutex_unlock(&e->pfd_mu);
 }
 
 // sd_ep_open creates an endpoint for info (which it takes over) with its
@@ -428,15 +462,17 @@ static int sd_ep_open(sd_fabric *f, struct fi_info *info, sd_ep **out) {
 	// a poll(2) over its descriptors rather than an epoll_wait on an
 	// epoll set holding the socket, whose callbacks cost every send and
 	// wake-up signal into a watched descriptor 0.5-1 µs more, on both
-	// sides (rdma/README.md, fourth pass). The descriptors are added to
-	// waitfd for Wait (sd_pollfd_sync). Blocking waits cost more that
+	// sides (rdma/README.md, fourth pass). The descriptors are in waitfd
+	// only while the reader blocks (sd_pollfd_arm before, sd_spin takes
+	// them out again): in the set, the same callbacks run on every send
+	// and signal (sixth pass: -20 % CPU per request, two processes busy). Blocking waits cost more that
 	// way (one process, blocking: 43 -> 66-82 µs per request, more
 	// context switches), so the others keep FI_WAIT_FD.
 	struct fi_cq_attr cq = {.size = 2 * size, .format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_POLLFD};
 	ret = f->pollfd ? fi_cq_open(f->domain, &cq, &e->cq, NULL) : -FI_ENOSYS;
 	if (ret == 0) {
 		e->pollfd = 1;
-		if ((ret = sd_pollfd_sync(e))) {
+		if ((ret = sd_pollfd_arm(e))) {
 			e->pollfd = 0;
 			fi_close(&e->cq->fid);
 			e->cq = NULL;
@@ -831,6 +867,8 @@ static int64_t sd_now_ns(void) {
 // (rdma/README.md, fourth pass), and a message that arrived during them
 // waited for them.
 int sd_spin(sd_ep *e, int n, int64_t budget_ns) {
+	if (e->pollfd && __atomic_load_n(&e->armed, __ATOMIC_ACQUIRE))
+		sd_pollfd_disarm(e);
 	int64_t end = sd_now_ns() + budget_ns;
 	for (;;) {
 		int got = sd_poll(e, n);
@@ -866,9 +904,10 @@ int sd_wait_prepare(sd_ep *e, int full) {
 		ret = fi_trywait(e->f->fabric, fids, 2);
 	}
 	// Blocking is safe: waitfd must watch the queue's descriptors as
-	// they are now (a no-op unless the provider changed them).
+	// they are now (a no-op unless the provider changed them, or a spin
+	// took them out).
 	if (ret == 0)
-		ret = sd_pollfd_check(e);
+		ret = sd_pollfd_arm(e);
 	return ret;
 }
 

@@ -87,6 +87,12 @@ typedef struct sd_ep {
 	struct pollfd *pfd, *pfd_next;
 	size_t npfd, pfd_cap;
 	uint64_t pfd_index;
+	// armed: pfd's descriptors are in waitfd. A spinning reader takes
+	// them out (sd_spin) and puts them back only before it blocks
+	// (sd_wait_prepare): in an epoll set, every wake-up of the socket
+	// or of the queue's signal descriptor runs epoll's callbacks on the
+	// waking side (rdma/README.md, fifth pass).
+	int armed;
 	unsigned idle; // empty polls since the event queue was last checked
 
 	pthread_mutex_t mu; // guards the slot free list and the counters
