@@ -82,7 +82,7 @@ func areaSpecs(asmLevels []string) map[string]report.AreaSpec {
 		"JSONExtract":    {Section: "json", Peer: report.PeerRef{Impl: "encoding_json"}, Ours: oursParsers},
 		"Datagram":       {Section: "xdp", Peer: report.PeerRef{Impl: "transport=udp"}, Ours: []string{"transport=xdp"}},
 		"TransportVsTCP": {Section: "rdma", Peer: report.PeerRef{Impl: "kernel_tcp"}, Ours: []string{"rdma", "rdma_envelope"}},
-		"FiPingpong":     {Section: "rdma", Reference: "libfabric's own fi_pingpong (64-byte messages, tcp provider, both processes' CPU per round trip), the reference the rdma transport's CPU per request is compared with in the Notes"},
+		"FiPingpong":     {Section: "rdma", Reference: "libfabric's own fi_pingpong (96-byte messages, the transport's request message; tcp provider, both processes' CPU per round trip), the reference the rdma transport's CPU per request is compared with in the Notes"},
 	}
 	for _, k := range []string{"Classify", "IndexTabNewline", "IndexControlOrNonASCII", "ToLower",
 		"PrefixSum8", "PrefixSum16", "PrefixSum32", "ExclusivePrefixSum32", "ValidUTF8"} {
