@@ -25,11 +25,10 @@ func (e *Endpoint) poll(out []Completion) (int, error) {
 	if len(out) == 0 {
 		return 0, nil
 	}
-	e.s.mu.RLock()
-	defer e.s.mu.RUnlock()
-	if e.s.closed.Load() {
+	if !e.s.hold() {
 		return 0, ErrClosed
 	}
+	defer e.s.mu.RUnlock()
 	return e.collect(out, int(C.sd_poll(e.s.c, C.int(min(len(out), math32)))))
 }
 
@@ -44,11 +43,10 @@ func (e *Endpoint) spin(out []Completion, budget time.Duration) (int, error) {
 	if len(out) == 0 {
 		return 0, nil
 	}
-	e.s.mu.RLock()
-	defer e.s.mu.RUnlock()
-	if e.s.closed.Load() {
+	if !e.s.hold() {
 		return 0, ErrClosed
 	}
+	defer e.s.mu.RUnlock()
 	return e.collect(out, int(C.sd_spin(e.s.c, C.int(min(len(out), math32)), C.int64_t(budget))))
 }
 
@@ -60,10 +58,9 @@ func (e *Endpoint) kick()   { e.setKick(1) }
 func (e *Endpoint) unkick() { e.setKick(0) }
 
 func (e *Endpoint) setKick(v uint32) {
-	e.s.mu.RLock()
-	defer e.s.mu.RUnlock()
-	if !e.s.closed.Load() {
+	if e.s.hold() {
 		atomic.StoreUint32((*uint32)(unsafe.Pointer(&e.s.c.kick)), v)
+		e.s.mu.RUnlock()
 	}
 }
 
@@ -71,11 +68,10 @@ func (e *Endpoint) wait(out []Completion, timeout time.Duration) (int, error) {
 	if len(out) == 0 {
 		return 0, nil
 	}
-	e.s.mu.RLock()
-	defer e.s.mu.RUnlock()
-	if e.s.closed.Load() {
+	if !e.s.hold() {
 		return 0, ErrClosed
 	}
+	defer e.s.mu.RUnlock()
 	if timeout > 0 {
 		e.s.waitFile.SetReadDeadline(time.Now().Add(timeout))
 		e.s.waitTimeout = true

@@ -170,6 +170,18 @@ type endpointState struct {
 	trywaitPolls bool
 }
 
+// hold read-holds s for a call that uses c and reports true, or reports
+// false, holding nothing, once Close has begun. The caller releases it
+// with s.mu.RUnlock.
+func (s *endpointState) hold() bool {
+	s.mu.RLock()
+	if s.closed.Load() {
+		s.mu.RUnlock()
+		return false
+	}
+	return true
+}
+
 func (f *Fabric) adopt(c *C.sd_ep) (*Endpoint, error) {
 	var local, remote C.sd_addr
 	C.sd_ep_names(c, &local, &remote)

@@ -53,7 +53,9 @@ func WithPollFD(o Options) Options { o.pollFD = true; return o }
 // UsesPollFD reports whether e's completion queue waits on FI_WAIT_POLLFD
 // (the provider may have refused it).
 func UsesPollFD(e *Endpoint) bool {
-	e.s.mu.RLock()
+	if !e.s.hold() {
+		return false
+	}
 	defer e.s.mu.RUnlock()
-	return !e.s.closed.Load() && e.s.c.pollfd != 0
+	return e.s.c.pollfd != 0
 }

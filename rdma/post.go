@@ -39,11 +39,10 @@ func (e *Endpoint) post(op Op, r *Region, off, n int, raddr, rkey, id uint64) er
 	if n > e.s.maxMsg {
 		return ErrRange
 	}
-	e.s.mu.RLock()
-	defer e.s.mu.RUnlock()
-	if e.s.closed.Load() {
+	if !e.s.hold() {
 		return ErrClosed
 	}
+	defer e.s.mu.RUnlock()
 	ret := C.sd_post(e.s.c, C.int(op), buf, C.size_t(n), r.s.desc, C.uint64_t(raddr), C.uint64_t(rkey), C.uint64_t(id))
 	if ret != 0 {
 		return e.postError(op, int(ret))
@@ -74,11 +73,10 @@ func (e *Endpoint) postBatch(op Op, r *Region, spans []Span) (int, error) {
 		return 0, nil
 	}
 	spans = spans[:min(len(spans), math32)] // C counts in int; the queue fills long before
-	e.s.mu.RLock()
-	defer e.s.mu.RUnlock()
-	if e.s.closed.Load() {
+	if !e.s.hold() {
 		return 0, ErrClosed
 	}
+	defer e.s.mu.RUnlock()
 	res := int64(C.sd_post_batch(e.s.c, C.int(op), C.uintptr_t(r.s.base), r.s.desc,
 		(*C.sd_span)(unsafe.Pointer(&spans[0])), C.int(len(spans))))
 	posted, code := int(uint32(res)), int(res>>32)
@@ -118,11 +116,10 @@ func (e *Endpoint) exchange(rr *Region, recvs []Span, sr *Region, sends []Span, 
 		}
 		sbase, sdesc, sp = C.uintptr_t(sr.s.base), sr.s.desc, (*C.sd_span)(unsafe.Pointer(&sends[0]))
 	}
-	e.s.mu.RLock()
-	defer e.s.mu.RUnlock()
-	if e.s.closed.Load() {
+	if !e.s.hold() {
 		return 0, 0, ErrClosed
 	}
+	defer e.s.mu.RUnlock()
 	// The counts fit: recvs and sends are bounded by the queue sizes
 	// (maxCQSize) and polls by the scratch array.
 	res := int64(C.sd_exchange(e.s.c, rbase, rdesc, rp, C.int(len(recvs)), sbase, sdesc, sp, C.int(len(sends)),
