@@ -32,6 +32,7 @@ var allSentinels = []error{
 	ErrContentLengthWithTE,
 	ErrChunkedNotFinal,
 	ErrUnknownTransferCoding,
+	ErrTransferCodingNotImplemented,
 	ErrInvalidTransferEncoding,
 	ErrTransferEncodingInHTTP10,
 	ErrInvalidChunkSize,
