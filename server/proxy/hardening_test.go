@@ -187,3 +187,32 @@ func TestChunkedBodyOverLimit(t *testing.T) {
 		t.Fatalf("under the limit: %d", resp.StatusCode)
 	}
 }
+
+// TestPostAfterIdleClose: the origin closes keep-alive connections that
+// idle; a POST after such a close still gets 200, once: the proxy does
+// not take the closed connection (the goroutine proxy probes it, the loop
+// saw the close arrive), so the resend rule never has to refuse it.
+func TestPostAfterIdleClose(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	var posts atomic.Int32
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			posts.Add(1)
+		}
+		io.WriteString(w, "ok")
+	}), func(s *http.Server) { s.IdleTimeout = 50 * time.Millisecond })
+	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
+	c := client(t)
+	const rounds = 3
+	for i := range rounds {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/", strings.NewReader("body"))
+		resp, b := get(t, c, req)
+		if resp.StatusCode != 200 || string(b) != "ok" {
+			t.Fatalf("round %d: got %d %q", i, resp.StatusCode, b)
+		}
+		time.Sleep(200 * time.Millisecond) // the origin closes the idle connection
+	}
+	if n := posts.Load(); n != rounds {
+		t.Errorf("origin ran %d POSTs, want %d", n, rounds)
+	}
+}

@@ -126,9 +126,12 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	// One clock read per exchange: time.Now costs 50-150 ns on virtual
 	// machines without a vDSO clock, and the deadlines below are lazy.
 	now := time.Now()
+	// A request that may not go twice once written takes no pooled
+	// connection the upstream has closed (a later failure is a 502).
+	probe := !mayResend(head, true, true)
 	for attempt := 1; ; attempt++ {
 		var err error
-		uc, err = t.get(now)
+		uc, err = t.get(now, probe)
 		if err != nil {
 			p.upstreamFailed(w, t, err, true)
 			return
