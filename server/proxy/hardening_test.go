@@ -216,3 +216,35 @@ func TestPostAfterIdleClose(t *testing.T) {
 		t.Errorf("origin ran %d POSTs, want %d", n, rounds)
 	}
 }
+
+// TestResponseCodingNotDropped: an upstream response with a transfer
+// coding besides chunked cannot be relayed without dropping that coding:
+// 502 instead, on both proxy paths (issue 18, item 5, response side).
+func TestResponseCodingNotDropped(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const gz = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\x07\x00\x86\xa6\x10\x36\x05\x00\x00\x00"
+	answers := map[string]string{
+		"/gzip-chunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n19\r\n" + gz + "\r\n0\r\n\r\n",
+		"/split":        "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n19\r\n" + gz + "\r\n0\r\n\r\n",
+		"/gzip-close":   "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nConnection: close\r\n\r\n" + gz,
+		"/chunked":      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+	}
+	oaddr := rawOrigin(t, func(c net.Conn, i int, req *http.Request) bool {
+		a := answers[req.URL.Path]
+		io.WriteString(c, a)
+		return !strings.Contains(a, "close")
+	})
+	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{oaddr}}, server.Options{})
+	for path := range answers {
+		resp, b := rawExchange(t, addr, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		if path == "/chunked" {
+			if resp.StatusCode != 200 || b != "hello" {
+				t.Errorf("%s: %d %q", path, resp.StatusCode, b)
+			}
+			continue
+		}
+		if resp.StatusCode != 502 {
+			t.Errorf("%s: %d %q, want 502", path, resp.StatusCode, b)
+		}
+	}
+}

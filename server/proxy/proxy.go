@@ -381,6 +381,9 @@ func (p *Proxy) parseHead(b []byte, resp *phttp.Response, isHead bool) (n int, e
 		case s < 200:
 			continue // 100 Continue, 103 Early Hints
 		}
+		if (resp.Body == phttp.BodyChunked || resp.Body == phttp.BodyUntilClose) && otherCoding(resp.Headers) {
+			return n, errResponseCoding // codings.go
+		}
 		return n, nil
 	}
 }
