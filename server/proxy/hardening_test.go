@@ -248,3 +248,63 @@ func TestResponseCodingNotDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestStalledUpstreamDuringUpload: an upstream that takes the head but
+// never reads the body nor answers ends a streamed upload by the write
+// deadline: 504, not a wait without end (the response-header timeout has
+// not started, since the request was never wholly sent).
+func TestStalledUpstreamDuringUpload(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // never read
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		for {
+			select {
+			case c := <-held:
+				c.Close()
+			default:
+				return
+			}
+		}
+	})
+	// More than loopback's socket buffers hold (several MiB each way).
+	const size = 32 << 20
+	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String()}, ResponseHeaderTimeout: 500 * time.Millisecond},
+		server.Options{Limits: server.Limits{MaxBodyBytes: 2 * size}})
+	c, err := net.DialTimeout("tcp", addr, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	go func() {
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size)
+		chunk := make([]byte, 1<<20)
+		for range size / len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 504 {
+		t.Errorf("got %d, want 504", resp.StatusCode)
+	}
+}

@@ -286,6 +286,11 @@ func (p *Proxy) copyBody(uc *upConn, src io.Reader, buf []byte, n int, eof, chun
 				_, err = uc.nc.Write(buf[:n])
 			}
 			if err != nil {
+				// The upstream stopped taking the body (the write
+				// deadline) or went away: end the handler's wait for
+				// a head, which has no deadline of its own yet (a
+				// response that came already was read by then).
+				uc.nc.SetReadDeadline(time.Now())
 				return err
 			}
 		}
@@ -294,6 +299,7 @@ func (p *Proxy) copyBody(uc *upConn, src io.Reader, buf []byte, n int, eof, chun
 				uc.writeDL = time.Time{}
 				uc.nc.SetWriteDeadline(time.Now().Add(timeout))
 				if _, err := uc.nc.Write(lastChunk); err != nil {
+					uc.nc.SetReadDeadline(time.Now()) // as above
 					return err
 				}
 			}
