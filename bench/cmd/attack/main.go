@@ -12,7 +12,8 @@
 // Every scenario starts its own simdedge processes (by PID, on loopback
 // ports, with configuration files of its own in a temporary directory) and
 // its own in-process backends, is bounded in time and in connections, and
-// stops exactly what it started. The suite takes 4-6 minutes (-quick: 1-2).
+// stops exactly what it started. The suite takes about 2.5 minutes (-quick:
+// about 1.5).
 package main
 
 import (
@@ -155,7 +156,7 @@ func header(o *options, took time.Duration) string {
 	fmt.Fprintf(&b, "# simdedge attack suite\n\n")
 	fmt.Fprintf(&b, "- binary: `%s` (%s)\n", o.bin, ver)
 	fmt.Fprintf(&b, "- run: %s, %s mode, %d CPUs, host %s, took %s\n", time.Now().UTC().Format(time.RFC3339), mode, runtime.NumCPU(), host, took.Round(time.Second))
-	fmt.Fprintf(&b, "- every server: limits.max_conns %d, timeouts.drain %s", o.maxConns, drainTimeout)
+	fmt.Fprintf(&b, "- every server: limits.max_conns %d, timeouts.drain %s", o.maxConns, fmtSeconds(drainTimeout))
 	if o.limitsYAML != "" {
 		fmt.Fprintf(&b, ", limits `%s`", o.limitsYAML)
 	}
@@ -210,15 +211,15 @@ func scenarioDoc(o *options, name string) string {
 	switch name {
 	case "flood":
 		return fmt.Sprintf("%d waves of %d connections, each sending only `POST /echo` with `Content-Length: %d` and holding %s; peak RSS is VmHWM (and the highest VmRSS sampled every %s), \"after\" is VmRSS %s after the last wave closed, CPU %% is the server's CPU time over the whole flood",
-			floodWaves, floodConns, floodContentLength, p.floodHold, rssSample, p.floodSettle)
+			floodWaves, floodConns, floodContentLength, fmtSeconds(p.floodHold), fmtMillis(rssSample), fmtSeconds(p.floodSettle))
 	case "idle":
-		return fmt.Sprintf("127.0.0.1 opens up to limits.max_conns (%d) keep-alive connections, one GET /echo each, and leaves them idle; then a client on 127.0.0.2 sends GET /echo: the time to its status line, waited for %s at most", o.maxConns, idleBound)
+		return fmt.Sprintf("127.0.0.1 opens up to limits.max_conns (%d) keep-alive connections, one GET /echo each, and leaves them idle; then a client on 127.0.0.2 sends GET /echo: the time to its status line, waited for %s at most", o.maxConns, fmtSeconds(idleBound))
 	case "upload":
 		return fmt.Sprintf("a %d-byte body sent at %d B/s through the proxy (route /up/) to an in-process backend that reads it all and answers 200; the upstream's response_header timeout is at its default", p.uploadSize, uploadRate)
 	case "trickle":
-		return fmt.Sprintf("%d clients each announce a %d-byte body and send 1 byte every %s, to /echo or through the proxy; the time until the server answers or closes, or \"still open\" at %s; backend connections are the peak count of ESTABLISHED sockets on the backend's port", trickleClients, trickleContentLength, trickleEvery, p.trickleBound)
+		return fmt.Sprintf("%d clients each announce a %d-byte body and send 1 byte every %s, to /echo or through the proxy; the time until the server answers or closes, or \"still open\" at %s; backend connections are the peak count of ESTABLISHED sockets on the backend's port", trickleClients, trickleContentLength, fmtSeconds(trickleEvery), fmtSeconds(p.trickleBound))
 	case "slowloris":
-		return fmt.Sprintf("%d clients send a request head 1 byte every %s and never end it: the time until the server answers or closes, or \"still open\" at %s", slowClients, slowEvery, p.slowBound)
+		return fmt.Sprintf("%d clients send a request head 1 byte every %s and never end it: the time until the server answers or closes, or \"still open\" at %s", slowClients, fmtSeconds(slowEvery), fmtSeconds(p.slowBound))
 	}
 	return ""
 }

@@ -19,6 +19,9 @@ const (
 	quickUploadSize = 2_000_000
 	// uploadTick is the pacing interval: one write of rate/10 bytes.
 	uploadTick = 100 * time.Millisecond
+	// defaultResponseHeader is simdedge's default upstream
+	// response_header timeout, which the full upload outlasts.
+	defaultResponseHeader = 30 * time.Second
 	// uploadSlack is the wait for the answer beyond the upload's own
 	// duration: more than the default response_header timeout, so that a
 	// server that applies it late still answers within the bound.
@@ -91,5 +94,8 @@ func runUpload(ctx context.Context, o *options, v variant) row {
 		r.result = fmt.Sprintf("%d after %s", resp.StatusCode, fmtSeconds(took))
 	}
 	r.notes = fmt.Sprintf("%s of %s sent at %d KB/s", fmtMB(sent.Load()), fmtMB(int64(size)), uploadRate/1000)
+	if d := time.Duration(size) * time.Second / uploadRate; d < defaultResponseHeader {
+		r.notes += fmt.Sprintf("; the upload (%s) is shorter than the default response_header timeout (%s), so it does not test it", fmtSeconds(d), fmtSeconds(defaultResponseHeader))
+	}
 	return r
 }
