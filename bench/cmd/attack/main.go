@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -63,6 +64,17 @@ func mainErr() int {
 	if o.bin == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, errUsage)
 		flag.Usage()
+		return 2
+	}
+	// Resolved once: a name on PATH or a relative path, checked before
+	// any scenario starts.
+	bin, err := exec.LookPath(o.bin)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "attack: -bin: %v\n", err)
+		return 2
+	}
+	if o.bin, err = filepath.Abs(bin); err != nil {
+		fmt.Fprintf(os.Stderr, "attack: -bin: %v\n", err)
 		return 2
 	}
 	o.engines = strings.Split(*engines, ",")
@@ -118,19 +130,27 @@ func mainErr() int {
 
 func runScenario(ctx context.Context, o *options, s scenario) []row {
 	rows := make([]row, len(s.variants))
+	// run marks a row cut short by an interrupt: its bounds did not pass.
+	run := func(v variant) row {
+		r := s.run(ctx, o, v)
+		if ctx.Err() != nil {
+			r.result += " (interrupted)"
+		}
+		return r
+	}
 	if !s.parallel {
 		for i, v := range s.variants {
 			if ctx.Err() != nil {
 				return rows[:i]
 			}
-			rows[i] = s.run(ctx, o, v)
+			rows[i] = run(v)
 		}
 		return rows
 	}
 	done := make(chan struct{}, len(s.variants))
 	for i, v := range s.variants {
 		go func() {
-			rows[i] = s.run(ctx, o, v)
+			rows[i] = run(v)
 			done <- struct{}{}
 		}()
 	}
