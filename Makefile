@@ -20,7 +20,7 @@ FUZZTIME ?= 60s
 FUZZ_SMOKE ?= 3s
 
 .PHONY: all deps test test-go test-tags test-race test-rdma build-checks fmt-check vet generate generate-check \
-	fuzz fuzz-smoke bench bench-quick bench-asm lint staticcheck run
+	fuzz fuzz-smoke bench bench-quick bench-asm attack lint staticcheck run
 
 all: test
 
@@ -143,3 +143,17 @@ bench-quick:
 # bench-asm runs only the asm kernels (each SIMD level against the pure-Go twin).
 bench-asm:
 	$(MAKE) bench AREAS=asm
+
+# attack runs the attack suite (bench/cmd/attack): a header-only flood,
+# an idle-connection flood, a slow upload through the proxy, trickled bodies
+# and slowloris, against simdedge processes it starts on loopback, on each
+# engine and proxy path; it prints a Markdown table (4-6 minutes; QUICK=1:
+# 1-2). It builds simdedge into a temporary directory, or attacks BIN=PATH;
+# SCENARIOS=flood,idle,upload,trickle,slowloris to select; OUT=FILE to keep
+# the table; ATTACK_FLAGS for the rest (e.g. -limits "max_conns_per_ip: 100").
+attack:
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	bin="$(if $(BIN),$(abspath $(BIN)),$$tmp/simdedge)"; \
+	$(if $(BIN),,$(GO) build -o "$$bin" ./cmd/simdedge &&) \
+	cd bench && $(GO) run ./cmd/attack -bin "$$bin" $(if $(QUICK),-quick) $(if $(SCENARIOS),-scenarios $(SCENARIOS)) \
+		$(if $(OUT),-out $(abspath $(OUT))) $(ATTACK_FLAGS)

@@ -34,8 +34,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	file := fs.String("config", "", "YAML configuration file (default: the built-in configuration)")
 	listen := fs.String("listen", "", "address to listen on, overriding the configuration's")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if err := parseConfigArgs(fs, args, file); err != nil {
+		return argsFailed(err, stderr)
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	cfg, err := loadConfig(*file)
@@ -161,8 +161,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("config", "", "YAML configuration file (default: the built-in configuration)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if err := parseConfigArgs(fs, args, file); err != nil {
+		return argsFailed(err, stderr)
 	}
 	cfg, err := loadConfig(*file)
 	if err != nil {

@@ -1,0 +1,250 @@
+// Command attack repeats the measurements of issue 18 against a simdedge
+// binary and prints a Markdown table: the server's memory under a flood of
+// requests that announce a body and never send it, a new client's latency
+// while one address holds every connection slot, a slow upload through the
+// proxy, bodies trickled a byte at a time, and slowloris headers.
+//
+//	go run ./cmd/attack -bin /path/to/simdedge [-quick] [-scenarios flood,idle] [-out FILE]
+//
+// `make attack` builds the binary into a temporary directory and runs this
+// (BIN=PATH to use another binary, QUICK=1, SCENARIOS=..., OUT=FILE).
+//
+// Every scenario starts its own simdedge processes (by PID, on loopback
+// ports, with configuration files of its own in a temporary directory) and
+// its own in-process backends, is bounded in time and in connections, and
+// stops exactly what it started. The suite takes about 2.5 minutes (-quick:
+// about 1.5).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var errUsage = errors.New("attack: -bin PATH is required (make attack builds one)")
+
+// scenario is one row family of the table.
+type scenario struct {
+	name string
+	// variants are the server setups it runs on.
+	variants []variant
+	// parallel runs the variants side by side: for scenarios that wait on
+	// slow clients (rate-limited, trickled) rather than measure the
+	// machine, this divides the suite's time by the number of variants.
+	parallel bool
+	run      func(ctx context.Context, o *options, v variant) row
+}
+
+func main() {
+	os.Exit(mainErr())
+}
+
+func mainErr() int {
+	o := &options{}
+	flag.StringVar(&o.bin, "bin", "", "the simdedge binary to attack")
+	flag.BoolVar(&o.quick, "quick", false, "smaller and shorter scenarios (a 2 MB upload, shorter bounds)")
+	scen := flag.String("scenarios", strings.Join(scenarioNames, ","), "scenarios to run, comma-separated")
+	engines := flag.String("engines", "loop,goroutine", "engines to run on, comma-separated")
+	flag.IntVar(&o.maxConns, "max-conns", defaultMaxConns, "limits.max_conns of every server (the idle flood fills it)")
+	flag.StringVar(&o.limitsYAML, "limits", "", `extra "key: value" lines for limits, separated by ";" (e.g. "max_conns_per_ip: 100"), for builds that have the keys`)
+	flag.StringVar(&o.timeoutsYAML, "timeouts", "", `extra "key: value" lines for timeouts, separated by ";"`)
+	out := flag.String("out", "", "also write the report to this file")
+	flag.Parse()
+	if o.bin == "" || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, errUsage)
+		flag.Usage()
+		return 2
+	}
+	// Resolved once: a name on PATH or a relative path, checked before
+	// any scenario starts.
+	bin, err := exec.LookPath(o.bin)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "attack: -bin: %v\n", err)
+		return 2
+	}
+	if o.bin, err = filepath.Abs(bin); err != nil {
+		fmt.Fprintf(os.Stderr, "attack: -bin: %v\n", err)
+		return 2
+	}
+	o.engines = strings.Split(*engines, ",")
+	for _, e := range o.engines {
+		if !validEngine(e) {
+			fmt.Fprintf(os.Stderr, "attack: unknown engine %q (loop, goroutine)\n", e)
+			return 2
+		}
+	}
+	var chosen []scenario
+	for _, name := range strings.Split(*scen, ",") {
+		s, ok := scenarioByName(o, name)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "attack: unknown scenario %q (%s)\n", name, strings.Join(scenarioNames, ", "))
+			return 2
+		}
+		chosen = append(chosen, s)
+	}
+	dir, err := os.MkdirTemp("", "simdedge-attack-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	o.dir = dir
+
+	// SIGINT stops the suite; every scenario closes its clients and stops
+	// its servers on the way out.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	var rows []row
+	for _, s := range chosen {
+		fmt.Fprintf(os.Stderr, "attack: %s on %d setups...\n", s.name, len(s.variants))
+		rows = append(rows, runScenario(ctx, o, s)...)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	report := header(o, time.Since(start)) + formatTable(rows) + notes(o, chosen)
+	fmt.Print(report)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	if ctx.Err() != nil {
+		return 1
+	}
+	return 0
+}
+
+func runScenario(ctx context.Context, o *options, s scenario) []row {
+	rows := make([]row, len(s.variants))
+	// run marks a row cut short by an interrupt: its bounds did not pass.
+	run := func(v variant) row {
+		r := s.run(ctx, o, v)
+		if ctx.Err() != nil {
+			r.result += " (interrupted)"
+		}
+		return r
+	}
+	if !s.parallel {
+		for i, v := range s.variants {
+			if ctx.Err() != nil {
+				return rows[:i]
+			}
+			rows[i] = run(v)
+		}
+		return rows
+	}
+	done := make(chan struct{}, len(s.variants))
+	for i, v := range s.variants {
+		go func() {
+			rows[i] = run(v)
+			done <- struct{}{}
+		}()
+	}
+	for range s.variants {
+		<-done
+	}
+	return rows
+}
+
+// header names the binary, the machine and the settings the figures
+// depend on.
+func header(o *options, took time.Duration) string {
+	ver := "unknown"
+	if b, err := exec.Command(o.bin, "version").Output(); err == nil {
+		ver = strings.TrimSpace(string(b))
+	}
+	host, _ := os.Hostname()
+	mode := "full"
+	if o.quick {
+		mode = "quick"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# simdedge attack suite\n\n")
+	fmt.Fprintf(&b, "- binary: `%s` (%s)\n", o.bin, ver)
+	fmt.Fprintf(&b, "- run: %s, %s mode, %d CPUs, host %s, took %s\n", time.Now().UTC().Format(time.RFC3339), mode, runtime.NumCPU(), host, took.Round(time.Second))
+	fmt.Fprintf(&b, "- every server: limits.max_conns %d, timeouts.drain %s", o.maxConns, fmtSeconds(drainTimeout))
+	if o.limitsYAML != "" {
+		fmt.Fprintf(&b, ", limits `%s`", o.limitsYAML)
+	}
+	if o.timeoutsYAML != "" {
+		fmt.Fprintf(&b, ", timeouts `%s`", o.timeoutsYAML)
+	}
+	b.WriteString("; everything else at its default\n\n")
+	return b.String()
+}
+
+func notes(o *options, chosen []scenario) string {
+	var b strings.Builder
+	b.WriteString("\nScenarios:\n")
+	for _, s := range chosen {
+		fmt.Fprintf(&b, "- %s: %s\n", s.name, scenarioDoc(o, s.name))
+	}
+	return b.String()
+}
+
+var scenarioNames = []string{"flood", "idle", "upload", "trickle", "slowloris"}
+
+func scenarioByName(o *options, name string) (scenario, bool) {
+	origin := originVariants(o.engines)
+	proxy := proxyVariants(o.engines)
+	switch name {
+	case "flood":
+		return scenario{name: name, variants: origin, run: runFlood}, true
+	case "idle":
+		return scenario{name: name, variants: origin, run: runIdle}, true
+	case "upload":
+		return scenario{name: name, variants: proxy, parallel: true, run: runUpload}, true
+	case "trickle":
+		// /echo on each engine, and the proxy route on each proxy path.
+		var vs []variant
+		for _, v := range origin {
+			v.path = echoPath
+			vs = append(vs, v)
+		}
+		for _, v := range proxy {
+			v.path = proxyPath
+			vs = append(vs, v)
+		}
+		return scenario{name: name, variants: vs, parallel: true, run: runTrickle}, true
+	case "slowloris":
+		return scenario{name: name, variants: origin, parallel: true, run: runSlowloris}, true
+	}
+	return scenario{}, false
+}
+
+func scenarioDoc(o *options, name string) string {
+	p := paramsFor(o)
+	switch name {
+	case "flood":
+		return fmt.Sprintf("%d waves of %d connections, each sending only `POST /echo` with `Content-Length: %d` and holding %s; peak RSS is VmHWM (and the highest VmRSS sampled every %s), \"after\" is VmRSS %s after the last wave closed, CPU %% is the server's CPU time over the whole flood",
+			floodWaves, floodConns, floodContentLength, fmtSeconds(p.floodHold), fmtMillis(rssSample), fmtSeconds(p.floodSettle))
+	case "idle":
+		return fmt.Sprintf("127.0.0.1 opens up to limits.max_conns (%d) keep-alive connections, one GET /echo each, and leaves them idle; then a client on 127.0.0.2 sends GET /echo: the time to its status line, waited for %s at most", o.maxConns, fmtSeconds(idleBound))
+	case "upload":
+		return fmt.Sprintf("a %d-byte body sent at %d B/s through the proxy (route /up/) to an in-process backend that reads it all and answers 200; the upstream's response_header timeout is at its default", p.uploadSize, uploadRate)
+	case "trickle":
+		return fmt.Sprintf("%d clients each announce a %d-byte body and send 1 byte every %s, to /echo or through the proxy; the time until the server answers or closes, or \"still open\" at %s; backend connections are the peak count of ESTABLISHED sockets on the backend's port", trickleClients, trickleContentLength, fmtSeconds(trickleEvery), fmtSeconds(p.trickleBound))
+	case "slowloris":
+		return fmt.Sprintf("%d clients send a request head 1 byte every %s and never end it: the time until the server answers or closes, or \"still open\" at %s", slowClients, fmtSeconds(slowEvery), fmtSeconds(p.slowBound))
+	}
+	return ""
+}
+
+// engineNames are the kernel TCP engines a server can run.
+var engineNames = []string{engineLoop, engineGoroutine}
+
+func validEngine(e string) bool { return slices.Contains(engineNames, e) }
