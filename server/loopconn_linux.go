@@ -309,13 +309,15 @@ func (lp *loop) needHead(lc *lconn, now int64) {
 	}
 }
 
-// needBody makes room for need bytes from rbuf[r:] (a head and its small
-// body) and waits for them under the Idle timeout, as body reads do.
+// needBody makes room for more of the need bytes from rbuf[r:] (a head and
+// its small body) and waits for them under the Idle timeout, as body reads
+// do. The buffer grows as bytes arrive (nextBodyRoom), not to need at once:
+// an announced length is only a claim.
 func (lp *loop) needBody(lc *lconn, need int, now int64) {
 	c := lc.c
 	lp.compact(c)
-	if need > len(c.rbuf) {
-		c.grow(need)
+	if c.w == len(c.rbuf) {
+		c.grow(nextBodyRoom(len(c.rbuf), need))
 	}
 	lc.rdl = 0
 	if d := lp.srv.opts.Timeouts.Idle; d > 0 {
