@@ -315,6 +315,7 @@ func (c *conn) serveWith(n int, h Handler) bool {
 	}
 	h.ServeEdge(&c.resp, &c.req)
 	if !c.req.body.done {
+		c.answerBodyFailure()
 		c.finishBody()
 	}
 	return c.endRequest(reqStart)
