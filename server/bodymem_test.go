@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -39,6 +41,23 @@ func heapLive() uint64 {
 	return ms.HeapAlloc
 }
 
+// rssKiB is the process's resident set (VmRSS), 0 where /proc is absent.
+// It is logged, not asserted: it also counts goroutine stacks and pages the
+// runtime has not yet returned, which vary from run to run.
+func rssKiB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
 func TestHeaderOnlyFloodMemory(t *testing.T) {
 	for _, cl := range []int{60000, 10_000_000} {
 		t.Run(fmt.Sprintf("content-length-%d", cl), func(t *testing.T) {
@@ -53,7 +72,7 @@ func TestHeaderOnlyFloodMemory(t *testing.T) {
 				fmt.Fprintf(w, "%d", len(b))
 			}))
 			_, addr := startTCP(t, h, Options{})
-			before := heapLive()
+			before, rssBefore := heapLive(), rssKiB()
 			head := fmt.Sprintf("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", cl)
 			conns := make([]net.Conn, 0, floodClients)
 			defer func() {
@@ -83,10 +102,10 @@ func TestHeaderOnlyFloodMemory(t *testing.T) {
 				}
 			}
 			time.Sleep(floodSettle)
-			after := heapLive()
+			after, rssAfter := heapLive(), rssKiB()
 			grown := int64(after) - int64(before)
-			t.Logf("%d header-only clients announcing %d bytes: heap %+d KiB (%d B per connection)",
-				floodClients, cl, grown>>10, grown/floodClients)
+			t.Logf("%d header-only clients announcing %d bytes: heap %+d KiB (%d B per connection), RSS %+d KiB",
+				floodClients, cl, grown>>10, grown/floodClients, rssAfter-rssBefore)
 			if limit := int64(floodClients * floodPerConn); grown > limit {
 				t.Errorf("heap grew by %d KiB, want at most %d KiB (%d KiB per connection)",
 					grown>>10, limit>>10, floodPerConn>>10)
