@@ -64,12 +64,16 @@ func (t *Timeouts) normalizeBodyRate() {
 	}
 }
 
+// timeouts are the timeouts the connection is served under; the body
+// rate reads them only through here, on both engines.
+func (c *conn) timeouts() *Timeouts { return &c.srv.opts.Timeouts }
+
 // setBodyReadDeadline sets the read deadline of a body read starting at
 // now: the Idle deadline (lazily, as setReadDeadline does), or the rate
 // deadline when that comes first (exactly: it must not cut a body that
 // keeps the rate).
 func (c *conn) setBodyReadDeadline(now time.Time) {
-	t := &c.srv.opts.Timeouts
+	t := c.timeouts()
 	if t.BodyMinRate <= 0 {
 		c.setReadDeadline(now, t.Idle)
 		return

@@ -21,7 +21,7 @@ type loopBodyWait struct {
 // body, of which got bytes are buffered: the Idle deadline, or the rate
 // deadline if that comes first.
 func (lp *loop) bodyDeadline(lc *lconn, got, now int64) int64 {
-	t := &lp.srv.opts.Timeouts
+	t := lc.c.timeouts()
 	var dl int64
 	if t.Idle > 0 {
 		dl = now + int64(t.Idle)
