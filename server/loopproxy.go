@@ -51,4 +51,11 @@ type LoopUpstream interface {
 	Failed(w *ResponseWriter, key any, err error, dial bool)
 	// BodyFailed handles an upstream that failed mid-body.
 	BodyFailed(w *ResponseWriter)
+	// MayResend reports whether r, which failed before any response
+	// byte arrived, may be sent again on another connection; written
+	// says that at least one byte of it was accepted by the kernel.
+	// Its body is buffered, so it can be replayed. This is the proxy's
+	// resend rule (server/proxy/replay.go), the one the goroutine
+	// proxy applies.
+	MayResend(r *Request, written bool) bool
 }

@@ -34,7 +34,10 @@ import (
 //     exchange's deadline on the loop's clock, checked by the scan;
 //   - a pooled connection that fails before any response byte (the
 //     upstream had closed it) is replaced and the request resent, as the
-//     goroutine proxy does, up to loopProxyAttempts.
+//     goroutine proxy does, up to loopProxyAttempts, when the proxy's
+//     resend rule allows it (LoopUpstream.MayResend: a request the
+//     kernel accepted bytes of goes again only if it is idempotent or
+//     carries an Idempotency-Key).
 //
 // While an exchange runs, the client connection is not read: pipelined
 // requests wait in the read buffer (or the kernel's) and are served in
@@ -489,7 +492,8 @@ func (lp *loop) upFailed(lc *lconn, err error, now int64) {
 	u := ex.u
 	w := &lc.c.resp
 	if !ex.gotHead {
-		if u != nil && !u.fresh && u.w == 0 && ex.attempt < loopProxyAttempts && retryableUp(err) {
+		if u != nil && !u.fresh && u.w == 0 && ex.attempt < loopProxyAttempts && retryableUp(err) &&
+			ex.up.MayResend(&lc.c.req, u.wpos > 0) {
 			// The upstream closed an idle connection: try another,
 			// as the goroutine proxy does.
 			u.lc, ex.u = nil, nil

@@ -55,6 +55,9 @@ func New(o Options) *Server {
 			MaxHeaderBytes: o.Limits.MaxHeaderBytes,
 			MaxHeaders:     o.Limits.MaxHeaders,
 			AllowBareLF:    o.AllowBareLF,
+			// Bodies are only de-chunked: a gzip-coded one would
+			// reach handlers as if it were the content (501).
+			OnlyChunked: true,
 		}),
 		listeners: make(map[any]func() error),
 		conns:     make(map[*conn]struct{}),

@@ -27,7 +27,8 @@
 //
 // The defaults reject every shape RFC 9112 calls a framing or smuggling
 // risk, each with its own sentinel error: Transfer-Encoding with
-// Content-Length, chunked that is not the final coding, unknown codings,
+// Content-Length, chunked that is not the final coding, unknown codings
+// (and, under Options.OnlyChunked, any coding besides chunked),
 // malformed or conflicting Content-Length, obs-fold, whitespace before a
 // colon, bare CR, bare LF (Options.AllowBareLF accepts it), control bytes
 // in names and values, non-token methods and names, versions other than

@@ -43,8 +43,11 @@ var (
 	ErrContentLengthWithTE      = errors.New("http: both transfer-encoding and content-length")
 	ErrChunkedNotFinal          = errors.New("http: chunked is not the final transfer coding")
 	ErrUnknownTransferCoding    = errors.New("http: unknown transfer coding")
-	ErrInvalidTransferEncoding  = errors.New("http: invalid transfer-encoding")
-	ErrTransferEncodingInHTTP10 = errors.New("http: transfer-encoding in an http/1.0 message")
+	// ErrTransferCodingNotImplemented: a known coding other than
+	// chunked, refused under Options.OnlyChunked (501).
+	ErrTransferCodingNotImplemented = errors.New("http: transfer coding not implemented")
+	ErrInvalidTransferEncoding      = errors.New("http: invalid transfer-encoding")
+	ErrTransferEncodingInHTTP10     = errors.New("http: transfer-encoding in an http/1.0 message")
 
 	// Chunked body (RFC 9112 §7.1).
 	ErrInvalidChunkSize      = errors.New("http: invalid chunk size")
@@ -82,7 +85,7 @@ func StatusFor(err error) int {
 		return 431
 	case errors.Is(err, ErrBodyTooLarge):
 		return 413
-	case errors.Is(err, ErrUnknownTransferCoding):
+	case errors.Is(err, ErrUnknownTransferCoding), errors.Is(err, ErrTransferCodingNotImplemented):
 		return 501
 	case errors.Is(err, ErrUnknownExpectation):
 		return 417

@@ -45,13 +45,15 @@ type framing struct {
 	chunkedEarly bool
 	// unknownCoding: a coding outside knownCodings appeared.
 	unknownCoding bool
-	hosts         int
-	host          []byte
-	close         bool // Connection: close
-	keepAlive     bool // Connection: keep-alive
-	connUpg       bool // Connection: upgrade
-	upgrade       []byte
-	expect100     bool
+	// otherCoding: a coding other than chunked appeared.
+	otherCoding bool
+	hosts       int
+	host        []byte
+	close       bool // Connection: close
+	keepAlive   bool // Connection: keep-alive
+	connUpg     bool // Connection: upgrade
+	upgrade     []byte
+	expect100   bool
 	// expectOther: an expectation other than 100-continue (a request
 	// with one is refused with 417; responses ignore the field).
 	expectOther bool
@@ -288,6 +290,8 @@ func (f *framing) transferEncoding(v []byte) error {
 				return ErrInvalidTransferEncoding // chunked has no parameters
 			}
 			f.chunked = true
+		} else {
+			f.otherCoding = true
 		}
 		// Parameters of other codings do not affect framing; the list
 		// split kept quoted commas together, and the field walk already

@@ -24,6 +24,13 @@ type Options struct {
 	// lets a recipient do so). The default rejects it with ErrBareLF,
 	// because parsers that disagree on line ends are a smuggling vector.
 	AllowBareLF bool
+	// OnlyChunked refuses a request whose Transfer-Encoding lists a
+	// coding other than chunked ("gzip, chunked") with
+	// ErrTransferCodingNotImplemented (501), as nginx does. A server
+	// that removes only the chunked framing sets it: otherwise such a
+	// body reaches its handlers (or a proxy's upstream) still coded, as
+	// if it were the content.
+	OnlyChunked bool
 }
 
 // Parser parses message heads with fixed Options. It holds no per-message
@@ -33,6 +40,8 @@ type Parser struct {
 	maxHead    int
 	maxHeaders int
 	bareLF     bool
+	// onlyChunked: Options.OnlyChunked.
+	onlyChunked bool
 	// noHostCheck skips the Host rule of RFC 9112 §3.2. Only the llhttp
 	// conformance test sets it: llhttp does not check Host, and most of
 	// its HTTP/1.1 cases have none, so without it those cases could not
@@ -43,10 +52,11 @@ type Parser struct {
 // NewParser returns a Parser for o, with zero fields replaced by defaults.
 func NewParser(o Options) *Parser {
 	p := &Parser{
-		maxLine:    o.MaxRequestLine,
-		maxHead:    o.MaxHeaderBytes,
-		maxHeaders: o.MaxHeaders,
-		bareLF:     o.AllowBareLF,
+		maxLine:     o.MaxRequestLine,
+		maxHead:     o.MaxHeaderBytes,
+		maxHeaders:  o.MaxHeaders,
+		bareLF:      o.AllowBareLF,
+		onlyChunked: o.OnlyChunked,
 	}
 	if p.maxLine <= 0 {
 		p.maxLine = DefaultMaxRequestLine

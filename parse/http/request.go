@@ -105,6 +105,9 @@ func (p *Parser) ParseRequest(buf []byte, req *Request) (n int, err error) {
 	if err := req.frame(&f, p.noHostCheck); err != nil {
 		return 0, err
 	}
+	if p.onlyChunked && f.otherCoding {
+		return 0, ErrTransferCodingNotImplemented
+	}
 	req.raw = buf[:n]
 	return n, nil
 }

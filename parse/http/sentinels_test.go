@@ -34,6 +34,7 @@ var allSentinels = []error{
 	ErrContentLengthWithTE,
 	ErrChunkedNotFinal,
 	ErrUnknownTransferCoding,
+	ErrTransferCodingNotImplemented,
 	ErrInvalidTransferEncoding,
 	ErrTransferEncodingInHTTP10,
 	ErrInvalidChunkSize,

@@ -64,7 +64,9 @@ type Upstream struct {
 	builtinLine int
 }
 
-// UpstreamTimeouts bound connecting and waiting for the response head.
+// UpstreamTimeouts bound connecting and waiting for the response head
+// (response_header counts from the end of the request: a slow upload is
+// bounded by the client's body timeouts instead).
 type UpstreamTimeouts struct {
 	Connect        Duration `yaml:"connect"`
 	ResponseHeader Duration `yaml:"response_header"`

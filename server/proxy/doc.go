@@ -13,16 +13,26 @@
 // timeouts answer 504, other upstream failures 502. A request the server's
 // strict parser rejected never reaches a handler, so it is never forwarded.
 //
+// Targets: an absolute-form target is forwarded in origin form with Host
+// set from its authority (RFC 9112 §3.2.2, target.go); "OPTIONS *" and
+// CONNECT are answered by the proxy itself (server.SpecialTarget), never
+// forwarded. A request is resent after a failure only under the rule of
+// replay.go (nothing written, or idempotent with its body held, or an
+// Idempotency-Key), and an upstream response with a transfer coding other
+// than chunked is answered 502 rather than relayed with the coding dropped
+// (codings.go). The response-header timeout counts from the end of the
+// request.
+//
 // A Proxy is also a server.LoopProxier: on the event-loop engine with
 // server.Options.LoopProxy, requests with no body or a buffered one (up to
 // 64 KiB) are forwarded by the loop itself over its own non-blocking
 // keep-alive connections, with the same head rewriting, response parsing
 // and 502/504 answers as ServeEdge (loop.go); chunked or larger bodies,
-// Expect: 100-continue, upgrades, CONNECT, message targets and targets
-// named by host name are served by ServeEdge on a goroutine.
+// Expect: 100-continue, upgrades, the special targets, message targets and
+// targets named by host name are served by ServeEdge on a goroutine.
 //
 // Not yet: load-balancing policies other than round-robin, health checks,
-// retry budgets (an idempotent retry happens only on a pooled connection
-// the upstream closed before answering), trailers (dropped), Upgrade and
-// CONNECT (answered 501).
+// retry budgets (a resend happens only on a pooled connection the upstream
+// closed before answering, under replay.go's rule), trailers (dropped),
+// Upgrade and CONNECT (answered 501).
 package proxy

@@ -96,20 +96,25 @@ func skipRequestField(hs phttp.Headers, name []byte) bool {
 }
 
 // appendHead writes the request head to forward, with the body framed as
-// kind (a small chunked body goes de-chunked, with its length).
+// kind (a small chunked body goes de-chunked, with its length). An
+// absolute-form target goes in origin form, with Host from its authority
+// (target.go).
 func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kind phttp.BodyKind, length int64) []byte {
 	b = append(b, head.Method...)
 	b = append(b, ' ')
-	b = append(b, head.Target...)
+	b, authority := appendTarget(b, head)
 	b = append(b, " HTTP/1.1\r\n"...)
+	if authority != nil {
+		b = appendField(b, hostName, authority)
+	}
 	hs := head.Headers
 	for _, h := range hs {
-		if skipRequestField(hs, h.Name) {
+		if skipRequestField(hs, h.Name) || authority != nil && phttp.EqualFold(h.Name, "Host") {
 			continue
 		}
 		b = appendField(b, h.Name, h.Value)
 	}
-	if head.Host == nil {
+	if head.Host == nil && authority == nil {
 		// HTTP/1.0 clients may omit Host; HTTP/1.1 requires it.
 		b = append(b, "Host: "...)
 		b = append(b, p.up.targets[0].addr...)
@@ -158,7 +163,10 @@ func (p *Proxy) appendVia(b []byte, hs phttp.Headers, v phttp.Version) []byte {
 	return append(b, "\r\n"...)
 }
 
-var viaName = []byte("Via")
+var (
+	viaName  = []byte("Via")
+	hostName = []byte("Host")
+)
 
 func appendField(b, name, value []byte) []byte {
 	b = append(b, name...)

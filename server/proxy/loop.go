@@ -14,7 +14,8 @@ import (
 // the loop holds per target. The rewriting and the answers to failures are
 // the same functions ServeEdge uses. It returns nil (the connection is
 // handed to ServeEdge on a goroutine) for message targets, targets named
-// by host name (the loop cannot resolve without blocking), CONNECT and
+// by host name (the loop cannot resolve without blocking), the special
+// targets and targets it cannot forward (ServeEdge answers them), and
 // protocol upgrades.
 func (p *Proxy) LoopProxy(r *server.Request) server.LoopUpstream {
 	if !p.up.loopable {
@@ -24,7 +25,8 @@ func (p *Proxy) LoopProxy(r *server.Request) server.LoopUpstream {
 	// An upgrade request (Connection: upgrade) stays on goroutines;
 	// Upgrade alone is an ordinary hop-by-hop field, removed on both
 	// paths.
-	if string(head.Method) == "CONNECT" || head.Body == phttp.BodyChunked || head.Expect100 || head.Upgrade != nil {
+	if head.Body == phttp.BodyChunked || head.Expect100 || head.Upgrade != nil ||
+		server.SpecialTarget(r) != nil || !forwardableTarget(head) {
 		return nil
 	}
 	return p.loop
@@ -80,3 +82,8 @@ func (l loopUpstream) Failed(w *server.ResponseWriter, key any, err error, dial 
 }
 
 func (l loopUpstream) BodyFailed(w *server.ResponseWriter) { l.p.bodyFailed(w) }
+
+// MayResend is the resend rule (replay.go); the loop's bodies are buffered.
+func (l loopUpstream) MayResend(r *server.Request, written bool) bool {
+	return mayResend(r.Head(), written, true)
+}

@@ -70,8 +70,12 @@ var (
 // ServeEdge implements server.Handler.
 func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	head := r.Head()
-	if string(head.Method) == "CONNECT" {
-		p.respondError(w, 501, "tunnels are not supported\n")
+	if h := server.SpecialTarget(r); h != nil {
+		h.ServeEdge(w, r) // OPTIONS *, CONNECT: never forwarded
+		return
+	}
+	if !forwardableTarget(head) {
+		p.respondError(w, 400, "bad request target\n")
 		return
 	}
 	if p.up.messages {
@@ -122,9 +126,12 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	// One clock read per exchange: time.Now costs 50-150 ns on virtual
 	// machines without a vDSO clock, and the deadlines below are lazy.
 	now := time.Now()
+	// A request that may not go twice once written takes no pooled
+	// connection the upstream has closed (a later failure is a 502).
+	probe := !mayResend(head, true, true)
 	for attempt := 1; ; attempt++ {
 		var err error
-		uc, err = t.get(now)
+		uc, err = t.get(now, probe)
 		if err != nil {
 			p.upstreamFailed(w, t, err, true)
 			return
@@ -132,12 +139,21 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		uc.out = p.appendHead(uc.out[:0], r, head, kind, length)
 		uc.out = append(uc.out, body...)
 		uc.setWriteDeadline(now, p.up.opts.ResponseHeaderTimeout)
-		_, err = uc.nc.Write(uc.out)
+		var wn int
+		wn, err = uc.nc.Write(uc.out)
 		if err == nil && streamed {
+			// The response-header timeout starts once the whole
+			// request is sent (copyBody sets it): a healthy upstream
+			// reading a slow upload must not time out. Until then the
+			// wait is bounded by the copy: the client body's timeouts
+			// and the upstream write deadlines end it, and closing
+			// the connection wakes readHead.
+			uc.readDL = time.Time{}
+			uc.nc.SetReadDeadline(time.Time{})
 			copyErr = p.startBody(uc, r.Body(), pre, preEOF, kind == phttp.BodyChunked)
 		}
 		if err == nil {
-			err = p.readHead(uc, isHead, now)
+			err = p.readHead(uc, isHead, now, copyErr == nil)
 		}
 		if err == nil {
 			break
@@ -145,12 +161,17 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		uc.nc.Close()
 		if copyErr != nil {
 			if cerr := <-copyErr; cerr != nil && errors.Is(cerr, errClientBody) {
-				p.respondError(w, server.StatusFor(errors.Unwrap(cerr)), "bad request body\n")
+				// cerr joins errClientBody and the body's error, which
+				// picks the status (413 for a body over the limit).
+				p.respondError(w, server.StatusFor(cerr), "bad request body\n")
 				w.SetClose()
 				return
 			}
 		}
-		if !uc.fresh && !streamed && uc.w == 0 && attempt < maxAttempts && retryable(err) {
+		// A streamed body is replayable until its copy starts (pre still
+		// holds all that was read of it).
+		if !uc.fresh && uc.w == 0 && attempt < maxAttempts && retryable(err) &&
+			mayResend(head, wn > 0, copyErr == nil) {
 			continue // the upstream closed an idle connection: try another
 		}
 		p.upstreamFailed(w, t, err, false)
@@ -265,6 +286,11 @@ func (p *Proxy) copyBody(uc *upConn, src io.Reader, buf []byte, n int, eof, chun
 				_, err = uc.nc.Write(buf[:n])
 			}
 			if err != nil {
+				// The upstream stopped taking the body (the write
+				// deadline) or went away: end the handler's wait for
+				// a head, which has no deadline of its own yet (a
+				// response that came already was read by then).
+				uc.nc.SetReadDeadline(time.Now())
 				return err
 			}
 		}
@@ -272,9 +298,15 @@ func (p *Proxy) copyBody(uc *upConn, src io.Reader, buf []byte, n int, eof, chun
 			if chunked {
 				uc.writeDL = time.Time{}
 				uc.nc.SetWriteDeadline(time.Now().Add(timeout))
-				_, err := uc.nc.Write(lastChunk)
-				return err
+				if _, err := uc.nc.Write(lastChunk); err != nil {
+					uc.nc.SetReadDeadline(time.Now()) // as above
+					return err
+				}
 			}
+			// The request is sent: the response-header timeout
+			// starts (the handler's readHead left it unset; uc.readDL
+			// stays zero, "unknown", for the next exchange).
+			uc.nc.SetReadDeadline(time.Now().Add(timeout))
 			return nil
 		}
 		var err error
@@ -297,9 +329,13 @@ var (
 )
 
 // readHead reads the upstream's response head into uc.resp, skipping
-// interim (1xx) responses.
-func (p *Proxy) readHead(uc *upConn, isHead bool, now time.Time) error {
-	uc.setReadDeadline(now, p.up.opts.ResponseHeaderTimeout)
+// interim (1xx) responses. sent: the request is wholly sent, so the
+// response-header timeout starts now (else copyBody starts it at the end
+// of the body).
+func (p *Proxy) readHead(uc *upConn, isHead bool, now time.Time, sent bool) error {
+	if sent {
+		uc.setReadDeadline(now, p.up.opts.ResponseHeaderTimeout)
+	}
 	for {
 		if uc.w > uc.r {
 			n, err := p.parseHead(uc.buf[uc.r:uc.w], &uc.resp, isHead)
@@ -350,6 +386,9 @@ func (p *Proxy) parseHead(b []byte, resp *phttp.Response, isHead bool) (n int, e
 			return n, errUpgrade
 		case s < 200:
 			continue // 100 Continue, 103 Early Hints
+		}
+		if (resp.Body == phttp.BodyChunked || resp.Body == phttp.BodyUntilClose) && otherCoding(resp.Headers) {
+			return n, errResponseCoding // codings.go
 		}
 		return n, nil
 	}

@@ -172,6 +172,9 @@ type upConn struct {
 	lastUsed time.Time
 	// fresh: dialed for this exchange (not taken from the pool).
 	fresh bool
+	// probe checks a pooled connection before a request that may not
+	// be resent (probe_linux.go); nil where it cannot.
+	probe *prober
 	// readDL and writeDL are the deadlines last set (zero: unknown). An
 	// exchange moves them only when they would otherwise fire early or
 	// more than a quarter of the timeout late, which saves two timer
@@ -202,8 +205,10 @@ func lazyMove(cur, want time.Time, d time.Duration) bool {
 // upstreamReadBuf fits typical response heads and small bodies in one read.
 const upstreamReadBuf = 16 << 10
 
-// get returns an idle connection or dials a new one.
-func (t *target) get(now time.Time) (*upConn, error) {
+// get returns an idle connection or dials a new one. probe: the request
+// may not be resent once written, so an idle connection the upstream has
+// closed is skipped (probe_linux.go).
+func (t *target) get(now time.Time, probe bool) (*upConn, error) {
 	maxIdle := t.up.opts.IdleConnTimeout
 	for {
 		t.mu.Lock()
@@ -216,7 +221,7 @@ func (t *target) get(now time.Time) (*upConn, error) {
 		t.idle[n-1] = nil
 		t.idle = t.idle[:n-1]
 		t.mu.Unlock()
-		if now.Sub(c.lastUsed) > maxIdle {
+		if now.Sub(c.lastUsed) > maxIdle || probe && c.probe.closedByPeer() {
 			c.nc.Close()
 			continue
 		}
@@ -227,7 +232,7 @@ func (t *target) get(now time.Time) (*upConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &upConn{t: t, nc: nc, buf: make([]byte, upstreamReadBuf), fresh: true}, nil
+	return &upConn{t: t, nc: nc, buf: make([]byte, upstreamReadBuf), fresh: true, probe: newProber(nc)}, nil
 }
 
 // put returns c to the idle stack, or closes it if the pool is full or the

@@ -1,5 +1,8 @@
 // Package router chooses a handler for each request by host (exact, or
-// "*.suffix"), path (exact, or prefix) and method, and provides the
+// "*.suffix"; case, port and a trailing dot do not matter, and an
+// absolute-form target's authority wins over Host), path (exact, or
+// prefix) and method; "OPTIONS *" and CONNECT are answered, not routed
+// (server.SpecialTarget). It also provides the
 // built-in actions: a fixed response (Respond) and Echo, which answers with
 // JSON describing the parsed request.
 //

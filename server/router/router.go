@@ -15,7 +15,9 @@ type Match struct {
 	// ("*.example.com", which matches "a.example.com" and
 	// "a.b.example.com" but not "example.com"). It is compared ASCII
 	// case-insensitively with the Host field (or an absolute-form target's
-	// authority) without its port.
+	// authority) without its port and without a trailing dot: a fully
+	// qualified "api.example.com." names the same host (RFC 1034 §3.1),
+	// so it must not fall through to a later route.
 	Host string
 	// Path matches the path exactly; PathPrefix matches paths that start
 	// with it (byte-wise, as nginx's prefix locations: "/api" also matches
@@ -35,8 +37,9 @@ type Route struct {
 }
 
 // Table routes requests: the first route whose Match accepts the request
-// serves it; requests no route accepts get 404. It is immutable and safe
-// for concurrent use.
+// serves it; requests no route accepts get 404. The asterisk and authority
+// forms of target ("OPTIONS *", CONNECT) name no route: they are answered
+// by server.SpecialTarget. It is immutable and safe for concurrent use.
 type Table struct {
 	routes []compiled
 }
@@ -63,6 +66,12 @@ func New(routes []Route) (*Table, error) {
 		}
 		c := compiled{Route: r}
 		h := strings.ToLower(r.Match.Host)
+		if h != "" {
+			// The fully qualified spelling names the same host.
+			if h = strings.TrimSuffix(h, "."); h == "" || strings.HasSuffix(h, ".") {
+				return nil, ErrBadHost
+			}
+		}
 		switch {
 		case h == "":
 		case strings.HasPrefix(h, "*."):
@@ -112,6 +121,10 @@ func (t *Table) Lookup(r *server.Request) *Route {
 
 // ServeEdge implements server.Handler.
 func (t *Table) ServeEdge(w *server.ResponseWriter, r *server.Request) {
+	if h := server.SpecialTarget(r); h != nil {
+		h.ServeEdge(w, r)
+		return
+	}
 	if rt := t.Lookup(r); rt != nil {
 		rt.Handler.ServeEdge(w, r)
 		return
@@ -124,6 +137,9 @@ func (t *Table) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 // answer when no route matches, and nil (serve on a goroutine) otherwise,
 // for a proxy or a Go handler.
 func (t *Table) InlineHandler(r *server.Request) server.Handler {
+	if h := server.SpecialTarget(r); h != nil {
+		return h
+	}
 	rt := t.Lookup(r)
 	if rt == nil {
 		return notFound
@@ -178,9 +194,9 @@ func (c *compiled) accepts(host, path, method []byte) bool {
 	return true
 }
 
-// hostOf is the request's host without port: the authority of an
-// absolute-form target (RFC 9112 §3.2.2 says it wins over Host), else the
-// Host field.
+// hostOf is the request's host without port and trailing dot: the
+// authority of an absolute-form target (RFC 9112 §3.2.2 says it wins over
+// Host), else the Host field.
 func hostOf(r *server.Request) []byte {
 	h := r.Host()
 	t := r.Target()
@@ -197,7 +213,11 @@ func hostOf(r *server.Request) []byte {
 			}
 		}
 	}
-	return stripPort(h)
+	h = stripPort(h)
+	if n := len(h); n > 1 && h[n-1] == '.' {
+		h = h[:n-1] // "example.com." is "example.com"
+	}
+	return h
 }
 
 func stripPort(h []byte) []byte {

@@ -1,0 +1,54 @@
+package proxy
+
+import (
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
+
+// The resend rule. A request whose exchange failed before any response
+// byte arrived may be sent again (on another connection) only when doing
+// so cannot make the upstream act on it twice, or the client has said
+// that this is safe:
+//
+//   - not one byte of it was written: the upstream cannot have seen it;
+//   - its method is idempotent (RFC 9110 §9.2.2) and the whole body is
+//     still held, so the same request can be sent again;
+//   - it carries an Idempotency-Key field (the IETF httpapi draft): the
+//     client asks the server to run it at most once per key, so the
+//     upstream detects a repeat (the body must still be held).
+//
+// "Written" means accepted by the kernel: a write that succeeded on a
+// connection the upstream had already closed counts, since the upstream
+// may have read the request before closing (it is the case that ran POSTs
+// twice). Every path that resends calls mayResend: the goroutine proxy's
+// retry on a stale pooled connection (proxy.go) and the event loop's
+// (server/loopproxy_linux.go, through LoopUpstream.MayResend). Issue 19's
+// retry policy (budgets, backoff, which failures) decides when to retry
+// among what this allows.
+
+// idempotencyKeyField names the request field by which a client makes a
+// non-idempotent request safe to repeat.
+const idempotencyKeyField = "Idempotency-Key"
+
+// mayResend reports whether the request head may be sent again after a
+// failure before any response byte arrived. written: at least one byte of
+// the request was accepted by the kernel. replayable: the whole body (if
+// any) is still held, so it can be sent again unchanged.
+func mayResend(head *phttp.Request, written, replayable bool) bool {
+	if !replayable {
+		return false
+	}
+	if !written {
+		return true
+	}
+	return idempotentMethod(head.Method) || head.Headers.Index(idempotencyKeyField, 0) >= 0
+}
+
+// idempotentMethod reports the methods RFC 9110 §9.2.2 defines as
+// idempotent (methods are case-sensitive, §9.1).
+func idempotentMethod(m []byte) bool {
+	switch string(m) {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
+}
