@@ -34,12 +34,15 @@ type bodyReader struct {
 	err      error
 	msg      []byte
 	read     int64
+	// rate is the body's account against Timeouts.BodyMinRate.
+	rate bodyRate
 }
 
 func (b *bodyReader) reset(kind phttp.BodyKind, contentLength int64, bodyStart int, maxBody int64) {
 	b.kind = kind
 	b.ds, b.de, b.bodyStart = 0, 0, bodyStart
 	b.finished, b.err, b.msg, b.read = false, nil, nil, 0
+	b.rate = bodyRate{}
 	b.done = kind != phttp.BodyLength && kind != phttp.BodyChunked
 	switch kind {
 	case phttp.BodyLength:
@@ -106,8 +109,9 @@ func (b *bodyReader) readLength(p []byte) (int, error) {
 	if rem := b.length.Remaining(); int64(len(p)) > rem {
 		p = p[:rem]
 	}
-	c.setReadDeadline(time.Now(), c.srv.opts.Timeouts.Idle)
+	c.setBodyReadDeadline(time.Now())
 	n, err := c.st.Read(p)
+	b.rate.got += int64(n)
 	_, b.done = b.length.Decode(p[:n])
 	b.read += int64(n)
 	if err != nil && !b.done {

@@ -315,6 +315,7 @@ func (c *conn) serveWith(n int, h Handler) bool {
 	}
 	h.ServeEdge(&c.resp, &c.req)
 	if !c.req.body.done {
+		c.answerBodyFailure()
 		c.finishBody()
 	}
 	return c.endRequest(reqStart)
@@ -408,9 +409,10 @@ func (c *conn) readMore() error {
 	if c.w == len(c.rbuf) {
 		c.grow(2 * len(c.rbuf))
 	}
-	c.setReadDeadline(time.Now(), c.srv.opts.Timeouts.Idle)
+	c.setBodyReadDeadline(time.Now())
 	n, err := c.st.Read(c.rbuf[c.w:])
 	c.w += n
+	c.req.body.rate.got += int64(n)
 	if err != nil {
 		c.broken = true
 		if err == io.EOF {

@@ -191,7 +191,7 @@ func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
 	}
 	t := &s.opts.Timeouts
 	tick := maxLoopTick
-	for _, d := range []time.Duration{t.ReadHeader, t.Idle, t.Write} {
+	for _, d := range []time.Duration{t.ReadHeader, t.Idle, t.Write, t.BodyRateWindow} {
 		if d > 0 && d/4 < tick {
 			tick = d / 4
 		}
@@ -344,6 +344,10 @@ func (lp *loop) scan(now int64) {
 		dl := lc.rdl
 		if lc.writing {
 			dl = lc.wdl
+		}
+		if dl != 0 && now >= dl && !lc.writing && lc.body.since != 0 {
+			lp.bodyTimedOut(lc, now)
+			continue
 		}
 		if dl != 0 && now >= dl || closing && lc.idle() {
 			lp.closeConn(lc)

@@ -29,6 +29,9 @@ type lconn struct {
 	// inHead: bytes of a head have arrived and its ReadHeader deadline
 	// runs.
 	inHead bool
+	// body is the wait for the current request's body, if any
+	// (loopbody_linux.go).
+	body loopBodyWait
 	// closeAfter: close once c.out is written (error answer, Connection:
 	// close, shutdown).
 	closeAfter bool
@@ -216,6 +219,7 @@ func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 			lp.needBody(lc, need, now)
 			break
 		}
+		lc.body.since = 0
 		if up != nil {
 			lp.proxyStart(lc, n, up, now)
 			if lc.c == nil {
@@ -309,18 +313,17 @@ func (lp *loop) needHead(lc *lconn, now int64) {
 	}
 }
 
-// needBody makes room for need bytes from rbuf[r:] (a head and its small
-// body) and waits for them under the Idle timeout, as body reads do.
+// needBody makes room for more of the need bytes from rbuf[r:] (a head and
+// its small body) and waits for them under the Idle timeout, as body reads
+// do. The buffer grows as bytes arrive (nextBodyRoom), not to need at once:
+// an announced length is only a claim.
 func (lp *loop) needBody(lc *lconn, need int, now int64) {
 	c := lc.c
 	lp.compact(c)
-	if need > len(c.rbuf) {
-		c.grow(need)
+	if c.w == len(c.rbuf) {
+		c.grow(nextBodyRoom(len(c.rbuf), need))
 	}
-	lc.rdl = 0
-	if d := lp.srv.opts.Timeouts.Idle; d > 0 {
-		lc.rdl = now + int64(d)
-	}
+	lc.rdl = lp.bodyDeadline(lc, int64(c.w-need)+c.req.head.ContentLength, now)
 }
 
 // compact moves the unanswered bytes to the start of rbuf.

@@ -15,6 +15,9 @@ const (
 	DefaultIdleTimeout       = 60 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultDrainTimeout      = 15 * time.Second
+	// DefaultBodyMinRate and DefaultBodyRateWindow: see bodyrate.go.
+	DefaultBodyMinRate    = 1 << 10
+	DefaultBodyRateWindow = 10 * time.Second
 
 	DefaultMaxBodyBytes = 10 << 20
 	DefaultMaxConns     = 10000
@@ -54,6 +57,18 @@ type Timeouts struct {
 	Write time.Duration
 	// Drain bounds Shutdown when its context has no deadline.
 	Drain time.Duration
+	// BodyMinRate (bytes per second) and BodyRateWindow bound a request
+	// body as a whole, which Idle cannot: a client trickling a byte now
+	// and then restarts Idle at every byte. From the first wait for body
+	// bytes, the body may take BodyRateWindow plus one second for every
+	// BodyMinRate bytes received; a body that falls behind is answered
+	// 408 and the connection closes (Apache's mod_reqtimeout MinRate).
+	// The clock runs while the handler is not reading too, so a handler
+	// that reads a body slower than this on purpose should lower it.
+	// Zero means DefaultBodyMinRate (1 KiB/s) and DefaultBodyRateWindow
+	// (10 s); a negative value in either disables the check.
+	BodyMinRate    int64
+	BodyRateWindow time.Duration
 }
 
 // Options configures a Server.
@@ -91,6 +106,7 @@ func (o *Options) normalize() {
 	t.Idle = orDefault(t.Idle, DefaultIdleTimeout)
 	t.Write = orDefault(t.Write, DefaultWriteTimeout)
 	t.Drain = orDefault(t.Drain, DefaultDrainTimeout)
+	t.normalizeBodyRate()
 	l := &o.Limits
 	if l.MaxHeaderBytes <= 0 {
 		l.MaxHeaderBytes = phttp.DefaultMaxHeaderBytes

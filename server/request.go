@@ -149,16 +149,17 @@ func (r *Request) BodyBytes() ([]byte, error) {
 		r.fullOK = true
 		return r.full, nil
 	}
+	// The buffer grows with the bytes that arrive (growBody), never to the
+	// announced length up front: a Content-Length is only a claim.
 	buf := r.bodyBuf[:0]
+	limit := 0
 	if b.kind == phttp.BodyLength {
-		if need := int(b.length.Remaining()); cap(buf) < need {
-			buf = make([]byte, 0, need)
-		}
+		limit = int(b.length.Remaining())
 	}
 	max := r.srv.opts.Limits.MaxBodyBytes
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = growBody(buf, limit)
 		}
 		n, err := b.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

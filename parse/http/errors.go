@@ -14,6 +14,7 @@ var (
 	// Start line (RFC 9112 §3, §4).
 	ErrInvalidMethod      = errors.New("http: invalid method")
 	ErrInvalidTarget      = errors.New("http: invalid request target")
+	ErrTargetFragment     = errors.New("http: fragment in request target")
 	ErrInvalidVersion     = errors.New("http: invalid http version")
 	ErrUnsupportedVersion = errors.New("http: unsupported http version")
 	ErrInvalidRequestLine = errors.New("http: invalid request line")
@@ -34,6 +35,7 @@ var (
 	ErrMissingHost        = errors.New("http: missing host header")
 	ErrMultipleHost       = errors.New("http: more than one host header")
 	ErrInvalidHost        = errors.New("http: invalid host header")
+	ErrUnknownExpectation = errors.New("http: unknown expectation")
 
 	// Framing (RFC 9112 §6).
 	ErrInvalidContentLength     = errors.New("http: invalid content-length")
@@ -66,9 +68,11 @@ var (
 // StatusFor returns the HTTP status code a server should answer with when
 // parsing failed with err: 414 for an over-long request line, 431 for an
 // over-large header section, 413 for an over-large body, 501 for a transfer
-// coding the server does not implement (RFC 9112 §6.1), 505 for an HTTP
-// version other than 1.0 and 1.1, and 400 for everything else, including
-// errors this package did not produce. It returns 0 for a nil error and
+// coding the server does not implement (RFC 9112 §6.1), 417 for an
+// expectation other than 100-continue (RFC 9110 §10.1.1), 505 for an HTTP
+// version other than 1.0 and 1.1, and 400 for everything else (a fragment
+// in the target among them), including errors this package did not
+// produce. It returns 0 for a nil error and
 // for ErrNeedMore, which are not failures.
 func StatusFor(err error) int {
 	switch {
@@ -83,6 +87,8 @@ func StatusFor(err error) int {
 		return 413
 	case errors.Is(err, ErrUnknownTransferCoding), errors.Is(err, ErrTransferCodingNotImplemented):
 		return 501
+	case errors.Is(err, ErrUnknownExpectation):
+		return 417
 	case errors.Is(err, ErrUnsupportedVersion):
 		return 505
 	}

@@ -54,6 +54,9 @@ type framing struct {
 	connUpg     bool // Connection: upgrade
 	upgrade     []byte
 	expect100   bool
+	// expectOther: an expectation other than 100-continue (a request
+	// with one is refused with 417; responses ignore the field).
+	expectOther bool
 }
 
 // maxContentLengthDigits is the most decimal digits an int64 can need; a
@@ -69,11 +72,22 @@ func (f *framing) field(k fieldKind, v []byte) error {
 			f.host = v
 		}
 	case fieldExpect:
-		// RFC 9110 §10.1.1: 100-continue is the only expectation
-		// defined; the comparison is case-insensitive.
+		// RFC 9110 §10.1.1: Expect is a list, 100-continue is the only
+		// expectation defined, and the comparison is case-insensitive.
+		// Any other member may be answered with 417, which is what a
+		// server that cannot meet it should say rather than ignore it.
 		if equalFold(v, "100-continue") {
 			f.expect100 = true
+			break
 		}
+		listItems(v, func(item []byte) error {
+			if equalFold(item, "100-continue") {
+				f.expect100 = true
+			} else {
+				f.expectOther = true
+			}
+			return nil
+		})
 	case fieldUpgrade:
 		f.upgrade = v
 	case fieldConnection:

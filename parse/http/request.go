@@ -258,7 +258,15 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 		return 0, err
 	}
 	target := buf[t : v-1]
-	if !validTarget(target) || !validTargetForm(buf[start:m], target) {
+	if !validTarget(target) {
+		if bytes.IndexByte(target, '#') >= 0 {
+			// RFC 9112 §3.2: the target has no fragment; net/http
+			// and llhttp accept one (see nethttp_test.go).
+			return 0, ErrTargetFragment
+		}
+		return 0, ErrInvalidTarget
+	}
+	if !validTargetForm(buf[start:m], target) {
 		return 0, ErrInvalidTarget
 	}
 	req.Method = buf[start:m]
@@ -356,6 +364,11 @@ func (r *Request) frame(f *framing, noHostCheck bool) error {
 		if f.cl > 0 {
 			r.Body = BodyLength
 		}
+	}
+	if f.expectOther {
+		// In any version, as net/http's server does: an expectation the
+		// server cannot meet is refused, never silently ignored.
+		return ErrUnknownExpectation
 	}
 	if r.Version == HTTP11 {
 		r.Close = f.close

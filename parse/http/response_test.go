@@ -27,6 +27,7 @@ func TestResponse(t *testing.T) {
 		{"100", "HTTP/1.1 100 Continue\r\n\r\n", false, respResult{Version: HTTP11, Status: 100, Reason: "Continue", ContentLength: -1}, nil},
 		{"101 upgrade", "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n", false, respResult{Version: HTTP11, Status: 101, Reason: "Switching Protocols", ContentLength: -1, Upgrade: "websocket"}, nil},
 		{"http/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\n", false, respResult{Version: HTTP10, Status: 200, Reason: "OK", Body: BodyLength, ContentLength: 1}, nil},
+		{"expect ignored", "HTTP/1.1 200 OK\r\nExpect: pigeons\r\nContent-Length: 1\r\n\r\n", false, respResult{Version: HTTP11, Status: 200, Reason: "OK", Body: BodyLength, ContentLength: 1}, nil},
 		{"http/1.0 closes", "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n", false, respResult{Version: HTTP10, Status: 200, Reason: "OK", Body: BodyLength, ContentLength: 1, Close: true}, nil},
 
 		{"te and cl", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", false, respResult{}, ErrContentLengthWithTE},

@@ -185,11 +185,14 @@ func ctlLanes(x uint64) uint64 {
 }
 
 // targetLanes sets bit 7 of each lane of x holding a byte that is not
-// allowed in a request-target (below 0x21, or 0x7f and above). Only
-// whether the result is zero is meaningful: carries and borrows start at a
-// true match, so they never create a match in a word without one.
+// allowed in a request-target (below 0x21, "#", or 0x7f and above; see
+// isTargetByte). Only whether the result is zero is meaningful: carries
+// and borrows start at a true match, so they never create a match in a
+// word without one. A "#" lane is the zero lane of x^'#' (the classic
+// has-zero-byte test).
 func targetLanes(x uint64) uint64 {
-	return ((x-lanes01*'!')&^x | x | (x + lanes01)) & lanes80
+	h := x ^ (lanes01 * '#')
+	return ((x-lanes01*'!')&^x | x | (x + lanes01) | (h-lanes01)&^h) & lanes80
 }
 
 // scalarNextCtl is nextCtl without masks: eight bytes per step, since field

@@ -11,6 +11,7 @@ import (
 var allSentinels = []error{
 	ErrInvalidMethod,
 	ErrInvalidTarget,
+	ErrTargetFragment,
 	ErrInvalidVersion,
 	ErrUnsupportedVersion,
 	ErrInvalidRequestLine,
@@ -27,6 +28,7 @@ var allSentinels = []error{
 	ErrMissingHost,
 	ErrMultipleHost,
 	ErrInvalidHost,
+	ErrUnknownExpectation,
 	ErrInvalidContentLength,
 	ErrConflictingContentLength,
 	ErrContentLengthWithTE,

@@ -79,6 +79,13 @@ func TestRequestStrictness(t *testing.T) {
 		{"target scheme with bad char", "GET ht_tp://a/ HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrInvalidTarget, 400},
 		{"asterisk without options", "GET * HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrInvalidTarget, 400},
 		{"connect with path", "CONNECT /a HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrInvalidTarget, 400},
+		// RFC 9112 §3.2: no fragment in a request-target (issue 18).
+		{"fragment", "GET /a#b HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrTargetFragment, 400},
+		{"fragment after query", "GET /a?b=1#c HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrTargetFragment, 400},
+		{"fragment past a word", "GET /abcdefghijklmnop#q HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrTargetFragment, 400},
+		{"empty fragment", "GET /# HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrTargetFragment, 400},
+		{"fragment in absolute form", "GET http://a.example/x#y HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrTargetFragment, 400},
+		{"fragment in authority form", "CONNECT a.example#x:443 HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrTargetFragment, 400},
 		{"no version", "GET /\r\n" + hostLine + "\r\n", nil, ErrInvalidRequestLine, 400},
 		{"http/1.2", "GET / HTTP/1.2\r\n" + hostLine + "\r\n", nil, ErrUnsupportedVersion, 505},
 		{"http/2.0", "GET / HTTP/2.0\r\n" + hostLine + "\r\n", nil, ErrUnsupportedVersion, 505},
@@ -94,6 +101,13 @@ func TestRequestStrictness(t *testing.T) {
 		{"host with userinfo", reqLine + "Host: u@a.example\r\n\r\n", nil, ErrInvalidHost, 400},
 		{"host with space", reqLine + "Host: a b\r\n\r\n", nil, ErrInvalidHost, 400},
 		{"two hosts http/1.0", "GET / HTTP/1.0\r\n" + hostLine + hostLine + "\r\n", nil, ErrMultipleHost, 400},
+
+		// Expect (RFC 9110 §10.1.1): only 100-continue is known.
+		{"expect unknown", "PUT /x HTTP/1.1\r\nHost: a\r\nExpect: pigeons\r\nContent-Length: 1\r\n\r\n", nil, ErrUnknownExpectation, 417},
+		{"expect 100-continue with a value", reqLine + hostLine + "Expect: 100-continue=1\r\n\r\n", nil, ErrUnknownExpectation, 417},
+		{"expect list with unknown", reqLine + hostLine + "Expect: 100-continue, pigeons\r\n\r\n", nil, ErrUnknownExpectation, 417},
+		{"expect second field unknown", reqLine + hostLine + "Expect: 100-continue\r\nExpect: x\r\n\r\n", nil, ErrUnknownExpectation, 417},
+		{"expect unknown http/1.0", "GET / HTTP/1.0\r\nExpect: 200-ok\r\n\r\n", nil, ErrUnknownExpectation, 417},
 
 		// Limits.
 		{"request line too long", "GET /" + strings.Repeat("a", DefaultMaxRequestLine) + " HTTP/1.1\r\n" + hostLine + "\r\n", nil, ErrRequestLineTooLong, 414},
@@ -167,6 +181,9 @@ func TestRequestAccepts(t *testing.T) {
 		{"chunked", "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n", reqResult{Method: "POST", Target: "/x", Version: HTTP11, Host: "a", Body: BodyChunked, ContentLength: -1}},
 		{"chunked two fields", "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", reqResult{Method: "POST", Target: "/x", Version: HTTP11, Host: "a", Body: BodyChunked, ContentLength: -1}},
 		{"expect", "PUT /x HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n", reqResult{Method: "PUT", Target: "/x", Version: HTTP11, Host: "a", Body: BodyLength, ContentLength: 1, Expect100: true}},
+		{"expect list", "PUT /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue ,100-CONTINUE\r\nContent-Length: 1\r\n\r\n", reqResult{Method: "PUT", Target: "/x", Version: HTTP11, Host: "a", Body: BodyLength, ContentLength: 1, Expect100: true}},
+		{"expect empty", reqLine + hostLine + "Expect:\r\n\r\n", reqResult{Method: "GET", Target: "/", Version: HTTP11, Host: "example.com", ContentLength: -1}},
+		{"expect ignored in http/1.0", "PUT /x HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n", reqResult{Method: "PUT", Target: "/x", Version: HTTP10, Body: BodyLength, ContentLength: 1, Close: true}},
 		{"upgrade", "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", reqResult{Method: "GET", Target: "/ws", Version: HTTP11, Host: "a", ContentLength: -1, Upgrade: "websocket"}},
 		{"upgrade without connection", "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n", reqResult{Method: "GET", Target: "/ws", Version: HTTP11, Host: "a", ContentLength: -1}},
 		{"ows trimmed, tab and obs-text kept", reqLine + "Host:\t a \t\r\nX-A: b\tc\xff \r\n\r\n", reqResult{Method: "GET", Target: "/", Version: HTTP11, Host: "a", ContentLength: -1}},

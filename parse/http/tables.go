@@ -28,8 +28,11 @@ func isCtl(b byte) bool { return b < ' ' || b == 0x7f }
 
 // isTargetByte reports whether b may appear in a request-target: printable
 // ASCII without SP (RFC 9112 §3.2 and RFC 3986's characters; bytes >= 0x80
-// are rejected, as by llhttp's strict mode and by RFC 3986).
-func isTargetByte(b byte) bool { return b > ' ' && b < 0x7f }
+// are rejected, as by llhttp's strict mode and by RFC 3986), and without
+// "#": a request-target has no fragment (RFC 9112 §3.2), and one that
+// carries a "#" is read differently by parsers that cut it off and parsers
+// that keep it in the path.
+func isTargetByte(b byte) bool { return b > ' ' && b < 0x7f && b != '#' }
 
 // isHexDigit reports whether b is HEXDIG (RFC 5234, case-insensitive as
 // RFC 9112 §7.1 allows).

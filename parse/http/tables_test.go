@@ -34,7 +34,7 @@ func TestTables(t *testing.T) {
 // every byte value in every lane, with neighbours that provoke borrows and
 // carries.
 func TestWordTricks(t *testing.T) {
-	for _, fill := range []byte{0x00, 0x20, 0x41, 0x7f, 0x80, 0xff} {
+	for _, fill := range []byte{0x00, 0x20, '#', 0x41, 0x7f, 0x80, 0xff} {
 		for lane := 0; lane < 8; lane++ {
 			for v := 0; v < 256; v++ {
 				var w [8]byte

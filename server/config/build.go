@@ -58,6 +58,10 @@ func (c *Config) WithDefaults() *Config {
 	def(&t.Idle, server.DefaultIdleTimeout)
 	def(&t.Write, server.DefaultWriteTimeout)
 	def(&t.Drain, server.DefaultDrainTimeout)
+	def(&t.BodyRateWindow, server.DefaultBodyRateWindow)
+	if t.BodyMinRate == 0 {
+		t.BodyMinRate = server.DefaultBodyMinRate
+	}
 	e.Upstreams = append([]Upstream(nil), c.Upstreams...)
 	for i := range e.Upstreams {
 		u := &e.Upstreams[i]
@@ -86,6 +90,10 @@ func (c *Config) ServerOptions() server.Options {
 			Idle:       time.Duration(e.Timeouts.Idle),
 			Write:      time.Duration(e.Timeouts.Write),
 			Drain:      time.Duration(e.Timeouts.Drain),
+
+			// A body's minimum rate, over the whole body.
+			BodyMinRate:    e.Timeouts.BodyMinRate,
+			BodyRateWindow: time.Duration(e.Timeouts.BodyRateWindow),
 		},
 	}
 }

@@ -46,6 +46,11 @@ type Timeouts struct {
 	Idle       Duration `yaml:"idle"`
 	Write      Duration `yaml:"write"`
 	Drain      Duration `yaml:"drain"`
+	// BodyMinRate (bytes per second) and BodyRateWindow: a request body
+	// may take the window plus a second per BodyMinRate bytes received
+	// (server.Timeouts; defaults 1024 B/s and 10s).
+	BodyMinRate    int64    `yaml:"body_min_rate"`
+	BodyRateWindow Duration `yaml:"body_rate_window"`
 }
 
 // Upstream is a named pool of targets.
@@ -295,6 +300,9 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"idle":        d.duration(&c.Timeouts.Idle),
 				"write":       d.duration(&c.Timeouts.Write),
 				"drain":       d.duration(&c.Timeouts.Drain),
+
+				"body_min_rate":    d.integer(&c.Timeouts.BodyMinRate),
+				"body_rate_window": d.duration(&c.Timeouts.BodyRateWindow),
 			})
 		},
 		"upstreams": func(v *yaml.Node, key string) {
