@@ -106,7 +106,7 @@ func (b *bodyReader) readLength(p []byte) (int, error) {
 	if rem := b.length.Remaining(); int64(len(p)) > rem {
 		p = p[:rem]
 	}
-	c.setReadDeadline(time.Now(), c.srv.opts.Timeouts.Idle)
+	c.setReadDeadline(time.Now(), c.cfg.Timeouts.Idle)
 	n, err := c.st.Read(p)
 	_, b.done = b.length.Decode(p[:n])
 	b.read += int64(n)
