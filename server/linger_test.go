@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,10 @@ import (
 // kernel answered with a reset, and the client saw "connection reset"
 // instead of the answer.
 func TestErrorAnswerSurvivesUnreadInput(t *testing.T) {
-	const huge = 2 << 20
+	const (
+		huge          = 2 << 20
+		clientSendBuf = 32 << 10
+	)
 	for _, tc := range []struct {
 		name string
 		req  string
@@ -27,6 +31,10 @@ func TestErrorAnswerSurvivesUnreadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, addr := startTCP(t, okHandler("ok"), Options{})
 			c := dial(t, addr)
+			// A small send buffer: the kernel cannot take the whole
+			// request at once, so the client is still sending when
+			// the server answers and closes, as over a real network.
+			c.(*net.TCPConn).SetWriteBuffer(clientSendBuf)
 			sent := make(chan error, 1)
 			go func() {
 				_, err := io.WriteString(c, tc.req)
