@@ -61,19 +61,23 @@ func get(t *testing.T, c net.Conn, br *bufio.Reader, target string) string {
 // goroutines, which the loop must reclaim too.
 func TestReclaimIdleForNewClient(t *testing.T) {
 	const slots = 8
-	for _, tc := range []struct{ name, target string }{{"inline", "/i/x"}, {"handed-off", "/g/x"}} {
+	// target "" fills the server with connections that never send a
+	// request (waiting for their first one counts as idle too).
+	for _, tc := range []struct{ name, target string }{{"inline", "/i/x"}, {"handed-off", "/g/x"}, {"fresh", ""}} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, addr := startTCP(t, splitHandler{}, Options{Limits: Limits{MaxConns: slots, MaxConnsPerIP: -1}})
 			var held []net.Conn
 			for range slots {
 				c := dialFrom(t, "127.0.0.1", addr)
+				if tc.target == "" {
+					held = append(held, c)
+					continue
+				}
 				if body := get(t, c, bufio.NewReader(c), tc.target); body != "ok "+tc.target {
 					t.Fatalf("filling: %q", body)
 				}
 				held = append(held, c)
 			}
-			// A fresh connection that has sent nothing is reclaimable
-			// as well, but the server is full of idle ones already.
 			c := dialFrom(t, "127.0.0.2", addr)
 			c.SetDeadline(time.Now().Add(time.Second))
 			if body := get(t, c, bufio.NewReader(c), "/i/new"); body != "ok /i/new" {
