@@ -324,6 +324,12 @@ func (lp *loop) run() error {
 			}
 		}
 		if lp.stopAccept.Load() && !lp.lclosed {
+			if !lp.srv.closing.Load() && !lp.paused.Load() {
+				// StopListener (a reload removed the address):
+				// take what the backlog holds before closing, so
+				// that no connection already made is reset.
+				lp.accept(now)
+			}
 			lp.closeListener()
 			lp.next = now // close the idle connections now
 		}
