@@ -19,10 +19,10 @@ import (
 //     a goroutine or a buffer.
 //   - When a Serve call is at Limits.MaxConns and a new connection arrives,
 //     the server closes an idle connection of that Serve call to admit it,
-//     as nginx reuses its connections: one waiting for its next (or first)
-//     request with nothing buffered or in flight, chosen among a bounded
-//     sample as the one idle longest (goroutine engine) or nearest its own
-//     timeout (event loop). A keep-alive client that loses an idle
+//     as nginx reuses its connections: one waiting for its next request
+//     with nothing buffered or in flight (or for its first, once it has
+//     been silent for reclaimFreshAfter), chosen among a bounded sample as
+//     the one idle longest. A keep-alive client that loses an idle
 //     connection this way sees an ordinary keep-alive close and retries.
 //     Only when nothing is idle does the new connection wait (held,
 //     accepted, while the rest stay in the kernel's backlog).
@@ -56,6 +56,12 @@ const (
 	// close (a Redis-style sampled LRU): an accept at the limit costs at
 	// most this many checks, not a walk of every connection.
 	reclaimScan = 256
+	// reclaimFreshAfter is how long a new connection must have sent
+	// nothing before it may be closed for another: a client sends its
+	// request within a round trip of connecting, so one accepted a moment
+	// ago may have its request on the way (or unread in its socket),
+	// while one silent for a second is as idle as a keep-alive one.
+	reclaimFreshAfter = time.Second
 	// reclaimRetry is how often a connection held at the limit looks
 	// again for an idle one to replace (connections become idle without
 	// telling anyone).
@@ -197,6 +203,7 @@ func (s *Server) reclaimIdle(home any) bool {
 	var victim *conn
 	var oldest int64
 	seen := 0
+	freshBefore := time.Now().Add(-reclaimFreshAfter).UnixMilli()
 	for c := range s.conns {
 		if seen++; seen > reclaimScan {
 			break
@@ -205,7 +212,7 @@ func (s *Server) reclaimIdle(home any) bool {
 			continue
 		}
 		st := c.state.Load()
-		if st&stateMask != stateIdle {
+		if !waiting(st) || st&stateMask == stateFresh && st>>stateBits > freshBefore {
 			continue
 		}
 		if victim == nil || st < oldest {

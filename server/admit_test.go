@@ -62,7 +62,7 @@ func get(t *testing.T, c net.Conn, br *bufio.Reader, target string) string {
 func TestReclaimIdleForNewClient(t *testing.T) {
 	const slots = 8
 	// target "" fills the server with connections that never send a
-	// request (waiting for their first one counts as idle too).
+	// request: once silent for reclaimFreshAfter they count as idle too.
 	for _, tc := range []struct{ name, target string }{{"inline", "/i/x"}, {"handed-off", "/g/x"}, {"fresh", ""}} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, addr := startTCP(t, splitHandler{}, Options{Limits: Limits{MaxConns: slots, MaxConnsPerIP: -1}})
@@ -77,6 +77,9 @@ func TestReclaimIdleForNewClient(t *testing.T) {
 					t.Fatalf("filling: %q", body)
 				}
 				held = append(held, c)
+			}
+			if tc.target == "" {
+				time.Sleep(reclaimFreshAfter)
 			}
 			c := dialFrom(t, "127.0.0.2", addr)
 			c.SetDeadline(time.Now().Add(time.Second))
@@ -104,29 +107,45 @@ func TestReclaimIdleForNewClient(t *testing.T) {
 // TestFullOfBusyWaits: when no connection is idle, a new one waits for a
 // slot (nothing busy is closed for it) and is served once one frees.
 func TestFullOfBusyWaits(t *testing.T) {
-	_, addr := startTCP(t, splitHandler{}, Options{Limits: Limits{MaxConns: 2, MaxConnsPerIP: -1}})
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	// A plain handler: on the loop engine its connections are handed
+	// off, busy on their goroutines.
+	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+		if string(r.Target()) == "/block" {
+			entered <- struct{}{}
+			<-release
+		}
+		w.WriteString("ok " + string(r.Target()))
+	})
+	_, addr := startTCP(t, h, Options{Limits: Limits{MaxConns: 2, MaxConnsPerIP: -1}})
 	var busy []net.Conn
 	for range 2 {
 		c := dialFrom(t, "127.0.0.1", addr)
-		io.WriteString(c, "GET /i/partial HTTP/1.1\r\n") // a head in progress
+		io.WriteString(c, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
 		busy = append(busy, c)
+		select {
+		case <-entered:
+		case <-time.After(testTimeout):
+			t.Fatal("handler not entered")
+		}
 	}
-	time.Sleep(100 * time.Millisecond) // let both be accepted
 	n := dialFrom(t, "127.0.0.2", addr)
-	io.WriteString(n, "GET /i/new HTTP/1.1\r\nHost: x\r\n\r\n")
+	io.WriteString(n, "GET /new HTTP/1.1\r\nHost: x\r\n\r\n")
 	n.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	var b [1]byte
 	if _, err := n.Read(b[:]); err == nil {
 		t.Fatal("served while every slot was busy")
 	}
-	busy[0].Close()
-	n.SetReadDeadline(time.Now().Add(testTimeout))
-	if _, body := readResponse(t, bufio.NewReader(n), "GET"); body != "ok /i/new" {
-		t.Fatalf("got %q", body)
+	close(release)
+	for _, c := range busy {
+		if _, body := readResponse(t, bufio.NewReader(c), "GET"); body != "ok /block" {
+			t.Fatalf("busy connection: %q", body)
+		}
 	}
-	io.WriteString(busy[1], "Host: x\r\n\r\n")
-	if _, body := readResponse(t, bufio.NewReader(busy[1]), "GET"); body != "ok /i/partial" {
-		t.Fatalf("busy connection: %q", body)
+	// The busy connections are idle now: one is closed for the new one.
+	n.SetReadDeadline(time.Now().Add(testTimeout))
+	if _, body := readResponse(t, bufio.NewReader(n), "GET"); body != "ok /new" {
+		t.Fatalf("got %q", body)
 	}
 }
 

@@ -41,13 +41,23 @@ const (
 	stateActive int64 = iota
 	stateIdle         // waiting for the first byte of a next request
 	stateWoken        // Shutdown or reclaimIdle interrupted the idle read
+	stateFresh        // waiting for the first byte of the first request
 
 	stateBits = 2
 	stateMask = 1<<stateBits - 1
 )
 
-// idleWord is the state word of a connection idle since t.
-func idleWord(t time.Time) int64 { return t.UnixMilli()<<stateBits | stateIdle }
+// idleWord is the state word of a connection idle since t, waiting for its
+// first request if first.
+func idleWord(t time.Time, first bool) int64 {
+	if first {
+		return t.UnixMilli()<<stateBits | stateFresh
+	}
+	return t.UnixMilli()<<stateBits | stateIdle
+}
+
+// waiting reports whether the state word w is one of an idle wait.
+func waiting(w int64) bool { return w&stateMask == stateIdle || w&stateMask == stateFresh }
 
 var errShutdown = errors.New("server: shutting down")
 
@@ -308,7 +318,7 @@ func (c *conn) readHead(first bool) (int, error) {
 			}
 			// Order matters: mark idle, then look at closing. Shutdown
 			// sets closing, then wakes the connections it sees idle.
-			c.state.Store(idleWord(since))
+			c.state.Store(idleWord(since, first))
 			if c.srv.closing.Load() {
 				return 0, errShutdown
 			}

@@ -84,7 +84,7 @@ func (lp *loop) slotFor(now int64) bool {
 	if m <= 0 || lp.count.Load() < m {
 		return true
 	}
-	if lc := lp.idlest(); lc != nil {
+	if lc := lp.idlest(now); lc != nil {
 		lp.closeConn(lc)
 		return true
 	}
@@ -94,15 +94,14 @@ func (lp *loop) slotFor(now int64) bool {
 }
 
 // idlest returns, among at most reclaimScan of the loop's connections from
-// a rotating start, the idle one nearest its own read deadline (a
-// keep-alive connection idle longest, or a new one that has sent nothing),
-// or nil.
-func (lp *loop) idlest() *lconn {
+// a rotating start, the one idle longest (see reclaimIdle), or nil.
+func (lp *loop) idlest(now int64) *lconn {
 	n := len(lp.conns)
 	if n == 0 {
 		return nil
 	}
 	var best *lconn
+	var bestSince int64
 	for i := 0; i < min(n, reclaimScan); i++ {
 		lp.rcur++
 		if lp.rcur >= n {
@@ -112,11 +111,30 @@ func (lp *loop) idlest() *lconn {
 		if lc == nil || lc.lingering || lc.inHead || !lc.idle() {
 			continue
 		}
-		if best == nil || lc.rdl != 0 && (best.rdl == 0 || lc.rdl < best.rdl) {
-			best = lc
+		since, ok := lc.idleSince()
+		if !ok || !lc.established && now-since < int64(reclaimFreshAfter) {
+			continue
+		}
+		if best == nil || since < bestSince {
+			best, bestSince = lc, since
 		}
 	}
 	return best
+}
+
+// idleSince is when an idle connection's wait began, on the loop clock,
+// derived from its read deadline (set to the start of the wait plus Idle,
+// or for a new connection plus ReadHeader) so that no field is written
+// per request for it. ok is false when the wait has no deadline.
+func (lc *lconn) idleSince() (since int64, ok bool) {
+	d := lc.c.cfg.Timeouts.Idle
+	if !lc.established {
+		d = lc.c.cfg.Timeouts.ReadHeader
+	}
+	if lc.rdl == 0 || d <= 0 {
+		return 0, false
+	}
+	return lc.rdl - int64(d), true
 }
 
 // pause takes the listener out of the epoll set until resumeAt (0: until

@@ -272,7 +272,7 @@ func (s *Server) wakeIdle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		if c.state.Load()&stateMask == stateIdle {
+		if waiting(c.state.Load()) {
 			c.st.SetReadDeadline(aLongTimeAgo)
 		}
 	}
