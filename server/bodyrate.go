@@ -66,7 +66,7 @@ func (t *Timeouts) normalizeBodyRate() {
 
 // timeouts are the timeouts the connection is served under; the body
 // rate reads them only through here, on both engines.
-func (c *conn) timeouts() *Timeouts { return &c.srv.opts.Timeouts }
+func (c *conn) timeouts() *Timeouts { return &c.cfg.Timeouts }
 
 // setBodyReadDeadline sets the read deadline of a body read starting at
 // now: the Idle deadline (lazily, as setReadDeadline does), or the rate

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"io"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,12 +31,33 @@ const (
 	maxPooledBuf = 128 << 10
 )
 
-// Connection states seen by Shutdown.
+// Connection states seen by Shutdown and by reclaimIdle. The low bits of
+// conn.state hold the state; an idle connection's word also holds when its
+// wait began (Unix milliseconds, shifted up by stateBits), so that
+// reclaimIdle can pick the longest idle and its compare-and-swap fails if
+// the connection has moved on since. One atomic store per request, as
+// before.
 const (
-	stateActive int32 = iota
+	stateActive int64 = iota
 	stateIdle         // waiting for the first byte of a next request
-	stateWoken        // Shutdown interrupted the idle read
+	stateWoken        // Shutdown or reclaimIdle interrupted the idle read
+	stateFresh        // waiting for the first byte of the first request
+
+	stateBits = 2
+	stateMask = 1<<stateBits - 1
 )
+
+// idleWord is the state word of a connection idle since t, waiting for its
+// first request if first.
+func idleWord(t time.Time, first bool) int64 {
+	if first {
+		return t.UnixMilli()<<stateBits | stateFresh
+	}
+	return t.UnixMilli()<<stateBits | stateIdle
+}
+
+// waiting reports whether the state word w is one of an idle wait.
+func waiting(w int64) bool { return w&stateMask == stateIdle || w&stateMask == stateFresh }
 
 var errShutdown = errors.New("server: shutting down")
 
@@ -45,6 +67,20 @@ var errShutdown = errors.New("server: shutting down")
 type conn struct {
 	srv *Server
 	st  Stream
+	// cfg are the limits and timeouts the connection was accepted under
+	// (reconfigure.go): read without synchronization on every request.
+	cfg *settings
+	// home is what the connection's MaxConns slot belongs to (a
+	// ServeStream call's slots, or the event loop that accepted it), so
+	// that a full Serve call reclaims only its own idle connections.
+	home any
+	// ip is the client's address as counted for MaxConnsPerIP; ipHeld:
+	// counted, to be given back on release.
+	ip     netip.Addr
+	ipHeld bool
+	// errSent: an error answer was queued (writeError); closing then
+	// lingers (linger.go) so that the client can read it.
+	errSent bool
 
 	// rbuf[r:w] holds received bytes not yet consumed: the rest of the
 	// current request's body, then pipelined requests.
@@ -57,7 +93,7 @@ type conn struct {
 	req  Request
 	resp ResponseWriter
 
-	state atomic.Int32
+	state atomic.Int64
 	// readDL is the read deadline last set; setReadDeadline skips
 	// updates that would move it by less than a quarter of the timeout.
 	readDL time.Time
@@ -92,6 +128,8 @@ var connPool = sync.Pool{New: func() any {
 func newConn(s *Server, st Stream) *conn {
 	c := connPool.Get().(*conn)
 	c.srv, c.st = s, st
+	c.cfg = s.settings()
+	c.home, c.ipHeld, c.errSent = nil, false, false
 	c.r, c.w = 0, 0
 	c.readDL, c.writeDL, c.now = time.Time{}, time.Time{}, time.Time{}
 	c.broken, c.inLoop = false, false
@@ -104,6 +142,11 @@ func newConn(s *Server, st Stream) *conn {
 
 func (c *conn) release() {
 	poison(c.rbuf[:c.w])
+	if c.ipHeld {
+		c.srv.ips.release(c.ip)
+		c.ipHeld = false
+	}
+	c.cfg, c.home = nil, nil
 	c.srv, c.st = nil, nil
 	c.req.remote = nil
 	c.req.srv = nil
@@ -153,7 +196,7 @@ func (c *conn) flush() error {
 	if len(c.out) == 0 {
 		return nil
 	}
-	if d := c.srv.opts.Timeouts.Write; d > 0 {
+	if d := c.cfg.Timeouts.Write; d > 0 {
 		// Lazy like setReadDeadline: each write gets between 3/4 of the
 		// Write timeout and all of it.
 		now := c.now
@@ -197,11 +240,17 @@ func (c *conn) serve() {
 			if status := phttp.StatusFor(err); status != 0 && !isStreamError(err) {
 				c.writeError(status)
 			}
-			c.flush()
+			// Only an error answer lingers here: a timeout, EOF
+			// or Shutdown has no response for the client to read.
+			if c.flush() == nil && c.errSent {
+				c.linger()
+			}
 			return
 		}
 		if !c.serveOne(n) {
-			c.flush()
+			if c.flush() == nil && c.lingerWanted() {
+				c.linger()
+			}
 			return
 		}
 		if len(c.out) >= flushThreshold {
@@ -230,7 +279,7 @@ func (c *conn) readHead(first bool) (int, error) {
 	var headStart time.Time
 	for {
 		if c.w > c.r {
-			n, err := c.srv.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
+			n, err := c.cfg.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
 			if err != phttp.ErrNeedMore {
 				return n, err
 			}
@@ -249,18 +298,27 @@ func (c *conn) readHead(first bool) (int, error) {
 		if c.w == len(c.rbuf) {
 			// The parser reports ErrHeaderTooLarge once it sees
 			// MaxHeaderBytes, so the buffer never grows beyond that.
-			c.grow(min(2*len(c.rbuf), c.srv.opts.Limits.MaxHeaderBytes))
+			c.grow(min(2*len(c.rbuf), c.cfg.Limits.MaxHeaderBytes))
 		}
 		idle := c.w == 0
+		if first && headStart.IsZero() {
+			// The first head's budget runs from the accept (this
+			// wait), not from its first byte: a new connection
+			// gets ReadHeader in all, an established one Idle and
+			// then ReadHeader (admit.go).
+			headStart = time.Now()
+		}
 		if idle {
+			since := c.now
 			if first {
-				c.setExactReadDeadline(deadline(time.Now(), c.srv.opts.Timeouts.ReadHeader))
+				since = headStart
+				c.setExactReadDeadline(deadline(headStart, c.cfg.Timeouts.ReadHeader))
 			} else {
-				c.setReadDeadline(c.now, c.srv.opts.Timeouts.Idle)
+				c.setReadDeadline(c.now, c.cfg.Timeouts.Idle)
 			}
 			// Order matters: mark idle, then look at closing. Shutdown
 			// sets closing, then wakes the connections it sees idle.
-			c.state.Store(stateIdle)
+			c.state.Store(idleWord(since, first))
 			if c.srv.closing.Load() {
 				return 0, errShutdown
 			}
@@ -268,7 +326,7 @@ func (c *conn) readHead(first bool) (int, error) {
 			if headStart.IsZero() {
 				headStart = time.Now()
 			}
-			c.setExactReadDeadline(deadline(headStart, c.srv.opts.Timeouts.ReadHeader))
+			c.setExactReadDeadline(deadline(headStart, c.cfg.Timeouts.ReadHeader))
 		}
 		nr, err := c.st.Read(c.rbuf[c.w:])
 		if idle && c.state.Swap(stateActive) == stateWoken {
@@ -333,7 +391,7 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 	reqStart = c.r
 	c.r += n
 	c.sent100 = false
-	if head.Body == phttp.BodyLength && s.opts.Limits.MaxBodyBytes > 0 && head.ContentLength > s.opts.Limits.MaxBodyBytes {
+	if max := c.cfg.Limits.MaxBodyBytes; head.Body == phttp.BodyLength && max > 0 && head.ContentLength > max {
 		c.writeError(413)
 		return reqStart, false
 	}
@@ -394,6 +452,7 @@ const continueLine = "HTTP/1.1 100 Continue\r\n\r\n"
 // writeError queues a minimal error response that closes the connection,
 // for input rejected before any handler ran.
 func (c *conn) writeError(status int) {
+	c.errSent = true
 	c.out = appendErrorResponse(c.out, status)
 }
 

@@ -125,6 +125,14 @@ type loop struct {
 	paused   atomic.Bool
 	resumeAt int64
 	backoff  time.Duration
+	// held is a connection accepted at the limit with no idle one to
+	// replace: it waits, accepted, for a slot (loopadmit_linux.go), and the
+	// listener stays out of the epoll set meanwhile. reclaimAt is when to
+	// look for an idle connection again; rcur is where the bounded scan
+	// for one starts.
+	held      heldConn
+	reclaimAt int64
+	rcur      int
 
 	stopAccept   atomic.Bool // Shutdown or Close: close the listener
 	abort        atomic.Bool // Close: close every connection now
@@ -155,10 +163,15 @@ func (s *Server) ServeLoop(l net.Listener) error {
 		return ErrServerClosed
 	}
 	defer s.untrack(lp)
+	s.alias(l, lp) // StopListener(l) finds the loop
+	defer s.alias(l, nil)
 	err = lp.run()
 	lp.exit()
 	s.active.Done()
 	if err == nil || s.closing.Load() {
+		if !s.closing.Load() && s.wasStopped(lp) {
+			return ErrListenerStopped
+		}
 		return ErrServerClosed
 	}
 	return err
@@ -189,14 +202,7 @@ func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
 	if err := rc.Control(func(fd uintptr) { lp.lfd = int(fd) }); err != nil || lp.lfd < 0 {
 		return nil, errLoopListener
 	}
-	t := &s.opts.Timeouts
-	tick := maxLoopTick
-	for _, d := range []time.Duration{t.ReadHeader, t.Idle, t.Write, t.BodyRateWindow} {
-		if d > 0 && d/4 < tick {
-			tick = d / 4
-		}
-	}
-	lp.tick = int64(max(tick, minLoopTick))
+	lp.tick = loopTick(s.settings())
 	if lp.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, err
 	}
@@ -275,7 +281,7 @@ func (lp *loop) run() error {
 			lp.closeAll()
 			return nil
 		}
-		if lp.lclosed && lp.nconns == 0 {
+		if lp.lclosed && lp.nconns == 0 && !lp.held.ok {
 			return nil
 		}
 		// Poll first without parking: under load the next events are
@@ -318,6 +324,12 @@ func (lp *loop) run() error {
 			}
 		}
 		if lp.stopAccept.Load() && !lp.lclosed {
+			if !lp.srv.closing.Load() && !lp.paused.Load() {
+				// StopListener (a reload removed the address):
+				// take what the backlog holds before closing, so
+				// that no connection already made is reset.
+				lp.accept(now)
+			}
 			lp.closeListener()
 			lp.next = now // close the idle connections now
 		}
@@ -326,6 +338,9 @@ func (lp *loop) run() error {
 		}
 		if now >= lp.next {
 			lp.scan(now)
+		}
+		if lp.held.ok && lp.next > lp.reclaimAt {
+			lp.next = lp.reclaimAt // look for an idle connection again then
 		}
 		if len(lp.flushq) > 0 {
 			lp.flush(now)
@@ -337,6 +352,9 @@ func (lp *loop) run() error {
 // is closing, the idle ones.
 func (lp *loop) scan(now int64) {
 	closing := lp.srv.closing.Load()
+	if closing && lp.held.ok {
+		lp.dropHeld() // never served: as if still in the backlog
+	}
 	for _, lc := range lp.conns {
 		if lc == nil {
 			continue
@@ -357,6 +375,10 @@ func (lp *loop) scan(now int64) {
 			lp.exTimeout(lc, now)
 		}
 	}
+	// Timeouts may have been reconfigured: the period follows the
+	// current ones (connections keep theirs, so a shorter old timeout is
+	// checked up to a tick late).
+	lp.tick = loopTick(lp.srv.settings())
 	tick := lp.tick
 	if closing {
 		tick = min(tick, int64(shutdownPoll))
@@ -373,6 +395,9 @@ func (lp *loop) scan(now int64) {
 }
 
 func (lp *loop) closeAll() {
+	if lp.held.ok {
+		lp.dropHeld()
+	}
 	for _, lc := range lp.conns {
 		if lc != nil {
 			lp.closeConn(lc)
@@ -446,59 +471,6 @@ func (lp *loop) closeFDs() {
 		unix.Close(lp.epfd)
 		lp.epfd = -1
 	}
-}
-
-// accept takes the connections waiting in the backlog, up to acceptBatch
-// and the connection limit.
-func (lp *loop) accept(now int64) {
-	maxConns := int64(lp.srv.opts.Limits.MaxConns)
-	for range acceptBatch {
-		if maxConns > 0 && lp.count.Load() >= maxConns {
-			lp.pause(0)
-			return
-		}
-		fd, sa, err := unix.Accept4(lp.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-		if err != nil {
-			switch err {
-			case unix.EAGAIN, unix.EINTR, unix.ECONNABORTED:
-				if err == unix.EAGAIN {
-					return
-				}
-				continue
-			}
-			// EMFILE and friends: the backlog stays readable, so
-			// take the listener out of the set for a while (as
-			// ServeStream sleeps) instead of spinning.
-			lp.backoff = min(max(2*lp.backoff, 5*time.Millisecond), acceptBackoff)
-			lp.srv.opts.Logger.Warn("accept failed; retrying", "err", err, "delay", lp.backoff)
-			lp.pause(now + int64(lp.backoff))
-			return
-		}
-		lp.backoff = 0
-		lp.add(fd, sa, now)
-	}
-}
-
-// pause takes the listener out of the epoll set until resumeAt (0: until
-// a connection slot frees).
-func (lp *loop) pause(resumeAt int64) {
-	if !lp.paused.Load() {
-		lp.ctl(unix.EPOLL_CTL_DEL, lp.lfd, 0)
-		lp.paused.Store(true)
-	}
-	lp.resumeAt = resumeAt
-}
-
-func (lp *loop) maybeResume(now int64) {
-	if lp.resumeAt != 0 && now < lp.resumeAt {
-		return
-	}
-	if m := int64(lp.srv.opts.Limits.MaxConns); m > 0 && lp.count.Load() >= m {
-		return
-	}
-	lp.resumeAt = 0
-	lp.paused.Store(false)
-	lp.ctl(unix.EPOLL_CTL_ADD, lp.lfd, unix.EPOLLIN)
 }
 
 // connGone frees the slot of a handed-off connection that ended; it runs

@@ -280,20 +280,24 @@ func TestLoopClose(t *testing.T) {
 
 func isReset(err error) bool { return strings.Contains(err.Error(), "reset") }
 
-// TestLoopConnLimit: beyond MaxConns the loop stops accepting until a
-// connection (served on the loop or handed off) ends.
+// TestLoopConnLimit: beyond MaxConns, with no idle connection to close
+// in its place (admit.go), the loop stops accepting until a connection
+// (served on the loop or handed off) ends.
 func TestLoopConnLimit(t *testing.T) {
-	s, addr := startLoop(t, mixedHandler{}, Options{Limits: Limits{MaxConns: 2}})
+	s, addr := startLoop(t, mixedHandler{}, Options{Limits: Limits{MaxConns: 2, MaxConnsPerIP: -1}})
 	a := dial(t, addr)
-	abr := bufio.NewReader(a)
-	io.WriteString(a, "GET /inline/a HTTP/1.1\r\nHost: x\r\n\r\n")
-	readResponse(t, abr, "GET")
+	io.WriteString(a, "GET /inline/a HTTP/1.1\r\n") // busy: a head under way
 	b := dial(t, addr)
-	bbr := bufio.NewReader(b)
-	io.WriteString(b, "GET /go HTTP/1.1\r\nHost: x\r\n\r\n") // handed off
-	readResponse(t, bbr, "GET")
+	// Handed off, busy: its handler waits for the rest of the body.
+	io.WriteString(b, "POST /go HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nabc")
+	for deadline := time.Now().Add(testTimeout); handedOff(s) != 1; {
+		if time.Now().After(deadline) {
+			t.Fatal("b was not handed off")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 
-	third := dial(t, addr) // in the kernel's backlog
+	third := dial(t, addr) // held by the loop, or in the kernel's backlog
 	io.WriteString(third, "GET /inline/3 HTTP/1.1\r\nHost: x\r\n\r\n")
 	third.SetReadDeadline(time.Now().Add(150 * time.Millisecond))
 	var one [1]byte

@@ -27,11 +27,20 @@ type lconn struct {
 	wpos    int
 	writing bool
 	// inHead: bytes of a head have arrived and its ReadHeader deadline
-	// runs.
-	inHead bool
+	// runs. established: a first head has been parsed; until then the
+	// ReadHeader deadline runs from the accept (admit.go).
+	inHead      bool
+	established bool
 	// body is the wait for the current request's body, if any
 	// (loopbody_linux.go).
 	body loopBodyWait
+	// lingering: the response is out and the write side shut down; input
+	// is discarded until EOF, lingerLeft more bytes or lingerEnd, the rdl
+	// deadline being the nearer of lingerEnd and lingerQuiet from the
+	// last input (linger.go).
+	lingering  bool
+	lingerEnd  int64
+	lingerLeft int
 	// closeAfter: close once c.out is written (error answer, Connection:
 	// close, shutdown).
 	closeAfter bool
@@ -79,14 +88,16 @@ func (lc *lconn) idle() bool {
 	return !lc.writing && !lc.ex.active && c.r == c.w && len(c.out) == 0
 }
 
-func (lp *loop) add(fd int, sa unix.Sockaddr, now int64) {
+func (lp *loop) add(h heldConn, now int64) {
+	fd := h.fd
 	// As net does for TCP: small responses must not wait for Nagle.
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	lc := lp.newLconn()
-	*lc = lconn{fd: fd, st: fdStream{fd: fd, remote: sockaddrTCP(sa), local: lp.laddr}}
+	*lc = lconn{fd: fd, st: fdStream{fd: fd, remote: sockaddrTCP(h.sa), local: lp.laddr}}
 	lc.c = newConn(lp.srv, &lc.st)
 	lc.c.inLoop = true
-	if rh := lp.srv.opts.Timeouts.ReadHeader; rh > 0 {
+	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
+	if rh := lc.c.cfg.Timeouts.ReadHeader; rh > 0 {
 		lc.rdl = now + int64(rh)
 	}
 	if err := lp.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN); err != nil {
@@ -169,6 +180,10 @@ func (lp *loop) read(lc *lconn, now int64) {
 		lp.closeConn(lc)
 		return
 	}
+	if lc.lingering {
+		lp.lingered(lc, n, now)
+		return
+	}
 	c.w += n
 	lp.process(lc, now)
 }
@@ -199,9 +214,8 @@ func (lp *loop) process(lc *lconn, now int64) {
 // reports false if the connection was handed off or closed.
 func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 	c := lc.c
-	s := lp.srv
 	for len(c.out) < flushThreshold && c.r < c.w && !lc.closeAfter && !lc.ex.active {
-		n, err := s.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
+		n, err := c.cfg.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
 		if err == phttp.ErrNeedMore {
 			lp.needHead(lc, now)
 			break
@@ -213,7 +227,7 @@ func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 			lc.closeAfter = true
 			break
 		}
-		lc.inHead = false
+		lc.inHead, lc.established = false, true
 		h, up, need := lp.route(c, n)
 		if need > 0 {
 			lp.needBody(lc, need, now)
@@ -246,7 +260,7 @@ func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 			poison(c.rbuf[:c.w])
 			c.r, c.w = 0, 0
 			lc.rdl = 0
-			if d := s.opts.Timeouts.Idle; d > 0 {
+			if d := c.cfg.Timeouts.Idle; d > 0 {
 				lc.rdl = now + int64(d)
 			}
 		}
@@ -262,7 +276,7 @@ func (lp *loop) route(c *conn, n int) (h Handler, up LoopUpstream, need int) {
 	switch head.Body {
 	case phttp.BodyNone:
 	case phttp.BodyLength:
-		if max := lp.srv.opts.Limits.MaxBodyBytes; max > 0 && head.ContentLength > max {
+		if max := c.cfg.Limits.MaxBodyBytes; max > 0 && head.ContentLength > max {
 			return lp.srv.opts.Handler, nil, 0 // serveWith answers 413
 		}
 		if int64(c.w-c.r-n) < head.ContentLength {
@@ -303,11 +317,12 @@ func (lp *loop) needHead(lc *lconn, now int64) {
 	if c.w == len(c.rbuf) {
 		// The parser reports ErrHeaderTooLarge once it sees
 		// MaxHeaderBytes, so the buffer never grows beyond that.
-		c.grow(min(2*len(c.rbuf), lp.srv.opts.Limits.MaxHeaderBytes))
+		c.grow(min(2*len(c.rbuf), c.cfg.Limits.MaxHeaderBytes))
 	}
 	if !lc.inHead {
 		lc.inHead = true
-		if rh := lp.srv.opts.Timeouts.ReadHeader; rh > 0 {
+		// A first head keeps the deadline set at the accept.
+		if rh := c.cfg.Timeouts.ReadHeader; rh > 0 && lc.established {
 			lc.rdl = now + int64(rh)
 		}
 	}
@@ -348,7 +363,7 @@ func (lp *loop) write(lc *lconn, now int64) bool {
 			if !lc.writing {
 				lc.writing = true
 				lp.ctl(unix.EPOLL_CTL_MOD, lc.fd, unix.EPOLLOUT)
-				if d := lp.srv.opts.Timeouts.Write; d > 0 {
+				if d := c.cfg.Timeouts.Write; d > 0 {
 					lc.wdl = now + int64(d)
 				}
 			}
@@ -362,7 +377,7 @@ func (lp *loop) write(lc *lconn, now int64) bool {
 		if lc.writing {
 			// Progress: the Write timeout bounds each write, as on
 			// the goroutine engine.
-			if d := lp.srv.opts.Timeouts.Write; d > 0 {
+			if d := c.cfg.Timeouts.Write; d > 0 {
 				lc.wdl = now + int64(d)
 			}
 		}
@@ -370,7 +385,7 @@ func (lp *loop) write(lc *lconn, now int64) bool {
 	c.out = c.out[:0]
 	lc.wpos = 0
 	if lc.closeAfter {
-		lp.closeConn(lc)
+		lp.finish(lc, now)
 		return false
 	}
 	if lc.writing {

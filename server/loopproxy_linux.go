@@ -555,7 +555,7 @@ func (lp *loop) exDone(lc *lconn, reusable bool, now int64) {
 	case c.r == c.w:
 		poison(c.rbuf[:c.w])
 		c.r, c.w = 0, 0
-		if d := lp.srv.opts.Timeouts.Idle; d > 0 {
+		if d := c.cfg.Timeouts.Idle; d > 0 {
 			lc.rdl = now + int64(d)
 		}
 	}

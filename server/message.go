@@ -14,7 +14,10 @@ var errReplyTooLarge = errors.New("server: reply larger than the transport's max
 // exchange is the state of one message request: the counterpart of conn
 // for message transports, pooled so a warm server allocates nothing.
 type exchange struct {
-	srv  *Server
+	srv *Server
+	// cfg are the server's settings when the message arrived
+	// (reconfigure.go).
+	cfg  *settings
 	m    Message
 	out  []byte
 	req  Request
@@ -112,6 +115,7 @@ func (s *Server) serveMessage(m Message) { s.serveMessageWith(m, nil) }
 func (s *Server) serveMessageWith(m Message, inl Inliner) (served bool) {
 	x := exchangePool.Get().(*exchange)
 	x.srv, x.m, x.sent, x.done = s, m, false, false
+	x.cfg = s.settings()
 	x.inl, x.declined = inl, false
 	x.out = x.out[:0]
 	defer func() {
@@ -128,7 +132,7 @@ func (s *Server) serveMessageWith(m Message, inl Inliner) (served bool) {
 			poison(x.envHead)
 			m.Release()
 		}
-		x.m, x.srv, x.req.srv, x.req.remote, x.inl = nil, nil, nil, nil, nil
+		x.m, x.srv, x.cfg, x.req.srv, x.req.remote, x.inl = nil, nil, nil, nil, nil, nil
 		x.req.release()
 		x.resp.release()
 		if cap(x.envHead) > maxPooledBuf {
@@ -158,9 +162,8 @@ func (s *Server) serveMessageWith(m Message, inl Inliner) (served bool) {
 // serve parses and handles one message; it returns a status to answer with
 // when the message was rejected before the handler ran.
 func (x *exchange) serve(data []byte) int {
-	s := x.srv
 	head := &x.req.head
-	n, err := s.parser.ParseRequest(data, head)
+	n, err := x.cfg.parser.ParseRequest(data, head)
 	if err == phttp.ErrNeedMore {
 		return 400 // the message ended inside the head
 	}
@@ -168,7 +171,7 @@ func (x *exchange) serve(data []byte) int {
 		return phttp.StatusFor(err)
 	}
 	body := data[n:]
-	max := s.opts.Limits.MaxBodyBytes
+	max := x.cfg.Limits.MaxBodyBytes
 	switch head.Body {
 	case phttp.BodyLength:
 		if max > 0 && head.ContentLength > max || head.ContentLength > int64(len(body)) {

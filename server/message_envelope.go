@@ -45,21 +45,20 @@ const envelopeVersion = 99
 // status to answer with when the envelope was refused before the handler
 // ran.
 func (x *exchange) serveEnvelope(data []byte) int {
-	s := x.srv
 	v, err := envelope.Read(data)
 	if err != nil {
 		return 400
 	}
-	if v.NumHeaders() > s.opts.Limits.MaxHeaders {
+	if v.NumHeaders() > x.cfg.Limits.MaxHeaders {
 		return 431
 	}
 	var status int
-	x.envHead, status = appendEnvelopeHead(x.envHead[:0], &v, s.opts.Limits.MaxHeaderBytes)
+	x.envHead, status = appendEnvelopeHead(x.envHead[:0], &v, x.cfg.Limits.MaxHeaderBytes)
 	if status != 0 {
 		return status
 	}
 	head := &x.req.head
-	n, err := s.parser.ParseRequest(x.envHead, head)
+	n, err := x.cfg.parser.ParseRequest(x.envHead, head)
 	if err == phttp.ErrNeedMore {
 		return 400 // cannot happen: the head written is complete
 	}
@@ -78,7 +77,7 @@ func (x *exchange) serveEnvelope(data []byte) int {
 	if head.ContentLength >= 0 && head.ContentLength != int64(len(body)) {
 		return 400
 	}
-	if max := s.opts.Limits.MaxBodyBytes; max > 0 && int64(len(body)) > max {
+	if max := x.cfg.Limits.MaxBodyBytes; max > 0 && int64(len(body)) > max {
 		return 413
 	}
 	if len(body) > 0 || head.ContentLength >= 0 {

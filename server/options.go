@@ -36,15 +36,25 @@ type Limits struct {
 	MaxBodyBytes int64
 	// MaxConns bounds the connections served at once per Serve call; the
 	// accept loop waits for a free slot (the kernel backlog holds the
-	// rest). Zero means DefaultMaxConns, negative no limit.
+	// rest). Zero means DefaultMaxConns, negative no limit. At the limit
+	// an idle keep-alive connection of the same Serve call is closed to
+	// admit a new one (admit.go).
 	MaxConns int
+	// MaxConnsPerIP bounds the connections of one client address (an
+	// IPv6 client is its /64) over every listener of the Server; a
+	// connection beyond it is closed when accepted. Zero means
+	// DefaultMaxConnsPerIP(MaxConns), negative no limit.
+	MaxConnsPerIP int
 }
 
 // Timeouts of a connection. Zero means the default; a negative value
 // disables the timeout.
 type Timeouts struct {
 	// ReadHeader bounds the time from the first byte of a request head
-	// to its end, and the wait for the first request on a new connection.
+	// to its end. On a new connection it bounds the wait for the first
+	// request and its head together, from the accept: a connection that
+	// has not yet sent a request gets less time than an established one
+	// (Idle, then ReadHeader).
 	ReadHeader time.Duration
 	// Idle bounds the wait for the next request on a keep-alive
 	// connection, and each read of a request body (a body that stalls
@@ -128,6 +138,12 @@ func (o *Options) normalize() {
 		l.MaxConns = DefaultMaxConns
 	case l.MaxConns < 0:
 		l.MaxConns = 0
+	}
+	switch {
+	case l.MaxConnsPerIP == 0:
+		l.MaxConnsPerIP = DefaultMaxConnsPerIP(l.MaxConns)
+	case l.MaxConnsPerIP < 0:
+		l.MaxConnsPerIP = 0
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -51,7 +51,7 @@ func (r *Request) begin(raw []byte, bodyStart int) {
 	r.raw = raw
 	r.urlDone, r.urlErr = false, nil
 	r.full, r.fullOK = nil, false
-	r.body.reset(r.head.Body, r.head.ContentLength, bodyStart, r.srv.opts.Limits.MaxBodyBytes)
+	r.body.reset(r.head.Body, r.head.ContentLength, bodyStart, r.limits().MaxBodyBytes)
 }
 
 func (r *Request) end() {
@@ -156,7 +156,7 @@ func (r *Request) BodyBytes() ([]byte, error) {
 	if b.kind == phttp.BodyLength {
 		limit = int(b.length.Remaining())
 	}
-	max := r.srv.opts.Limits.MaxBodyBytes
+	max := r.limits().MaxBodyBytes
 	for {
 		if len(buf) == cap(buf) {
 			buf = growBody(buf, limit)
@@ -264,7 +264,7 @@ func (r *Request) jsonParser() *json.Parser {
 func (r *Request) Clone() *Request {
 	raw := append([]byte(nil), r.raw...)
 	n := &Request{srv: r.srv, remote: r.remote}
-	if _, err := r.srv.parser.ParseRequest(raw, &n.head); err != nil {
+	if _, err := r.srv.settings().parser.ParseRequest(raw, &n.head); err != nil {
 		// The same parser accepted these bytes a moment ago.
 		panic("server: clone of an accepted head failed to parse: " + err.Error())
 	}

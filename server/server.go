@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	phttp "github.com/simdedge/simdedge/parse/http"
 )
 
 // Handler serves one request. The Request's views (method, target, headers,
@@ -28,15 +26,23 @@ func (f HandlerFunc) ServeEdge(w *ResponseWriter, r *Request) { f(w, r) }
 // hands every request to one Handler. A Server may serve several listeners
 // of either kind at once; Shutdown drains them all.
 type Server struct {
-	opts   Options
-	parser *phttp.Parser
+	opts Options
+	// cur holds the limits and timeouts new connections take
+	// (reconfigure.go).
+	cur atomic.Pointer[settings]
+	// ips counts open connections per client address (admit.go).
+	ips ipCounts
 
 	mu        sync.Mutex
 	listeners map[any]func() error
 	conns     map[*conn]struct{}
 	// aborts close every connection of an event loop at once (Close,
 	// or Shutdown past its bound); loop connections are not in conns.
-	aborts  map[any]func()
+	aborts map[any]func()
+	// stopped marks the listeners StopListener closed: their Serve
+	// calls end with ErrListenerStopped rather than an accept error.
+	stopped map[any]bool
+	aliases map[any]any    // listener -> its tracking key (ServeLoop's loop)
 	active  sync.WaitGroup // connection and message goroutines, event loops
 	closing atomic.Bool
 }
@@ -48,25 +54,25 @@ func New(o Options) *Server {
 		panic("server: nil Handler")
 	}
 	o.normalize()
-	return &Server{
-		opts: o,
-		parser: phttp.NewParser(phttp.Options{
-			MaxRequestLine: o.Limits.MaxRequestLine,
-			MaxHeaderBytes: o.Limits.MaxHeaderBytes,
-			MaxHeaders:     o.Limits.MaxHeaders,
-			AllowBareLF:    o.AllowBareLF,
-			// Bodies are only de-chunked: a gzip-coded one would
-			// reach handlers as if it were the content (501).
-			OnlyChunked: true,
-		}),
+	s := &Server{
+		opts:      o,
 		listeners: make(map[any]func() error),
 		conns:     make(map[*conn]struct{}),
 		aborts:    make(map[any]func()),
+		stopped:   make(map[any]bool),
 	}
+	s.cur.Store(newSettings(&o))
+	return s
 }
 
-// Options returns the effective options (defaults filled in).
-func (s *Server) Options() Options { return s.opts }
+// Options returns the effective options (defaults filled in), with the
+// limits and timeouts in force for new connections (see Reconfigure).
+func (s *Server) Options() Options {
+	o := s.opts
+	cfg := s.settings()
+	o.Limits, o.Timeouts = cfg.Limits, cfg.Timeouts
+	return o
+}
 
 // ListenAndServe serves kernel TCP on addr ("127.0.0.1:8080").
 func (s *Server) ListenAndServe(addr string) error {
@@ -91,6 +97,7 @@ func (s *Server) untrack(key any) {
 	s.mu.Lock()
 	delete(s.listeners, key)
 	delete(s.aborts, key)
+	delete(s.stopped, key)
 	s.mu.Unlock()
 }
 
@@ -124,22 +131,16 @@ func (s *Server) ServeStream(l StreamListener) error {
 	}
 	defer s.untrack(l)
 	defer l.Close()
-	var slots chan struct{}
-	if n := s.opts.Limits.MaxConns; n > 0 {
-		slots = make(chan struct{}, n)
-	}
+	sl := newStreamSlots()
 	var delay time.Duration
 	for {
-		if slots != nil {
-			slots <- struct{}{}
-		}
 		st, err := l.Accept()
 		if err != nil {
-			if slots != nil {
-				<-slots
-			}
 			if s.closing.Load() {
 				return ErrServerClosed
+			}
+			if s.wasStopped(l) {
+				return ErrListenerStopped
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
@@ -151,21 +152,32 @@ func (s *Server) ServeStream(l StreamListener) error {
 			return err
 		}
 		delay = 0
+		// Over its address's share: refused at once, before it costs
+		// a slot or a goroutine (admit.go).
+		ip, counted := clientKey(st.RemoteAddr())
+		if counted && !s.ips.acquire(ip, s.settings().Limits.MaxConnsPerIP) {
+			st.Close()
+			continue
+		}
+		if !s.waitSlot(sl) {
+			if counted {
+				s.ips.release(ip)
+			}
+			st.Close()
+			return ErrServerClosed
+		}
 		c := newConn(s, st)
+		c.home, c.ip, c.ipHeld = sl, ip, counted
 		if !s.addConn(c) {
 			st.Close()
 			c.release()
-			if slots != nil {
-				<-slots
-			}
+			sl.release()
 			return ErrServerClosed
 		}
 		go func() {
 			c.serve()
 			s.removeConn(c)
-			if slots != nil {
-				<-slots
-			}
+			sl.release()
 		}()
 	}
 }
@@ -204,10 +216,12 @@ const shutdownPoll = 20 * time.Millisecond
 // bounds the wait. When the bound expires it closes every remaining
 // connection and returns the context's error at once.
 func (s *Server) Shutdown(ctx context.Context) error {
-	if _, ok := ctx.Deadline(); !ok && s.opts.Timeouts.Drain > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.opts.Timeouts.Drain)
-		defer cancel()
+	if d := s.settings().Timeouts.Drain; d > 0 {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
 	}
 	s.closeListeners()
 	done := make(chan struct{})
@@ -258,7 +272,7 @@ func (s *Server) wakeIdle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		if c.state.Load() == stateIdle {
+		if waiting(c.state.Load()) {
 			c.st.SetReadDeadline(aLongTimeAgo)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,11 +25,20 @@ type listenerSet struct {
 	closers []io.Closer
 	addrs   []string
 	wg      sync.WaitGroup
+	// fatal receives the first error a listener's Serve call ends with,
+	// other than the server closing or the listener being stopped by a
+	// reload (capacity 1).
+	fatal chan error
 }
 
 type tcpListener struct {
 	l      net.Listener
 	engine server.Engine
+	// spec is the address as configured (a reload compares these), addr
+	// the address it listens on; first: the first socket of the address
+	// (with loops > 1 the others share it).
+	spec, addr string
+	first      bool
 }
 
 // openListeners opens the configuration's listeners in order. If one
@@ -65,11 +75,11 @@ func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
 			if err != nil {
 				return fmt.Errorf("cannot listen on %s: %v", addr, listenReason(err))
 			}
-			s.tcp = append(s.tcp, tcpListener{nl, server.Engine(l.Engine)})
 			if i == 0 {
 				addr = nl.Addr().String()
 				s.addrs = append(s.addrs, addr)
 			}
+			s.tcp = append(s.tcp, tcpListener{l: nl, engine: server.Engine(l.Engine), spec: l.Address, addr: addr, first: i == 0})
 		}
 	case config.TransportXDP:
 		st, msg, closer, err := openXDP(*l.XDP, log)
@@ -106,20 +116,72 @@ func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
 // serve serves every listener on its own goroutine; the channel receives
 // each one's result (server.ErrServerClosed after Shutdown).
 func (s *listenerSet) serve(srv *server.Server) <-chan error {
-	out := make(chan error, len(s.tcp)+len(s.streams)+len(s.messages))
+	s.fatal = make(chan error, 1)
 	for _, l := range s.tcp {
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); out <- srv.ServeTCP(l.l, l.engine) }()
+		s.serveTCP(srv, l)
 	}
 	for _, l := range s.streams {
 		s.wg.Add(1)
-		go func() { defer s.wg.Done(); out <- srv.ServeStream(l) }()
+		go func() { defer s.wg.Done(); s.report(srv.ServeStream(l)) }()
 	}
 	for _, l := range s.messages {
 		s.wg.Add(1)
-		go func() { defer s.wg.Done(); out <- srv.ServeMessages(l) }()
+		go func() { defer s.wg.Done(); s.report(srv.ServeMessages(l)) }()
 	}
-	return out
+	return s.fatal
+}
+
+func (s *listenerSet) serveTCP(srv *server.Server, l tcpListener) {
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.report(srv.ServeTCP(l.l, l.engine)) }()
+}
+
+func (s *listenerSet) report(err error) {
+	if errors.Is(err, server.ErrServerClosed) || errors.Is(err, server.ErrListenerStopped) {
+		return
+	}
+	select {
+	case s.fatal <- err:
+	default:
+	}
+}
+
+// adopt serves the tcp listeners of fresh (opened by a reload) as part of
+// s.
+func (s *listenerSet) adopt(fresh *listenerSet, srv *server.Server) {
+	for _, l := range fresh.tcp {
+		s.tcp = append(s.tcp, l)
+		if l.first {
+			s.addrs = append(s.addrs, l.addr)
+		}
+		s.serveTCP(srv, l)
+	}
+}
+
+// stop stops accepting on the tcp listeners configured with the addresses
+// specs; their connections are served to their end.
+func (s *listenerSet) stop(specs []string, srv *server.Server) {
+	gone := map[string]bool{}
+	for _, a := range specs {
+		gone[a] = true
+	}
+	kept := s.tcp[:0]
+	for _, l := range s.tcp {
+		if !gone[l.spec] {
+			kept = append(kept, l)
+			continue
+		}
+		srv.StopListener(l.l)
+		if l.first {
+			for i, a := range s.addrs {
+				if a == l.addr {
+					s.addrs = append(s.addrs[:i], s.addrs[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+	s.tcp = kept
 }
 
 // wait returns when every serve goroutine has.

@@ -26,9 +26,9 @@ var defaultConfig []byte
 var onListen func(addrs []string)
 
 // runServe serves a configuration until ctx is cancelled (SIGTERM or
-// SIGINT), then drains. SIGHUP rebuilds the routing table and upstreams
-// from the file and swaps them in atomically; listen address, limits and
-// timeouts stay as started.
+// SIGINT), then drains. SIGHUP reloads the file (reload.go): routes,
+// upstreams, limits, timeouts and tcp listeners are applied together, or
+// the reload is refused by key and nothing changes.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -46,7 +46,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
-	eff := cfg.WithDefaults()
 
 	builtins, stopBuiltins, err := startBuiltins(cfg, log)
 	if err != nil {
@@ -80,10 +79,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		onListen(opened.addrs)
 	}
 	served := opened.serve(srv)
+	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened}
 	for {
 		select {
 		case <-hup:
-			snap = reload(*file, builtins, log, sw, snap)
+			rt.reload()
+			snap = rt.snap
 			continue
 		case err := <-served:
 			if !errors.Is(err, server.ErrServerClosed) {
@@ -93,8 +94,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				return 1
 			}
 		case <-ctx.Done():
-			log.Info("draining", "timeout", time.Duration(eff.Timeouts.Drain).String())
-			dctx, cancel := context.WithTimeout(context.Background(), time.Duration(eff.Timeouts.Drain))
+			drain := time.Duration(rt.cfg.WithDefaults().Timeouts.Drain) // as last reloaded
+			log.Info("draining", "timeout", drain.String())
+			dctx, cancel := context.WithTimeout(context.Background(), drain)
 			err := srv.Shutdown(dctx)
 			cancel()
 			opened.wait()
@@ -109,27 +111,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		snap.Close()
 		return 0
 	}
-}
-
-// reload rebuilds the snapshot from file; on any error the running one
-// stays.
-func reload(file string, builtins map[string][]string, log *slog.Logger, sw *router.Switch, old *config.Snapshot) *config.Snapshot {
-	if file == "" {
-		log.Info("reload ignored: serving the built-in configuration")
-		return old
-	}
-	cfg, err := config.Load(file)
-	if err == nil {
-		var snap *config.Snapshot
-		if snap, err = cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log}); err == nil {
-			sw.Store(snap.Table)
-			old.Close()
-			log.Info("reloaded", "config", file, "routes", len(cfg.Routes))
-			return snap
-		}
-	}
-	log.Error("reload failed; keeping the running configuration", "err", err)
-	return old
 }
 
 func loadConfig(file string) (*config.Config, error) {

@@ -51,6 +51,13 @@ func startServe(t *testing.T, args ...string) string {
 // every listener's address.
 func startServeAll(t *testing.T, args ...string) []string {
 	t.Helper()
+	addrs, _ := startServeLogs(t, args...)
+	return addrs
+}
+
+// startServeLogs is startServeAll that also returns the server's log.
+func startServeLogs(t *testing.T, args ...string) ([]string, *syncBuffer) {
+	t.Helper()
 	testenv.CheckGoroutines(t)
 	addrc := make(chan []string, 1)
 	onListen = func(a []string) { addrc <- a }
@@ -76,7 +83,7 @@ func startServeAll(t *testing.T, args ...string) []string {
 			t.Errorf("no structured stop log: %s", logs.String())
 		}
 	})
-	return addr
+	return addr, &logs
 }
 
 func fetch(t *testing.T, c *http.Client, method, url, body string) (int, string) {

@@ -48,6 +48,9 @@ func (c *Config) WithDefaults() *Config {
 	if l.MaxConns == 0 {
 		l.MaxConns = server.DefaultMaxConns
 	}
+	if l.MaxConnsPerIP == 0 {
+		l.MaxConnsPerIP = server.DefaultMaxConnsPerIP(l.MaxConns)
+	}
 	t := &e.Timeouts
 	def := func(d *Duration, v time.Duration) {
 		if *d == 0 {
@@ -84,6 +87,7 @@ func (c *Config) ServerOptions() server.Options {
 			MaxHeaders:     e.Limits.MaxHeaders,
 			MaxBodyBytes:   e.Limits.MaxBodyBytes,
 			MaxConns:       e.Limits.MaxConns,
+			MaxConnsPerIP:  e.Limits.MaxConnsPerIP,
 		},
 		Timeouts: server.Timeouts{
 			ReadHeader: time.Duration(e.Timeouts.ReadHeader),

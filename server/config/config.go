@@ -38,6 +38,10 @@ type Limits struct {
 	MaxHeaders     int   `yaml:"max_headers"`
 	MaxBodyBytes   int64 `yaml:"max_body_bytes"`
 	MaxConns       int   `yaml:"max_conns"`
+	// MaxConnsPerIP caps one client address's connections (an IPv6
+	// client is its /64); zero means server.DefaultMaxConnsPerIP of
+	// MaxConns: a tenth, at least min(MaxConns, 100).
+	MaxConnsPerIP int `yaml:"max_conns_per_ip"`
 }
 
 // Timeouts mirrors server.Timeouts.
@@ -292,6 +296,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"max_headers":      d.intField(&c.Limits.MaxHeaders),
 				"max_body_bytes":   d.integer(&c.Limits.MaxBodyBytes),
 				"max_conns":        d.intField(&c.Limits.MaxConns),
+				"max_conns_per_ip": d.intField(&c.Limits.MaxConnsPerIP),
 			})
 		},
 		"timeouts": func(v *yaml.Node, key string) {

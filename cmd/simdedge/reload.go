@@ -1,0 +1,194 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"reflect"
+
+	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/config"
+	"github.com/simdedge/simdedge/server/router"
+)
+
+// running is what a SIGHUP may change: the configuration in force, its
+// snapshot (routes and upstreams), the server's limits and timeouts, and
+// the tcp listeners.
+type running struct {
+	file string
+	// listen is the -listen flag, which overrides `listen` in every
+	// configuration the file gives, reloaded ones too.
+	listen   string
+	builtins map[string][]string
+	log      *slog.Logger
+	srv      *server.Server
+	sw       *router.Switch
+	cfg      *config.Config
+	snap     *config.Snapshot
+	set      *listenerSet
+}
+
+// reload applies the file's configuration as a whole or not at all. It
+// refuses, naming the key, a change it cannot apply to a running server
+// (checkReloadable), and keeps the running configuration on any error;
+// "reloaded" is logged only once everything is applied. Order: build the
+// new routes and upstreams, open the new listeners, then switch routes,
+// limits and timeouts, serve the new listeners and stop the removed ones.
+// Connections are never dropped: those of a removed listener are served
+// to their end, and open connections keep the limits and timeouts they
+// were accepted under (new ones get the new values).
+func (r *running) reload() {
+	if r.file == "" {
+		r.log.Info("reload ignored: serving the built-in configuration")
+		return
+	}
+	if err := r.apply(); err != nil {
+		r.log.Error("reload failed; keeping the running configuration", "err", err)
+		return
+	}
+	r.log.Info("reloaded", "config", r.file, "routes", len(r.cfg.Routes), "addr", r.set.addrs)
+}
+
+func (r *running) apply() error {
+	cfg, err := config.Load(r.file)
+	if err != nil {
+		return err
+	}
+	if r.listen != "" {
+		cfg.Listen = r.listen
+	}
+	if err := checkReloadable(r.cfg, cfg); err != nil {
+		return err
+	}
+	snap, err := cfg.Build(config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log})
+	if err != nil {
+		return err
+	}
+	added, removed := tcpDiff(r.cfg, cfg)
+	fresh := &listenerSet{}
+	for _, l := range added {
+		if err := fresh.open(l, r.log); err != nil {
+			fresh.closeListeners()
+			snap.Close()
+			return err
+		}
+	}
+	// Everything that can fail has succeeded: switch.
+	opts := cfg.ServerOptions()
+	r.srv.Reconfigure(opts.Limits, opts.Timeouts)
+	r.sw.Store(snap.Table)
+	r.snap.Close()
+	r.snap, r.cfg = snap, cfg
+	r.set.adopt(fresh, r.srv)
+	r.set.stop(removed, r.srv)
+	return nil
+}
+
+// tcpAddrs maps each tcp listener's configured address to its listener.
+func tcpAddrs(c *config.Config) map[string]config.Listener {
+	m := map[string]config.Listener{}
+	for _, l := range c.EffectiveListeners() {
+		if l.Transport == config.TransportTCP {
+			m[l.Address] = l
+		}
+	}
+	return m
+}
+
+// tcpDiff lists the tcp listeners next has and prev has not (by configured
+// address) and the addresses prev has and next has not.
+func tcpDiff(prev, next *config.Config) (added []config.Listener, removed []string) {
+	was, is := tcpAddrs(prev), tcpAddrs(next)
+	for _, l := range next.EffectiveListeners() {
+		if _, ok := was[l.Address]; !ok && l.Transport == config.TransportTCP {
+			added = append(added, l)
+		}
+	}
+	for a := range was {
+		if _, ok := is[a]; !ok {
+			removed = append(removed, a)
+		}
+	}
+	return added, removed
+}
+
+// checkReloadable refuses what a running server cannot change: the engine
+// or loop count of a tcp listener that stays (its sockets and loops are
+// open; move it to a new address instead), any xdp or rdma listener (their
+// devices, rings and fabrics are set up at start), and proxy_on_loop
+// (read when a loop starts). The error names the key.
+func checkReloadable(prev, next *config.Config) error {
+	pe, ne := prev.WithDefaults(), next.WithDefaults()
+	if *pe.ProxyOnLoop != *ne.ProxyOnLoop {
+		return unreloadable("proxy_on_loop", "")
+	}
+	was := tcpAddrs(prev)
+	for i, l := range next.EffectiveListeners() {
+		key := listenerKey(next, i)
+		if l.Transport != config.TransportTCP {
+			continue
+		}
+		old, ok := was[l.Address]
+		switch {
+		case !ok:
+		case old.Engine != l.Engine:
+			if key == "listen" {
+				return unreloadable("engine", "of the listener on "+l.Address)
+			}
+			return unreloadable(key+".engine", "")
+		case old.Loops != l.Loops:
+			return unreloadable(key+".loops", "")
+		}
+	}
+	po, no := otherListeners(prev), otherListeners(next)
+	for i := range max(len(po), len(no)) {
+		if i >= len(po) || i >= len(no) || !sameListener(po[i].l, no[i].l) {
+			key := "listeners"
+			if i < len(no) {
+				key = no[i].key
+			} else {
+				key = po[i].key
+			}
+			return unreloadable(key, "xdp and rdma listeners")
+		}
+	}
+	return nil
+}
+
+func unreloadable(key, what string) error {
+	if what != "" {
+		what = " (" + what + ")"
+	}
+	return fmt.Errorf("%s: cannot be changed by a reload%s; restart simdedge to change it", key, what)
+}
+
+type keyedListener struct {
+	key string
+	l   config.Listener
+}
+
+// otherListeners are c's xdp and rdma listeners, in order.
+func otherListeners(c *config.Config) []keyedListener {
+	var out []keyedListener
+	for i, l := range c.EffectiveListeners() {
+		if l.Transport != config.TransportTCP {
+			out = append(out, keyedListener{listenerKey(c, i), l})
+		}
+	}
+	return out
+}
+
+// listenerKey names the i-th of c.EffectiveListeners() as the file does.
+func listenerKey(c *config.Config, i int) string {
+	if c.Listen != "" || len(c.Listeners) == 0 {
+		if i == 0 {
+			return "listen"
+		}
+		i--
+	}
+	return fmt.Sprintf("listeners[%d]", i)
+}
+
+func sameListener(a, b config.Listener) bool {
+	return a.Transport == b.Transport && a.Address == b.Address && a.Engine == b.Engine && a.Loops == b.Loops &&
+		reflect.DeepEqual(a.XDP, b.XDP) && reflect.DeepEqual(a.RDMA, b.RDMA)
+}

@@ -1,0 +1,63 @@
+package server
+
+import (
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
+
+// settings are the limits and timeouts a Server applies, with the parser
+// built from them. They are immutable: Reconfigure swaps in a new value
+// behind Server.cur, and each connection captures the pointer once, when it
+// is accepted (a message when it is received), so its hot path reads plain
+// fields and never an atomic. A reload therefore applies to new
+// connections; established ones keep the settings they started with.
+type settings struct {
+	Limits   Limits
+	Timeouts Timeouts
+	parser   *phttp.Parser
+}
+
+func newSettings(o *Options) *settings {
+	return &settings{
+		Limits:   o.Limits,
+		Timeouts: o.Timeouts,
+		parser: phttp.NewParser(phttp.Options{
+			MaxRequestLine: o.Limits.MaxRequestLine,
+			MaxHeaderBytes: o.Limits.MaxHeaderBytes,
+			MaxHeaders:     o.Limits.MaxHeaders,
+			AllowBareLF:    o.AllowBareLF,
+			// Bodies are only de-chunked: a gzip-coded one would
+			// reach handlers as if it were the content (501).
+			OnlyChunked: true,
+		}),
+	}
+}
+
+// settings returns the settings new connections take.
+func (s *Server) settings() *settings { return s.cur.Load() }
+
+// Reconfigure replaces the server's limits and timeouts (zero fields take
+// their defaults, as in New). Connections accepted from then on, on every
+// listener and engine, use the new values; connections already open keep
+// theirs until they close. MaxConns applies to the next accept of each
+// Serve call. It is safe to call at any time, from any goroutine.
+func (s *Server) Reconfigure(l Limits, t Timeouts) {
+	o := s.opts
+	o.Limits, o.Timeouts = l, t
+	o.normalize()
+	s.cur.Store(newSettings(&o))
+}
+
+// Limits returns the limits in force for new connections.
+func (s *Server) Limits() Limits { return s.settings().Limits }
+
+// Timeouts returns the timeouts in force for new connections.
+func (s *Server) Timeouts() Timeouts { return s.settings().Timeouts }
+
+// limits are the limits of the request's connection, or the server's
+// current ones for a message or a clone.
+func (r *Request) limits() *Limits {
+	if r.c != nil && r.c.cfg != nil {
+		return &r.c.cfg.Limits
+	}
+	return &r.srv.settings().Limits
+}
