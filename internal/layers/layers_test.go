@@ -12,9 +12,10 @@ import (
 const module = "github.com/simdedge/simdedge"
 
 // allowed lists, for each layer (a path prefix inside the module), the
-// project packages it may import; the first layer that matches applies. The parsers form a chain: parse/url
-// stands alone on asm, parse/http may resolve targets with parse/url, and
-// parse/json (request envelopes, form bodies) may use both.
+// project packages it may import; the first layer that matches applies.
+// The parsers form a chain: parse/url stands alone on asm, parse/http may
+// resolve targets with parse/url, and parse/json (request envelopes, form
+// bodies) may use both.
 var allowed = []struct {
 	layer string
 	may   []string
