@@ -85,9 +85,9 @@ func TestParseRetryOn(t *testing.T) {
 
 func TestStatusSet(t *testing.T) {
 	for _, tc := range []struct {
-		s        string
-		in, out  []int
-		bad      bool
+		s       string
+		in, out []int
+		bad     bool
 	}{
 		{s: "200-399", in: []int{200, 302, 399}, out: []int{199, 400, 500}},
 		{s: "200,204", in: []int{200, 204}, out: []int{201, 203, 205}},
