@@ -40,9 +40,25 @@ func (b *Budget) Active() int64 { return b.active.Load() }
 // per-request state (no allocation): the targets tried, the retries spent,
 // and the budget token its current retry holds.
 type RetryState struct {
+	// Tried holds every target an attempt went to; Refused those that
+	// refused the connection.
 	Tried   Exclude
+	Refused Exclude
 	Retries int
 	token   bool
+	last    Decision
+}
+
+// SelectNext selects the target of a request's next attempt: one it has
+// not tried. A retry (not a failover) in a pool whose targets have all
+// been tried goes again to one that at least accepted the connection:
+// "another target where one exists", the same one otherwise.
+func (p *Pool) SelectNext(key []byte, rs *RetryState) (*Target, error) {
+	t, err := p.Select(key, &rs.Tried)
+	if err == ErrExhausted && rs.last == Retry {
+		t, err = p.Select(key, &rs.Refused)
+	}
+	return t, err
 }
 
 // Decide records the attempt on t (already Done) and decides what comes
@@ -52,6 +68,9 @@ type RetryState struct {
 // the pool's targets (no counter is touched per request for the budget).
 func (p *Pool) Decide(rs *RetryState, t *Target, f Facts) Decision {
 	rs.Tried.Add(t)
+	if f.Result.Outcome == ConnectFailure {
+		rs.Refused.Add(t)
+	}
 	p.releaseToken(rs)
 	d := Decide(&p.opts.Retry, f, rs.Retries, func() bool {
 		rs.token = p.budget.TryAcquire(p.inflight())
@@ -60,6 +79,7 @@ func (p *Pool) Decide(rs *RetryState, t *Target, f Facts) Decision {
 	if d == Retry {
 		rs.Retries++
 	}
+	rs.last = d
 	return d
 }
 
@@ -67,7 +87,8 @@ func (p *Pool) Decide(rs *RetryState, t *Target, f Facts) Decision {
 func (p *Pool) Finish(rs *RetryState) {
 	p.releaseToken(rs)
 	rs.Tried.Reset()
-	rs.Retries = 0
+	rs.Refused.Reset()
+	rs.Retries, rs.last = 0, Stop
 }
 
 func (p *Pool) releaseToken(rs *RetryState) {

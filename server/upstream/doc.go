@@ -10,8 +10,8 @@
 //
 // An engine builds a Pool with New, then per request:
 //
-//	key := p.Key(req)                  // hash key, nil unless balance: hash
-//	t, err := p.Select(key, &rs.Tried) // counts the attempt in flight
+//	key := p.Key(req)               // hash key, nil unless balance: hash
+//	t, err := p.SelectNext(key, &rs) // counts the attempt in flight
 //	... connect, send, read the head ...
 //	p.Done(t, upstream.StatusResult(status)) // or Result{Outcome: ConnectFailure} ...
 //	switch p.Decide(&rs, t, facts) {   // Stop, Failover or Retry (after p.Backoff(&rs))

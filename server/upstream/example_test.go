@@ -24,7 +24,7 @@ func Example() {
 	refused := map[string]bool{"127.0.0.1:9002": true}
 	var rs upstream.RetryState
 	for {
-		t, err := p.Select(nil, &rs.Tried)
+		t, err := p.SelectNext(nil, &rs)
 		if err != nil {
 			fmt.Println("503:", err)
 			break

@@ -135,6 +135,7 @@ func (p *Pool) applyCheck(t *Target, ok bool, o ActiveOptions, status int, err e
 			t.health.Store(uint32(HealthHealthy))
 			if t.clearBit(stateUnhealthy) {
 				p.log.Info("upstream: target healthy", "target", t.addr, "passes", run)
+				p.changed(t)
 			}
 		}
 		return
@@ -144,7 +145,9 @@ func (p *Pool) applyCheck(t *Target, ok bool, o ActiveOptions, status int, err e
 	t.checkRun.Store(run)
 	if h != HealthUnhealthy && int(-run) >= o.UnhealthyAfter {
 		t.health.Store(uint32(HealthUnhealthy))
-		t.setBit(stateUnhealthy)
-		p.log.Warn("upstream: target unhealthy", "target", t.addr, "failures", -run, "status", status, "error", err)
+		if t.setBit(stateUnhealthy) {
+			p.log.Warn("upstream: target unhealthy", "target", t.addr, "failures", -run, "status", status, "error", err)
+			p.changed(t)
+		}
 	}
 }

@@ -107,10 +107,16 @@ func (p *Pool) succeeded(t *Target) {
 // eject more than max_ejected of the pool. The return is a timer, so
 // selection never reads a clock to see whether an ejection has ended.
 func (p *Pool) eject(t *Target) {
+	if p.ejectLocked(t) {
+		p.changed(t)
+	}
+}
+
+func (p *Pool) ejectLocked(t *Target) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.state.Load()&stateEjected != 0 {
-		return // another failure ejected it first
+		return false // another failure ejected it first
 	}
 	ejected := 0
 	for _, x := range p.targets {
@@ -119,7 +125,7 @@ func (p *Pool) eject(t *Target) {
 		}
 	}
 	if ejected+1 > p.maxEjected {
-		return // the failure run stays; a later failure tries again
+		return false // the failure run stays; a later failure tries again
 	}
 	k := int(t.ejections.Add(1))
 	d := p.opts.Passive.ejectFor(k)
@@ -132,16 +138,19 @@ func (p *Pool) eject(t *Target) {
 	}
 	t.timer = time.AfterFunc(d, func() { t.unEject(k, p) })
 	p.log.Warn("upstream: target ejected", "target", t.addr, "for", d, "ejections", k)
+	return true
 }
 
 // unEject returns t after its k-th ejection, unless a later one replaced
 // it.
 func (t *Target) unEject(k int, p *Pool) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if int(t.ejections.Load()) != k || !t.clearBit(stateEjected) {
+		t.mu.Unlock()
 		return
 	}
 	t.ejectedUntil.Store(0)
+	t.mu.Unlock()
 	p.log.Info("upstream: target returned", "target", t.addr, "after_ejections", k)
+	p.changed(t)
 }

@@ -90,6 +90,11 @@ type Options struct {
 	// Slot). Departed lists the others, whose connections should drain.
 	Previous *Pool
 	Logger   *slog.Logger
+	// OnChange, if set, is called after a target's availability changed
+	// (ejected, returned, active verdict), on the goroutine that changed
+	// it (a Done caller, a timer, a checker): the engine closes the idle
+	// connections of a target that became unavailable. It must not block.
+	OnChange func(t *Target)
 }
 
 // Pool is a set of targets and the policies that choose among them. It is
@@ -386,8 +391,16 @@ func (p *Pool) Snapshot(dst []TargetState) []TargetState {
 	return dst
 }
 
-// Close stops the pool's timers of departed state; active checks are
-// stopped by their Checker.
+// changed runs the OnChange hook.
+func (p *Pool) changed(t *Target) {
+	if p.opts.OnChange != nil {
+		p.opts.OnChange(t)
+	}
+}
+
+// Close wakes the requests waiting in the admission queue (they then fail
+// or select as the pool now allows). Active checks are stopped by their
+// Checker; ejection timers only flip the state of their target.
 func (p *Pool) Close() {
 	if p.queue != nil {
 		p.queue.closeAll()

@@ -122,3 +122,24 @@ func TestCapConcurrent(t *testing.T) {
 		t.Errorf("served %d, in flight %d, queued %d", served.Load(), p.inflight(), p.Queue().Len())
 	}
 }
+
+// TestNoLostWakeup: a slot freed between a waiter's failed selection and
+// its enqueue makes the enqueue say "try again" instead of queueing the
+// waiter behind a release that has already happened (it would wait for
+// the timeout with a slot free).
+func TestNoLostWakeup(t *testing.T) {
+	p := newPool(t, Options{Targets: specs(1), MaxConnsPerTarget: 1})
+	x, _ := p.Select(nil, nil)
+	w := &Waiter{}
+	w.gen = p.queue.gen.Load()
+	if _, err := p.Select(nil, nil); !errors.Is(err, ErrFull) {
+		t.Fatal(err)
+	}
+	p.Done(x, StatusResult(200)) // the release, before the enqueue
+	if err := p.queue.enqueue(w); err != nil {
+		t.Fatalf("enqueue after a release: %v, want a retry", err)
+	}
+	if p.Queue().Len() != 0 {
+		t.Fatal("waiter queued")
+	}
+}

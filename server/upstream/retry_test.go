@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -153,7 +154,10 @@ func TestBudgetFloor(t *testing.T) {
 	}{{0, 3}, {1, 3}, {15, 3}, {20, 4}, {100, 20}, {1000, 200}} {
 		b := Budget{Percent: 20, Min: 3}
 		n := 0
-		for b.TryAcquire(tc.inflight) {
+		for range 1000 { // bounded: a broken budget must fail, not hang
+			if !b.TryAcquire(tc.inflight) {
+				break
+			}
 			n++
 		}
 		if n != tc.want {
@@ -264,5 +268,128 @@ func TestExcludeGrows(t *testing.T) {
 	var nilEx *Exclude
 	if nilEx.Has(p.Targets()[0]) || nilEx.Len() != 0 {
 		t.Error("nil Exclude")
+	}
+}
+
+// TestSelectNext: a retry goes to another target where one exists, else
+// to the same one; a failover never returns to a target that refused.
+func TestSelectNext(t *testing.T) {
+	one := newPool(t, Options{Targets: specs(1), Retry: RetryPolicy{Attempts: 2}})
+	var rs RetryState
+	x, _ := one.SelectNext(nil, &rs)
+	one.Done(x, StatusResult(503))
+	if d := one.Decide(&rs, x, Facts{Result: StatusResult(503)}); d != Retry {
+		t.Fatal(d)
+	}
+	y, err := one.SelectNext(nil, &rs)
+	if err != nil || y != x {
+		t.Fatalf("retry in a one-target pool: %v %v", y, err)
+	}
+	one.Done(y, Result{Outcome: ConnectFailure})
+	if d := one.Decide(&rs, y, Facts{Result: Result{Outcome: ConnectFailure}}); d != Failover {
+		t.Fatal(d)
+	}
+	if _, err := one.SelectNext(nil, &rs); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("failover to the refusing target: %v", err)
+	}
+	one.Finish(&rs)
+
+	// Three targets: A refuses, B answers 503, the retry goes to C, and a
+	// second retry (all tried) to B, never A.
+	p := newPool(t, Options{Targets: specs(3), Retry: RetryPolicy{Attempts: 3}})
+	ts := p.Targets()
+	step := func(want *Target, r Result, d Decision) {
+		t.Helper()
+		x, err := p.SelectNext(nil, &rs)
+		if err != nil || want != nil && x != want {
+			t.Fatalf("selected %v (%v), want %v", x, err, want)
+		}
+		p.Done(x, r)
+		if got := p.Decide(&rs, x, Facts{Result: r}); got != d {
+			t.Fatalf("decision %v, want %v", got, d)
+		}
+	}
+	step(ts[0], Result{Outcome: ConnectFailure}, Failover)
+	step(ts[1], StatusResult(503), Retry)
+	step(ts[2], StatusResult(503), Retry)
+	x, err = p.SelectNext(nil, &rs)
+	if err != nil || x == ts[0] {
+		t.Fatalf("retry after all tried: %v %v", x, err)
+	}
+	p.Done(x, StatusResult(200))
+	p.Finish(&rs)
+}
+
+// TestOnChange: the engine hears of every availability change.
+func TestOnChange(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	p := newPool(t, Options{Targets: specs(3), Passive: PassiveOptions{EjectFor: 10 * time.Millisecond},
+		OnChange: func(x *Target) {
+			mu.Lock()
+			got = append(got, x.Address()+map[bool]string{true: " up", false: " down"}[x.Available()])
+			mu.Unlock()
+		}})
+	x := p.Targets()[0]
+	eject(t, p, x)
+	deadline := time.Now().Add(10 * time.Second)
+	for !x.Available() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	o := ActiveOptions{UnhealthyAfter: 1, HealthyAfter: 1}.withDefaults()
+	p.applyCheck(x, false, o, 0, nil)
+	p.applyCheck(x, false, o, 0, nil) // no change
+	p.applyCheck(x, true, o, 0, nil)
+	mu.Lock()
+	defer mu.Unlock()
+	a := x.Address()
+	if strings.Join(got, ",") != strings.Join([]string{a + " down", a + " up", a + " down", a + " up"}, ",") {
+		t.Errorf("changes %v", got)
+	}
+}
+
+// TestOutageBudgetDeterministic: 100 requests in flight during a full
+// outage all fail at once; only a budget's worth retry (20 % of those in
+// flight, at least 3), not all 100.
+func TestOutageBudgetDeterministic(t *testing.T) {
+	p := newPool(t, Options{Targets: specs(3), Retry: RetryPolicy{Attempts: 3}, Passive: PassiveOptions{Disabled: true}})
+	const n = 100
+	var rs [n]RetryState
+	var cur [n]*Target
+	for i := range n {
+		cur[i], _ = p.SelectNext(nil, &rs[i])
+	}
+	f := Facts{Result: StatusResult(503), Written: true, Idempotent: true, Replayable: true}
+	retried := 0
+	for i := range n {
+		p.Done(cur[i], f.Result)
+		// The budget is checked when a retry is admitted, against the
+		// requests in flight then; requests that end later lower the
+		// share without taking admitted retries back.
+		in := p.inflight()
+		d := p.Decide(&rs[i], cur[i], f)
+		if r := p.RetriesInFlight(); d == Retry && r > max(3, in*20/100) {
+			t.Fatalf("after %d failures: %d retries in flight for %d attempts", i+1, r, in)
+		}
+		if d == Retry {
+			retried++
+			cur[i], _ = p.SelectNext(nil, &rs[i]) // the retry is in flight
+		} else {
+			p.Finish(&rs[i])
+			cur[i] = nil
+		}
+	}
+	t.Logf("%d of %d failed requests retried", retried, n)
+	if retried < 3 || retried > 25 {
+		t.Errorf("%d of %d requests retried, want 3-25", retried, n)
+	}
+	for i := range n {
+		if cur[i] != nil {
+			p.Done(cur[i], StatusResult(200))
+			p.Finish(&rs[i])
+		}
+	}
+	if p.RetriesInFlight() != 0 || p.inflight() != 0 {
+		t.Error("leak")
 	}
 }
