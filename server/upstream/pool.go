@@ -27,12 +27,12 @@ const (
 // ErrQueueFull and ErrQueueTimeout with 503 and Retry-After
 // (Pool.RetryAfter).
 var (
-	ErrNoTargets     = errors.New("upstream: pool has no targets")
-	ErrTooManyTarget = errors.New("upstream: pool has more than MaxTargets targets")
-	ErrWeight        = errors.New("upstream: target weight out of range 1..MaxWeight")
-	ErrWeightSum     = errors.New("upstream: sum of target weights (over their gcd) above MaxWeightSum")
-	ErrDuplicate     = errors.New("upstream: duplicate target address")
-	ErrBalance       = errors.New("upstream: unknown balance policy")
+	ErrNoTargets      = errors.New("upstream: pool has no targets")
+	ErrTooManyTargets = errors.New("upstream: pool has more than MaxTargets targets")
+	ErrWeight         = errors.New("upstream: target weight out of range 1..MaxWeight")
+	ErrWeightSum      = errors.New("upstream: sum of target weights (over their gcd) above MaxWeightSum")
+	ErrDuplicate      = errors.New("upstream: duplicate target address")
+	ErrBalance        = errors.New("upstream: unknown balance policy")
 	// ErrNoHealthy: every target is ejected or failing its checks, and
 	// panic mode does not apply (max_ejected is 100 %).
 	ErrNoHealthy = errors.New("upstream: no healthy target")
@@ -78,8 +78,9 @@ type Options struct {
 	HashKey HashKey
 	Passive PassiveOptions
 	// MaxConnsPerTarget caps each target's attempts in flight (0: no cap).
-	// Beyond it, requests wait in a queue of QueueSize for at most
-	// QueueTimeout (Acquire, AcquireWait).
+	// Beyond it, requests wait in a queue of QueueSize (0: the default,
+	// DefaultQueueSize; negative: no waiting) for at most QueueTimeout
+	// (Acquire, AcquireWait).
 	MaxConnsPerTarget int
 	QueueSize         int
 	QueueTimeout      time.Duration
@@ -123,7 +124,7 @@ func New(o Options) (*Pool, error) {
 	case n == 0:
 		return nil, ErrNoTargets
 	case n > MaxTargets:
-		return nil, ErrTooManyTarget
+		return nil, ErrTooManyTargets
 	}
 	if o.Balance == "" {
 		o.Balance = DefaultBalance

@@ -45,7 +45,7 @@ func TestNewErrors(t *testing.T) {
 		want error
 	}{
 		{"empty", Options{}, ErrNoTargets},
-		{"too many", Options{Targets: specs(MaxTargets + 1)}, ErrTooManyTarget},
+		{"too many", Options{Targets: specs(MaxTargets + 1)}, ErrTooManyTargets},
 		{"weight", Options{Targets: specs(2, 1, MaxWeight+1)}, ErrWeight},
 		{"negative weight", Options{Targets: specs(2, -1)}, ErrWeight},
 		{"duplicate", Options{Targets: []TargetSpec{{Address: "a:1"}, {Address: "a:1"}}}, ErrDuplicate},
