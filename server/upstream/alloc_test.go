@@ -78,3 +78,19 @@ func (r *byteReq) Header(name string) ([]byte, bool) {
 }
 func (r *byteReq) Target() []byte   { return r.target }
 func (r *byteReq) RemoteIP() []byte { return r.ip }
+
+// BenchmarkSelectSerial is one goroutine's cost per Select and Done,
+// without contention on the counters.
+func BenchmarkSelectSerial(b *testing.B) {
+	for _, bal := range balances {
+		b.Run(string(bal), func(b *testing.B) {
+			p := newPool(b, Options{Targets: specs(8, 1, 2, 3), Balance: bal})
+			key := []byte("user-12345")
+			b.ReportAllocs()
+			for b.Loop() {
+				x, _ := p.Select(key, nil)
+				p.Done(x, StatusResult(200))
+			}
+		})
+	}
+}
