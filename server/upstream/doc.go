@@ -65,7 +65,7 @@
 // are all down fails selection with ErrNoHealthy.
 //
 // Active: a Checker probes each target on its own goroutine every
-// interval (default 5s, ±10% jitter) with the engine's Probe, timeout
+// interval (default 5s, up to 10% shorter: jitter) with the engine's Probe, timeout
 // default 1s; healthy_after (2) passes or unhealthy_after (3) failures in
 // a row change the verdict; expect (default "200-399") are the passing
 // statuses. Transitions are logged with slog. A target is unknown until

@@ -17,8 +17,9 @@ const (
 	DefaultUnhealthyAfter = 3
 	// DefaultExpect: a redirect is a live server too.
 	DefaultExpect = "200-399"
-	// checkJitter spreads each wait over interval ± interval/checkJitter,
-	// so the checks of many targets and instances do not fall in step.
+	// checkJitter spreads each wait over the last 1/checkJitter of the
+	// interval, so the checks of many targets and instances do not fall
+	// in step.
 	checkJitter = 10
 )
 
@@ -106,8 +107,10 @@ func (c *Checker) run(ctx context.Context, t *Target) {
 		case <-tm.C:
 		}
 		c.check(ctx, t)
+		// Jitter only shortens the wait, so a verdict still comes
+		// within healthy_after (unhealthy_after) x interval.
 		j := int64(c.o.Interval) / checkJitter
-		tm.Reset(c.o.Interval + time.Duration(rand.Int64N(2*j+1)-j))
+		tm.Reset(c.o.Interval - time.Duration(rand.Int64N(j+1)))
 	}
 }
 

@@ -113,6 +113,8 @@ func (p *Pool) eject(t *Target) {
 }
 
 func (p *Pool) ejectLocked(t *Target) bool {
+	p.ejectMu.Lock()
+	defer p.ejectMu.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.state.Load()&stateEjected != 0 {
@@ -127,6 +129,9 @@ func (p *Pool) ejectLocked(t *Target) bool {
 	if ejected+1 > p.maxEjected {
 		return false // the failure run stays; a later failure tries again
 	}
+	if testEjectCounted != nil {
+		testEjectCounted()
+	}
 	k := int(t.ejections.Add(1))
 	d := p.opts.Passive.ejectFor(k)
 	t.ejectedUntil.Store(time.Now().Add(d).UnixNano())
@@ -136,14 +141,14 @@ func (p *Pool) ejectLocked(t *Target) bool {
 	if t.timer != nil {
 		t.timer.Stop()
 	}
-	t.timer = time.AfterFunc(d, func() { t.unEject(k, p) })
+	t.timer = time.AfterFunc(d, func() { t.unEject(k) })
 	p.log.Warn("upstream: target ejected", "target", t.addr, "for", d, "ejections", k)
 	return true
 }
 
 // unEject returns t after its k-th ejection, unless a later one replaced
 // it.
-func (t *Target) unEject(k int, p *Pool) {
+func (t *Target) unEject(k int) {
 	t.mu.Lock()
 	if int(t.ejections.Load()) != k || !t.clearBit(stateEjected) {
 		t.mu.Unlock()
@@ -151,6 +156,11 @@ func (t *Target) unEject(k int, p *Pool) {
 	}
 	t.ejectedUntil.Store(0)
 	t.mu.Unlock()
+	p := t.owner.Load()
 	p.log.Info("upstream: target returned", "target", t.addr, "after_ejections", k)
 	p.changed(t)
 }
+
+// testEjectCounted, when set by a test, runs between counting the ejected
+// targets and ejecting one more: the window ejectMu closes.
+var testEjectCounted func()

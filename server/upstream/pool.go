@@ -3,6 +3,7 @@ package upstream
 import (
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -115,6 +116,9 @@ type Pool struct {
 	queue      *Queue
 	budget     Budget
 	log        *slog.Logger
+	// ejectMu makes "count the ejected, then eject one more" atomic, so
+	// failures of two targets at once cannot pass max_ejected together.
+	ejectMu sync.Mutex
 }
 
 // New builds a pool from o.
@@ -168,6 +172,7 @@ func New(o Options) (*Pool, error) {
 		} else {
 			t.weight.Store(int32(w))
 		}
+		t.owner.Store(p)
 		p.targets = append(p.targets, t)
 	}
 	var err error

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -415,5 +416,59 @@ func TestSlot(t *testing.T) {
 	}
 	if v := x.CompareAndSetSlot(2); v != 1 {
 		t.Fatalf("second CompareAndSetSlot won: %v", v)
+	}
+}
+
+// TestMaxEjectedConcurrent: two targets failing at the same moment
+// cannot pass max_ejected together. The first ejection pauses after
+// counting; the second must not get through meanwhile.
+func TestMaxEjectedConcurrent(t *testing.T) {
+	p := newPool(t, Options{Targets: specs(4), Passive: PassiveOptions{MaxEjectedPercent: 25, ConsecutiveFailures: 1}})
+	a, b := p.Targets()[0], p.Targets()[1]
+	counted := make(chan struct{})
+	bDone := make(chan struct{})
+	var once sync.Once
+	testEjectCounted = func() {
+		once.Do(func() {
+			close(counted)
+			select { // with the lock, b waits for us: give up after a while
+			case <-bDone:
+			case <-time.After(200 * time.Millisecond):
+			}
+		})
+	}
+	defer func() { testEjectCounted = nil }()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		a.inflight.Add(1)
+		p.Done(a, Result{Outcome: Reset})
+	})
+	<-counted
+	wg.Go(func() {
+		b.inflight.Add(1)
+		p.Done(b, Result{Outcome: Reset})
+		close(bDone)
+	})
+	wg.Wait()
+	if !a.Available() == !b.Available() {
+		t.Fatalf("ejected: a %v, b %v; want exactly one (max 25 %% of 4)", !a.Available(), !b.Available())
+	}
+}
+
+// TestReturnReportedByNewPool: an ejection that ends after a reload is
+// reported through the pool that now holds the target.
+func TestReturnReportedByNewPool(t *testing.T) {
+	old := newPool(t, Options{Targets: specs(3), Passive: PassiveOptions{EjectFor: 20 * time.Millisecond}})
+	x := old.Targets()[0]
+	eject(t, old, x)
+	got := make(chan *Target, 1)
+	newPool(t, Options{Targets: specs(3), Previous: old, OnChange: func(t *Target) { got <- t }})
+	select {
+	case y := <-got:
+		if y != x || !x.Available() {
+			t.Errorf("change of %v", y)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("return not reported by the new pool")
 	}
 }

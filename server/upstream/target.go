@@ -83,6 +83,10 @@ type Target struct {
 
 	// slot is the engine's per-target data (a connection pool).
 	slot atomic.Pointer[any]
+	// owner is the newest pool that holds the target: an ejection's
+	// timer reports the return through it (log, OnChange) even when a
+	// reload replaced the pool that ejected it.
+	owner atomic.Pointer[Pool]
 
 	// mu serialises ejection and return (rare), and owns timer.
 	mu    sync.Mutex
