@@ -64,11 +64,13 @@
 // With max_ejected 100% there is no panic mode, and a pool whose targets
 // are all down fails selection with ErrNoHealthy.
 //
-// Active: a Checker probes each target on its own goroutine every
-// interval (default 5s, up to 10% shorter: jitter) with the engine's Probe, timeout
-// default 1s; healthy_after (2) passes or unhealthy_after (3) failures in
-// a row change the verdict; expect (default "200-399") are the passing
-// statuses. Transitions are logged with slog. A target is unknown until
+// Active: a Checker probes each target on its own goroutine with the
+// engine's Probe every interval (default 5s; jitter makes a wait up to
+// 10% shorter, never longer), timeout default 1s; healthy_after (2)
+// passes or unhealthy_after (3) failures in a row change the verdict, so
+// a target is out within unhealthy_after x interval of failing and back
+// within healthy_after x interval of passing; expect (default "200-399")
+// are the passing statuses. Transitions are logged with slog. A target is unknown until
 // decided, and unknown counts as healthy.
 //
 // Snapshot reports every target's health, ejection, in-flight count and
