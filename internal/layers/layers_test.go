@@ -12,9 +12,10 @@ import (
 const module = "github.com/simdedge/simdedge"
 
 // allowed lists, for each layer (a path prefix inside the module), the
-// project packages it may import. The parsers form a chain: parse/url
-// stands alone on asm, parse/http may resolve targets with parse/url, and
-// parse/json (request envelopes, form bodies) may use both.
+// project packages it may import; the first layer that matches applies.
+// The parsers form a chain: parse/url stands alone on asm, parse/http may
+// resolve targets with parse/url, and parse/json (request envelopes, form
+// bodies) may use both.
 var allowed = []struct {
 	layer string
 	may   []string
@@ -24,6 +25,10 @@ var allowed = []struct {
 	{"parse/url", []string{"asm", "internal"}},
 	{"parse/http", []string{"asm", "internal", "parse/url"}},
 	{"parse/json", []string{"asm", "internal", "parse/url", "parse/http"}},
+	// The upstream policy package is called by every engine and must not
+	// depend on any of them (it sits before "server": the first match
+	// wins).
+	{"server/upstream", []string{"asm", "internal", "parse"}},
 	{"server", []string{"asm", "internal", "parse"}},
 	{"xdp", []string{"asm", "internal", "parse", "server"}},
 	{"rdma", []string{"asm", "internal", "parse", "server"}},

@@ -68,8 +68,7 @@ func (c *Config) WithDefaults() *Config {
 	e.Upstreams = append([]Upstream(nil), c.Upstreams...)
 	for i := range e.Upstreams {
 		u := &e.Upstreams[i]
-		def(&u.Timeouts.Connect, proxy.DefaultConnectTimeout)
-		def(&u.Timeouts.ResponseHeader, proxy.DefaultResponseHeaderTimeout)
+		*u = u.withDefaults()
 	}
 	return &e
 }
@@ -148,7 +147,7 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 	s := &Snapshot{Upstreams: map[string]*proxy.Upstream{}}
 	for i, u := range c.WithDefaults().Upstreams {
 		key := fmt.Sprintf("upstreams[%d]", i)
-		targets := u.Targets
+		targets := u.Addresses()
 		if u.Builtin != "" {
 			t, ok := o.Builtins[u.Builtin]
 			if !ok {

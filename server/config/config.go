@@ -57,25 +57,6 @@ type Timeouts struct {
 	BodyRateWindow Duration `yaml:"body_rate_window"`
 }
 
-// Upstream is a named pool of targets.
-type Upstream struct {
-	Name     string           `yaml:"name"`
-	Targets  []string         `yaml:"targets,omitempty"`
-	Builtin  string           `yaml:"builtin,omitempty"`
-	Timeouts UpstreamTimeouts `yaml:"timeouts"`
-	line     int
-	// builtinLine is the line of the builtin key, for Build's errors.
-	builtinLine int
-}
-
-// UpstreamTimeouts bound connecting and waiting for the response head
-// (response_header counts from the end of the request: a slow upload is
-// bounded by the client's body timeouts instead).
-type UpstreamTimeouts struct {
-	Connect        Duration `yaml:"connect"`
-	ResponseHeader Duration `yaml:"response_header"`
-}
-
 // Route is a match and one action.
 type Route struct {
 	Name    string   `yaml:"name,omitempty"`
@@ -335,23 +316,6 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 	})
 }
 
-func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) {
-	d.fields(n, path, map[string]func(*yaml.Node, string){
-		"name":    d.str(&u.Name),
-		"targets": d.strings(&u.Targets),
-		"builtin": func(v *yaml.Node, key string) {
-			u.builtinLine = v.Line
-			d.str(&u.Builtin)(v, key)
-		},
-		"timeouts": func(v *yaml.Node, key string) {
-			d.fields(v, key, map[string]func(*yaml.Node, string){
-				"connect":         d.duration(&u.Timeouts.Connect),
-				"response_header": d.duration(&u.Timeouts.ResponseHeader),
-			})
-		},
-	})
-}
-
 func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 	mark := func(name string, set func(*yaml.Node, string)) func(*yaml.Node, string) {
 		return func(v *yaml.Node, key string) {
@@ -422,26 +386,7 @@ func (c *Config) validate(d *decoder) {
 			d.fail(&yaml.Node{Line: c.proxyLine}, "proxy_on_loop", "needs a tcp listener on engine: loop")
 		}
 	}
-	names := map[string]bool{}
-	for i, u := range c.Upstreams {
-		key := fmt.Sprintf("upstreams[%d]", i)
-		at := &yaml.Node{Line: u.line}
-		switch {
-		case u.Name == "":
-			d.fail(at, key+".name", "missing")
-		case names[u.Name]:
-			d.fail(at, key+".name", "duplicate upstream name")
-		}
-		names[u.Name] = true
-		if (len(u.Targets) == 0) == (u.Builtin == "") {
-			d.fail(at, key, "needs either targets or builtin")
-		}
-		for j, t := range u.Targets {
-			if !validTarget(t) {
-				d.fail(at, fmt.Sprintf("%s.targets[%d]", key, j), `must be "host:port" or "scheme://host:port[?options]"`)
-			}
-		}
-	}
+	names := c.validateUpstreams(d)
 	for i, r := range c.Routes {
 		key := fmt.Sprintf("routes[%d]", i)
 		at := &yaml.Node{Line: r.line}

@@ -73,7 +73,7 @@ func TestErrorsNameLineAndKey(t *testing.T) {
 		{"routes:\n  - match: {path_prefix: /}\n    echo: {}\n    respond: {status: 200}\n", 2, "routes[0]"},
 		{"routes:\n  - match: {path_prefix: /}\n    respond:\n      status: 42\n", 4, "routes[0].respond.status"},
 		{"routes:\n  - match: {path_prefix: nope}\n    echo: {}\n", 2, "routes[0].match"},
-		{"upstreams:\n  - name: a\n    targets: [\"no-port\"]\nroutes: [{echo: {}}]\n", 2, "upstreams[0].targets[0]"},
+		{"upstreams:\n  - name: a\n    targets: [\"no-port\"]\nroutes: [{echo: {}}]\n", 3, "upstreams[0].targets[0]"},
 		{"upstreams:\n  - name: a\nroutes: [{echo: {}}]\n", 2, "upstreams[0]"},
 		{"routes:\n  - match: {host: \"a*b\"}\n    echo: {}\n", 2, "routes[0].match.host"},
 		{"routes:\n  - echo: {}\n    echo: {}\n", 3, "routes[0].echo"},

@@ -17,6 +17,10 @@
 //	  - match: {host: "api.example.com", path_prefix: /, methods: [GET, POST]}
 //	    proxy: {upstream: app}
 //
+// Upstreams also take balancing, health, retry, timeout and connection-cap
+// keys (Upstream, in upstream.go, lists them with their defaults), which
+// translate to server/upstream's options (Upstream.PoolOptions).
+//
 // A route has exactly one action: respond (fixed response), echo, handler
 // (a Go handler registered by name in BuildOptions.Handlers) or proxy. An
 // upstream has targets, or "builtin: NAME" for targets the program supplies
