@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/simdedge/simdedge/server/upstream"
 	"golang.org/x/sys/unix"
 )
 
@@ -98,7 +99,7 @@ type loop struct {
 	// (loopproxy_linux.go).
 	lpx   LoopProxier
 	ups   []*lupconn
-	pools map[any]*lpool
+	pools map[*upstream.Target]*lpool
 	// ring batches a turn's reads and writes (loopring_linux.go; nil:
 	// read(2) and write(2)); jobs, flushq and flushq2 are its queues.
 	ring    *lring

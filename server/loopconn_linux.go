@@ -118,6 +118,12 @@ func (lp *loop) closeConn(lc *lconn) {
 	if u := lc.ex.u; u != nil {
 		lp.closeUp(u)
 	}
+	if lc.ex.active {
+		// The attempt in flight ends with the client (its in-flight
+		// count and the retry budget's token are released).
+		lp.exRelease(&lc.ex)
+		lc.ex = lexchange{}
+	}
 	// Closing the descriptor also removes it from the epoll set.
 	unix.Close(lc.fd)
 	lp.conns[lc.fd] = nil

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/upstream"
 )
 
 // LoopProxier is an optional interface of a Handler, beside Inliner: the
@@ -24,14 +25,29 @@ type LoopProxier interface {
 // answers to failures) stays with the proxy, the I/O with the loop. The
 // loop calls it from its own goroutine only, so it must not block.
 type LoopUpstream interface {
-	// LoopTarget picks the target of one exchange: key identifies it
-	// for the loop's keep-alive pools (comparable, stable for the
-	// target's life), addr is where to connect.
-	LoopTarget() (key any, addr netip.AddrPort)
-	// LoopTimeouts are the connect timeout, the response-header timeout
-	// (also each wait for body bytes), how long a pooled connection may
-	// idle, and how many idle connections the loop keeps per target.
-	LoopTimeouts() (connect, header, idle time.Duration, maxIdle int)
+	// LoopTarget selects the target of the exchange's next attempt
+	// (upstream.Pool.SelectNext), without blocking: t identifies it for
+	// the loop's keep-alive pools and LoopDone, addr is where to
+	// connect. rs is the exchange's retry bookkeeping, kept by the loop
+	// (zeroed for each request). An error means no target may be
+	// chosen: Unavailable answers it.
+	LoopTarget(r *Request, rs *upstream.RetryState) (t *upstream.Target, addr netip.AddrPort, err error)
+	// LoopDone ends the attempt on t with its result (passive health,
+	// the in-flight count): exactly once per LoopTarget that succeeded.
+	LoopDone(t *upstream.Target, res upstream.Result)
+	// LoopRetry is the retry decision after a failed attempt on t (its
+	// LoopDone already called): Stop (answer it), Failover (select
+	// another target at once) or Retry (after backoff, a deadline on
+	// the loop's clock). written: bytes of the request reached t.
+	LoopRetry(r *Request, rs *upstream.RetryState, t *upstream.Target, res upstream.Result, written bool) (d upstream.Decision, backoff time.Duration)
+	// LoopFinish ends the exchange's retry bookkeeping (budget token).
+	LoopFinish(rs *upstream.RetryState)
+	// Unavailable answers w when no target could be selected (every
+	// target down or at its cap): 503 with Retry-After.
+	Unavailable(w *ResponseWriter, err error)
+	// LoopTimeouts are the upstream's timeouts and the loop's
+	// keep-alive pool settings.
+	LoopTimeouts() LoopTimeouts
 	// AppendRequest appends the request to forward (rewritten head and
 	// buffered body) to b. ok false means it answered w itself (a bad
 	// request body) and nothing is forwarded.
@@ -47,8 +63,8 @@ type LoopUpstream interface {
 	WriteResponseHead(w *ResponseWriter, resp *phttp.Response, scratch []byte, isHead bool) []byte
 	// Failed answers w for an exchange that failed before a response
 	// head arrived (502, or 504 for a timeout); dial tells a connect
-	// failure.
-	Failed(w *ResponseWriter, key any, err error, dial bool)
+	// failure. t is the last target tried (nil if none).
+	Failed(w *ResponseWriter, t *upstream.Target, err error, dial bool)
 	// BodyFailed handles an upstream that failed mid-body.
 	BodyFailed(w *ResponseWriter)
 	// MayResend reports whether r, which failed before any response
@@ -58,4 +74,19 @@ type LoopUpstream interface {
 	// resend rule (server/proxy/replay.go), the one the goroutine
 	// proxy applies.
 	MayResend(r *Request, written bool) bool
+}
+
+// LoopTimeouts are an upstream's timeouts as the loop enforces them (on
+// its own clock) and its keep-alive pool settings.
+type LoopTimeouts struct {
+	// Connect bounds a connect; Header the wait for the response head
+	// once the request is sent, and each wait for body bytes.
+	Connect, Header time.Duration
+	// Try bounds an attempt up to its response head, Total every
+	// attempt and backoff of the request up to its head.
+	Try, Total time.Duration
+	// Idle: pooled connections idle longer are closed; MaxIdle is how
+	// many idle connections the loop keeps per target.
+	Idle    time.Duration
+	MaxIdle int
 }

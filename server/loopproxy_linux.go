@@ -5,10 +5,12 @@ package server
 import (
 	"errors"
 	"io"
+	"net/netip"
 	"os"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server/internal/rbuf"
+	"github.com/simdedge/simdedge/server/upstream"
 	"golang.org/x/sys/unix"
 )
 
@@ -65,7 +67,10 @@ func (*upTimeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
 
 // lpool holds the idle upstream connections of one target on one loop.
 type lpool struct {
-	key     any
+	// key is the policy's target: it outlives reloads that keep its
+	// address, and says whether its connections may be reused
+	// (Reusable: not ejected, failing checks or retired).
+	key     *upstream.Target
 	sa      unix.Sockaddr
 	family  int
 	connect int64 // timeouts, ns
@@ -111,11 +116,31 @@ type lexchange struct {
 	pool     *lpool
 	u        *lupconn
 	reqStart int
-	attempt  int
-	isHead   bool
-	gotHead  bool
-	// dl is the exchange's deadline (loop clock, 0 none).
+	// attempt counts the connections tried on the current target (a
+	// stale pooled one is replaced, up to loopProxyAttempts).
+	attempt int
+	isHead  bool
+	gotHead bool
+	// dl is the exchange's deadline (loop clock, 0 none): connect,
+	// response head (bounded by tryDL), body read, or the end of a
+	// retry's backoff.
 	dl int64
+	// target is the attempt's target while it is in flight (LoopDone
+	// not yet called); status is its response's.
+	target *upstream.Target
+	status int
+	// rs is the retry bookkeeping; start, tryDL and to bound the
+	// attempts (total, try).
+	rs           upstream.RetryState
+	start, tryDL int64
+	to           LoopTimeouts
+	// backoff: waiting for dl before the next attempt.
+	backoff bool
+	// last, lastT: the previous attempt's failure, answered when no
+	// target is left; sent: some attempt got past connecting.
+	last  error
+	lastT *upstream.Target
+	sent  bool
 }
 
 // loopProxy returns the upstream the request just parsed is proxied to on
@@ -127,8 +152,7 @@ func (lp *loop) loopProxy(c *conn) LoopUpstream {
 	return lp.lpx.LoopProxy(&c.req)
 }
 
-func (lp *loop) poolFor(up LoopUpstream) (*lpool, bool) {
-	key, addr := up.LoopTarget()
+func (lp *loop) poolFor(key *upstream.Target, addr netip.AddrPort, to *LoopTimeouts) (*lpool, bool) {
 	if pl := lp.pools[key]; pl != nil {
 		return pl, true
 	}
@@ -142,10 +166,9 @@ func (lp *loop) poolFor(up LoopUpstream) (*lpool, bool) {
 	default:
 		return nil, false
 	}
-	connect, header, idle, maxIdle := up.LoopTimeouts()
-	pl.connect, pl.header, pl.idleTO, pl.maxIdle = int64(connect), int64(header), int64(idle), maxIdle
+	pl.connect, pl.header, pl.idleTO, pl.maxIdle = int64(to.Connect), int64(to.Header), int64(to.Idle), to.MaxIdle
 	if lp.pools == nil {
-		lp.pools = make(map[any]*lpool)
+		lp.pools = make(map[*upstream.Target]*lpool)
 	}
 	lp.pools[key] = pl
 	return pl, true
@@ -161,16 +184,94 @@ func (lp *loop) proxyStart(lc *lconn, n int, up LoopUpstream, now int64) {
 		lc.closeAfter = true
 		return
 	}
-	pl, ok := lp.poolFor(up)
 	ex := &lc.ex
-	*ex = lexchange{active: true, up: up, pool: pl, reqStart: reqStart, isHead: string(c.req.head.Method) == "HEAD"}
+	ex.active, ex.up, ex.reqStart, ex.isHead = true, up, reqStart, string(c.req.head.Method) == "HEAD"
+	ex.start, ex.to = now, up.LoopTimeouts()
 	lc.rdl = 0 // the exchange's deadlines rule until it ends
-	if !ok {
-		up.Failed(&c.resp, nil, errBadTarget, true)
+	lp.upSelect(lc, now)
+}
+
+// upSelect selects the target of the exchange's next attempt (the
+// policy's, through LoopTarget) and starts it.
+func (lp *loop) upSelect(lc *lconn, now int64) {
+	ex := &lc.ex
+	w := &lc.c.resp
+	total := ex.start + int64(ex.to.Total)
+	if ex.to.Total > 0 && now >= total {
+		ex.up.Failed(w, ex.lastT, errUpTimeout, false)
 		lp.exDone(lc, false, now)
 		return
 	}
+	t, addr, err := ex.up.LoopTarget(&lc.c.req, &ex.rs)
+	if err != nil {
+		if ex.last != nil && ex.sent {
+			ex.up.Failed(w, ex.lastT, ex.last, false)
+		} else {
+			// No target, or every one refused: the pool is down.
+			ex.up.Unavailable(w, err)
+		}
+		lp.exDone(lc, false, now)
+		return
+	}
+	ex.target, ex.attempt = t, 0
+	ex.tryDL = now + int64(ex.to.Try)
+	if ex.to.Try <= 0 || ex.to.Total > 0 && ex.tryDL > total {
+		ex.tryDL = total
+	}
+	pl, ok := lp.poolFor(t, addr, &ex.to)
+	if !ok {
+		lp.attemptFailed(lc, errBadTarget, upstream.Result{Outcome: upstream.ConnectFailure}, now)
+		return
+	}
+	ex.pool = pl
 	lp.upBegin(lc, now)
+}
+
+// exDeadline sets the exchange's deadline d from now, bounded by the
+// attempt's try deadline while no response head arrived.
+func (lp *loop) exDeadline(ex *lexchange, now, d int64) {
+	ex.dl = now + d
+	if !ex.gotHead && ex.tryDL != 0 && ex.tryDL < ex.dl {
+		ex.dl = ex.tryDL
+	}
+	lp.noteDeadline(ex.dl)
+}
+
+// attemptFailed reports a failed attempt (before a response head was
+// relayed) to the policy and does what it decides: answer, fail over to
+// another target at once, or retry after a backoff.
+func (lp *loop) attemptFailed(lc *lconn, err error, res upstream.Result, now int64) {
+	ex := &lc.ex
+	written := false
+	if u := ex.u; u != nil {
+		written = u.wpos > 0 || res.Outcome == upstream.Response
+		u.lc, ex.u = nil, nil
+		lp.closeUp(u)
+	}
+	t := ex.target
+	ex.target = nil
+	ex.up.LoopDone(t, res)
+	d, backoff := ex.up.LoopRetry(&lc.c.req, &ex.rs, t, res, written)
+	if res.Outcome != upstream.ConnectFailure {
+		ex.sent = true
+	}
+	ex.last, ex.lastT = err, t
+	ex.gotHead = false
+	switch d {
+	case upstream.Failover:
+		lp.upSelect(lc, now)
+		return
+	case upstream.Retry:
+		if ex.to.Total <= 0 || now+int64(backoff) < ex.start+int64(ex.to.Total) {
+			ex.backoff = true
+			ex.tryDL = 0
+			ex.dl = now + int64(backoff)
+			lp.noteDeadline(ex.dl)
+			return
+		}
+	}
+	ex.up.Failed(&lc.c.resp, t, err, res.Outcome == upstream.ConnectFailure)
+	lp.exDone(lc, false, now)
 }
 
 var errBadTarget = errors.New("server: upstream target is not an IP address")
@@ -182,8 +283,7 @@ func (lp *loop) upBegin(lc *lconn, now int64) {
 	ex.attempt++
 	u, err := lp.upGet(ex.pool, now)
 	if err != nil {
-		ex.up.Failed(&lc.c.resp, ex.pool.key, err, true)
-		lp.exDone(lc, false, now)
+		lp.attemptFailed(lc, err, upstream.Result{Outcome: upstream.ConnectFailure}, now)
 		return
 	}
 	u.lc, ex.u = lc, u
@@ -194,8 +294,7 @@ func (lp *loop) upBegin(lc *lconn, now int64) {
 		return
 	}
 	if u.connecting {
-		ex.dl = now + ex.pool.connect
-		lp.noteDeadline(ex.dl)
+		lp.exDeadline(ex, now, ex.pool.connect)
 		return
 	}
 	lp.upSendSoon(lc, now)
@@ -203,6 +302,11 @@ func (lp *loop) upBegin(lc *lconn, now int64) {
 
 // upGet returns an idle pooled connection or a new one (connecting).
 func (lp *loop) upGet(pl *lpool, now int64) (*lupconn, error) {
+	if len(pl.idle) > 0 && !pl.key.Reusable() {
+		// Ejected, failing checks or retired since they were pooled:
+		// the connections are not reused.
+		lp.closeIdle(pl)
+	}
 	for n := len(pl.idle); n > 0; n = len(pl.idle) {
 		u := pl.idle[n-1]
 		pl.idle[n-1] = nil
@@ -257,8 +361,7 @@ func (lp *loop) upSend(lc *lconn, now int64) {
 				u.outReg = true
 				lp.ctl(unix.EPOLL_CTL_MOD, u.fd, unix.EPOLLOUT)
 			}
-			ex.dl = now + ex.pool.header
-			lp.noteDeadline(ex.dl)
+			lp.exDeadline(ex, now, ex.pool.header)
 			return
 		}
 		if err != nil {
@@ -273,8 +376,7 @@ func (lp *loop) upSend(lc *lconn, now int64) {
 		u.outReg = false
 		lp.ctl(unix.EPOLL_CTL_MOD, u.fd, unix.EPOLLIN)
 	}
-	ex.dl = now + ex.pool.header
-	lp.noteDeadline(ex.dl)
+	lp.exDeadline(ex, now, ex.pool.header)
 }
 
 // upEvent handles readiness of an upstream connection.
@@ -302,8 +404,7 @@ func (lp *loop) upEvent(u *lupconn, events uint32, now int64) {
 			if err == nil {
 				err = os.NewSyscallError("connect", unix.Errno(soerr))
 			}
-			lc.ex.up.Failed(&lc.c.resp, lc.ex.pool.key, err, true)
-			lp.exDone(lc, false, now)
+			lp.attemptFailed(lc, err, upstream.Result{Outcome: upstream.ConnectFailure}, now)
 			return
 		}
 		lp.upSend(lc, now)
@@ -372,11 +473,29 @@ func (lp *loop) upRelay(lc *lconn, now int64) {
 			return
 		}
 		if err != nil {
-			ex.up.Failed(w, ex.pool.key, err, false)
-			lp.exDone(lc, false, now)
+			lp.attemptFailed(lc, err, upstream.Result{Outcome: upstream.Reset}, now)
 			return
 		}
+		if s := u.resp.Status; s >= firstRetryStatus {
+			// A 5xx may be retried: the policy decides before
+			// anything of it reaches the client.
+			res := upstream.StatusResult(s)
+			t := ex.target
+			ex.up.LoopDone(t, res)
+			ex.target = nil
+			if d, backoff := ex.up.LoopRetry(&lc.c.req, &ex.rs, t, res, true); d == upstream.Retry &&
+				(ex.to.Total <= 0 || now+int64(backoff) < ex.start+int64(ex.to.Total)) {
+				u.lc, ex.u = nil, nil
+				lp.closeUp(u)
+				ex.sent, ex.last, ex.lastT = true, errRetriedStatus, t
+				ex.backoff, ex.tryDL = true, 0
+				ex.dl = now + int64(backoff)
+				lp.noteDeadline(ex.dl)
+				return
+			}
+		}
 		ex.gotHead = true
+		ex.status = u.resp.Status
 		// The request is sent: its buffer is free.
 		u.out = ex.up.WriteResponseHead(w, &u.resp, u.out[:0], ex.isHead)
 		if ex.isHead || u.resp.Body == phttp.BodyNone {
@@ -442,8 +561,7 @@ func (lp *loop) upRelay(lc *lconn, now int64) {
 	if w.Written() > 0 {
 		w.Flush()
 	}
-	ex.dl = now + ex.pool.header
-	lp.noteDeadline(ex.dl)
+	lp.exDeadline(ex, now, ex.pool.header)
 	lp.clientOut(lc, now)
 }
 
@@ -482,8 +600,7 @@ func (lp *loop) resumeUp(lc *lconn, now int64) {
 	}
 	u.paused = false
 	lp.ctl(unix.EPOLL_CTL_MOD, u.fd, unix.EPOLLIN)
-	ex.dl = now + ex.pool.header
-	lp.noteDeadline(ex.dl)
+	lp.exDeadline(ex, now, ex.pool.header)
 }
 
 // upFailed handles an upstream error (or timeout) of an exchange.
@@ -501,8 +618,14 @@ func (lp *loop) upFailed(lc *lconn, err error, now int64) {
 			lp.upBegin(lc, now)
 			return
 		}
-		ex.up.Failed(w, ex.pool.key, err, u != nil && u.connecting)
-		lp.exDone(lc, false, now)
+		res := upstream.Result{Outcome: upstream.Reset}
+		switch {
+		case u != nil && u.connecting:
+			res.Outcome = upstream.ConnectFailure
+		case err == errUpTimeout:
+			res.Outcome = upstream.Timeout
+		}
+		lp.attemptFailed(lc, err, res, now)
 		return
 	}
 	if u.resp.Body == phttp.BodyUntilClose && err == io.EOF {
@@ -520,7 +643,26 @@ func retryableUp(err error) bool {
 // exTimeout ends an exchange whose deadline passed.
 func (lp *loop) exTimeout(lc *lconn, now int64) {
 	lc.ex.dl = 0
+	if lc.ex.backoff {
+		lc.ex.backoff = false
+		lp.upSelect(lc, now)
+		return
+	}
 	lp.upFailed(lc, errUpTimeout, now)
+}
+
+// exRelease ends the exchange's attempt in flight (LoopDone) and its retry
+// bookkeeping: the response ended, or the client went away.
+func (lp *loop) exRelease(ex *lexchange) {
+	if t := ex.target; t != nil {
+		res := upstream.Result{Outcome: upstream.Canceled}
+		if ex.gotHead {
+			res = upstream.StatusResult(ex.status)
+		}
+		ex.target = nil
+		ex.up.LoopDone(t, res)
+	}
+	ex.up.LoopFinish(&ex.rs)
 }
 
 // exDone ends the exchange: the upstream connection goes back to its pool
@@ -538,6 +680,7 @@ func (lp *loop) exDone(lc *lconn, reusable bool, now int64) {
 		}
 	}
 	reqStart := ex.reqStart
+	lp.exRelease(ex)
 	*ex = lexchange{}
 	if !c.req.body.done {
 		c.finishBody() // buffered: never reads
@@ -629,11 +772,31 @@ func (lp *loop) sweepPools(now int64) {
 			clear(pl.idle[rest:])
 			pl.idle = pl.idle[:rest]
 		}
+		if len(pl.idle) > 0 && !pl.key.Reusable() {
+			lp.closeIdle(pl) // ejected, failing checks or retired
+		}
 		if pl.open == 0 {
 			delete(lp.pools, key)
 		}
 	}
 }
+
+// closeIdle closes a pool's idle connections.
+func (lp *loop) closeIdle(pl *lpool) {
+	for i, u := range pl.idle {
+		lp.closeUp(u)
+		pl.idle[i] = nil
+	}
+	pl.idle = pl.idle[:0]
+}
+
+// errRetriedStatus: an upstream's 5xx response was retried and no
+// attempt followed (every target tried); the client gets a 502.
+var errRetriedStatus = errors.New("server: upstream answered with a retried status")
+
+// firstRetryStatus: responses below it are never retried (retry
+// conditions name 5xx statuses only), so they skip the decision.
+const firstRetryStatus = 500
 
 // closeUps closes every upstream connection (the loop ends).
 func (lp *loop) closeUps() {

@@ -393,8 +393,7 @@ func (lp *loop) upSendSoon(lc *lconn, now int64) {
 		return
 	}
 	ex := &lc.ex
-	ex.dl = now + ex.pool.header
-	lp.noteDeadline(ex.dl)
+	lp.exDeadline(ex, now, ex.pool.header)
 	if !u.queued {
 		u.queued = true
 		lp.flushq = append(lp.flushq, ringJob{u: u})

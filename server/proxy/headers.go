@@ -185,7 +185,7 @@ func (p *Proxy) forwardResponse(w *server.ResponseWriter, uc *upConn, isHead boo
 	if isHead || resp.Body == phttp.BodyNone {
 		return true
 	}
-	timeout := p.up.opts.ResponseHeaderTimeout
+	timeout := p.up.header
 	switch resp.Body {
 	case phttp.BodyLength:
 		var d phttp.LengthDecoder

@@ -6,6 +6,7 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/upstream"
 )
 
 // LoopProxy implements server.LoopProxier: on the event-loop engine with
@@ -18,7 +19,10 @@ import (
 // targets and targets it cannot forward (ServeEdge answers them), and
 // protocol upgrades.
 func (p *Proxy) LoopProxy(r *server.Request) server.LoopUpstream {
-	if !p.up.loopable {
+	if !p.up.loopable || p.up.pool.Saturated() {
+		// Saturated: every target is at max_conns_per_target; the
+		// request waits in the queue on a goroutine (AcquireWait),
+		// since the loop must not block.
 		return nil
 	}
 	head := r.Head()
@@ -36,14 +40,44 @@ func (p *Proxy) LoopProxy(r *server.Request) server.LoopUpstream {
 // loop drives.
 type loopUpstream struct{ p *Proxy }
 
-func (l loopUpstream) LoopTarget() (any, netip.AddrPort) {
-	t := l.p.up.pick()
-	return t, t.ap
+// LoopTarget selects through the pool without blocking (the loop's
+// requests never queue: LoopProxy hands a request to a goroutine when
+// every target is at its cap).
+func (l loopUpstream) LoopTarget(r *server.Request, rs *upstream.RetryState) (*upstream.Target, netip.AddrPort, error) {
+	pool := l.p.up.pool
+	ut, err := pool.SelectNext(pool.Key(r), rs)
+	if err != nil {
+		return nil, netip.AddrPort{}, err
+	}
+	return ut, targetOf(ut).ap, nil
 }
 
-func (l loopUpstream) LoopTimeouts() (connect, header, idle time.Duration, maxIdle int) {
-	o := &l.p.up.opts
-	return o.ConnectTimeout, o.ResponseHeaderTimeout, o.IdleConnTimeout, o.MaxIdlePerTarget
+func (l loopUpstream) LoopDone(t *upstream.Target, res upstream.Result) { l.p.up.pool.Done(t, res) }
+
+// LoopRetry is the policy's decision (Decide) with the loop's facts: its
+// bodies are buffered, so always replayable.
+func (l loopUpstream) LoopRetry(r *server.Request, rs *upstream.RetryState, t *upstream.Target, res upstream.Result, written bool) (upstream.Decision, time.Duration) {
+	pool := l.p.up.pool
+	head := r.Head()
+	d := pool.Decide(rs, t, upstream.Facts{Result: res, Written: written,
+		Idempotent: upstream.IdempotentMethod(head.Method), Replayable: true, IdempotencyKey: hasIdempotencyKey(head)})
+	if d == upstream.Retry {
+		return d, pool.Backoff(rs)
+	}
+	return d, 0
+}
+
+func (l loopUpstream) LoopFinish(rs *upstream.RetryState) { l.p.up.pool.Finish(rs) }
+
+func (l loopUpstream) Unavailable(w *server.ResponseWriter, err error) {
+	l.p.unavailable(w, l.p.up.pool, err)
+}
+
+func (l loopUpstream) LoopTimeouts() server.LoopTimeouts {
+	u := l.p.up
+	to := u.pool.Options().Timeouts
+	return server.LoopTimeouts{Connect: to.Connect, Header: to.ResponseHeader, Try: to.Try, Total: to.Total,
+		Idle: u.opts.IdleConnTimeout, MaxIdle: u.opts.MaxIdlePerTarget}
 }
 
 // AppendRequest is ServeEdge's forwarding of a buffered body: the
@@ -73,10 +107,10 @@ func (l loopUpstream) WriteResponseHead(w *server.ResponseWriter, resp *phttp.Re
 	return l.p.writeResponseHead(w, resp, scratch, isHead)
 }
 
-func (l loopUpstream) Failed(w *server.ResponseWriter, key any, err error, dial bool) {
-	t, _ := key.(*target)
-	if t == nil {
-		t = l.p.up.targets[0]
+func (l loopUpstream) Failed(w *server.ResponseWriter, ut *upstream.Target, err error, dial bool) {
+	t := l.p.up.targets[0]
+	if ut != nil {
+		t = targetOf(ut)
 	}
 	l.p.upstreamFailed(w, t, err, dial)
 }

@@ -7,6 +7,7 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/upstream"
 )
 
 // MessageTarget is an upstream reached by messages instead of a byte
@@ -67,9 +68,13 @@ var msgExchangePool = sync.Pool{New: func() any { return &msgExchange{} }}
 // maxMsgPooled bounds the buffers an exchange keeps in the pool kept between exchanges.
 const maxMsgPooled = 1 << 20
 
-// serveMessage forwards r to a message target. The request body is read
-// whole (the message transport moves large bodies by rendezvous).
-func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request, t *target) {
+// serveMessage forwards r to a message target chosen by the pool. The
+// request body is read whole (the message transport moves large bodies by
+// rendezvous). The response streams to the client as its pieces arrive, so
+// only an attempt that failed before its first piece is retried (as the
+// policy decides; a message transport does not tell a connect failure
+// from a later one, so every failure counts as written).
+func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 	head := r.Head()
 	var body []byte
 	if head.Body != phttp.BodyNone {
@@ -93,26 +98,66 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request, t *tar
 		msgExchangePool.Put(x)
 	}()
 	x.p, x.w, x.isHead = p, w, string(head.Method) == "HEAD"
-	x.headDone, x.bodyDone, x.started = false, false, false
-	x.buf = x.buf[:0]
 	// A bodiless request goes with "Content-Length: 0": harmless, and the
 	// backend need not tell framing from the message boundary.
 	x.out = p.appendHead(x.out[:0], r, head, phttp.BodyLength, int64(len(body)))
 	x.out = append(x.out, body...)
-	err := t.mt.RoundTrip(x.out, p.up.opts.ResponseHeaderTimeout, x.part)
-	if err == nil && !x.bodyDone {
-		err = errShortResponse
-	}
-	if err != nil {
-		if !x.headDone {
-			if x.started {
-				err = errors.Join(errBadResponse, err)
-			}
-			p.upstreamFailed(w, t, err, false)
+	pool := p.up.pool
+	to := pool.Options().Timeouts
+	key := pool.Key(r)
+	var rs upstream.RetryState
+	defer pool.Finish(&rs)
+	start := time.Now()
+	var last error
+	var lastT *target
+	for {
+		if _, ok := to.TryDeadline(start, time.Now()); !ok {
+			p.attemptsFailed(w, pool, lastT, errTotalTimeout, false)
 			return
 		}
-		p.log.Warn("upstream failed mid-body", "upstream", p.up.opts.Name, "target", t.addr, "err", err)
-		p.bodyFailed(w)
+		ut, err := pool.AcquireNextWait(key, &rs, nil)
+		if err != nil {
+			if last != nil && err == upstream.ErrExhausted {
+				p.attemptsFailed(w, pool, lastT, last, false)
+				return
+			}
+			p.unavailable(w, pool, err)
+			return
+		}
+		t := targetOf(ut)
+		x.headDone, x.bodyDone, x.started = false, false, false
+		x.buf = x.buf[:0]
+		err = t.mt.RoundTrip(x.out, p.up.header, x.part)
+		if err == nil && !x.bodyDone {
+			err = errShortResponse
+		}
+		if err == nil || x.headDone {
+			pool.Done(ut, upstream.StatusResult(x.resp.Status))
+			if err != nil {
+				p.log.Warn("upstream failed mid-body", "upstream", p.up.opts.Name, "target", t.addr, "err", err)
+				p.bodyFailed(w)
+			}
+			return
+		}
+		res := resultOf(err)
+		if x.started {
+			err = errors.Join(errBadResponse, err)
+		}
+		pool.Done(ut, res)
+		last, lastT = err, t
+		d := pool.Decide(&rs, ut, upstream.Facts{Result: res, Written: true,
+			Idempotent: upstream.IdempotentMethod(head.Method), Replayable: true,
+			IdempotencyKey: hasIdempotencyKey(head)})
+		switch d {
+		case upstream.Stop:
+			p.upstreamFailed(w, t, err, false)
+			return
+		case upstream.Retry:
+			if !p.backoff(pool.Backoff(&rs), start.Add(to.Total)) {
+				p.upstreamFailed(w, t, err, false)
+				return
+			}
+		}
 	}
 }
 

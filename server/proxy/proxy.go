@@ -12,6 +12,7 @@ import (
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/internal/rbuf"
+	"github.com/simdedge/simdedge/server/upstream"
 )
 
 // Options configures a Proxy.
@@ -79,7 +80,7 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		return
 	}
 	if p.up.messages {
-		p.serveMessage(w, r, p.up.pick())
+		p.serveMessage(w, r)
 		return
 	}
 	// body is a request body read whole before forwarding (it can be
@@ -120,62 +121,101 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		}
 	}
 	isHead := string(head.Method) == "HEAD"
-	t := p.up.pick()
+	pool := p.up.pool
+	to := pool.Options().Timeouts
+	key := pool.Key(r)
+	// rs is the request's retry bookkeeping (targets tried, retries
+	// spent, the budget token); it lives on this goroutine's stack.
+	var rs upstream.RetryState
+	defer pool.Finish(&rs)
 	var uc *upConn
 	var copyErr chan error
 	// One clock read per exchange: time.Now costs 50-150 ns on virtual
 	// machines without a vDSO clock, and the deadlines below are lazy.
 	now := time.Now()
+	start := now
 	// A request that may not go twice once written takes no pooled
 	// connection the upstream has closed (a later failure is a 502).
 	probe := !mayResend(head, true, true)
-	for attempt := 1; ; attempt++ {
-		var err error
-		uc, err = t.get(now, probe)
-		if err != nil {
-			p.upstreamFailed(w, t, err, true)
+	idem, hasKey := upstream.IdempotentMethod(head.Method), hasIdempotencyKey(head)
+	var ut *upstream.Target
+	var t *target
+	// last is the failure of the previous attempt, answered if no
+	// target is left; refusedOnly: every attempt failed to connect.
+	var last error
+	var lastT *target
+	refusedOnly := true
+	for {
+		tryDL, ok := to.TryDeadline(start, now)
+		if !ok {
+			p.attemptsFailed(w, pool, lastT, errTotalTimeout, false)
 			return
 		}
-		uc.out = p.appendHead(uc.out[:0], r, head, kind, length)
-		uc.out = append(uc.out, body...)
-		uc.setWriteDeadline(now, p.up.opts.ResponseHeaderTimeout)
+		var err error
+		ut, err = pool.AcquireNextWait(key, &rs, nil)
+		if err != nil {
+			if last != nil && err == upstream.ErrExhausted {
+				p.attemptsFailed(w, pool, lastT, last, refusedOnly)
+				return
+			}
+			p.unavailable(w, pool, err)
+			return
+		}
+		t = targetOf(ut)
+		left := tryDL.Sub(now)
 		var wn int
-		wn, err = uc.nc.Write(uc.out)
-		if err == nil && streamed {
-			// The response-header timeout starts once the whole
-			// request is sent (copyBody sets it): a healthy upstream
-			// reading a slow upload must not time out. Until then the
-			// wait is bounded by the copy: the client body's timeouts
-			// and the upstream write deadlines end it, and closing
-			// the connection wakes readHead.
-			uc.readDL = time.Time{}
-			uc.nc.SetReadDeadline(time.Time{})
-			copyErr = p.startBody(uc, r.Body(), pre, preEOF, kind == phttp.BodyChunked)
+		uc, wn, copyErr, err = p.exchange(t, r, head, exchangeArgs{
+			now: now, probe: probe, isHead: isHead, body: body, pre: pre, preEOF: preEOF,
+			streamed: streamed, kind: kind, length: length,
+			connect: min(p.up.connect, left), header: min(p.up.header, left),
+		})
+		if err == nil && uc.resp.Status < firstRetryStatus {
+			break // the common case: no retry decision to make
 		}
+		var res upstream.Result
+		written, replayable := wn > 0 || copyErr != nil, copyErr == nil
 		if err == nil {
-			err = p.readHead(uc, isHead, now, copyErr == nil)
-		}
-		if err == nil {
-			break
-		}
-		uc.nc.Close()
-		if copyErr != nil {
-			if cerr := <-copyErr; cerr != nil && errors.Is(cerr, errClientBody) {
-				// cerr joins errClientBody and the body's error, which
-				// picks the status (413 for a body over the limit).
-				p.respondError(w, server.StatusFor(cerr), "bad request body\n")
+			res = upstream.StatusResult(uc.resp.Status)
+		} else {
+			if errors.Is(err, errClientBody) {
+				// The client's body failed: nothing to say about the
+				// target.
+				pool.Done(ut, upstream.Result{Outcome: upstream.Canceled})
+				p.respondError(w, server.StatusFor(err), "bad request body\n")
 				w.SetClose()
 				return
 			}
+			res = resultOf(err)
 		}
-		// A streamed body is replayable until its copy starts (pre still
-		// holds all that was read of it).
-		if !uc.fresh && uc.w == 0 && attempt < maxAttempts && retryable(err) &&
-			mayResend(head, wn > 0, copyErr == nil) {
-			continue // the upstream closed an idle connection: try another
+		d := pool.Decide(&rs, ut, upstream.Facts{Result: res, Written: written, Idempotent: idem,
+			Replayable: replayable, IdempotencyKey: hasKey && replayable})
+		if err == nil && d == upstream.Stop {
+			break // answer with this response
 		}
-		p.upstreamFailed(w, t, err, false)
-		return
+		pool.Done(ut, res)
+		if err == nil {
+			// A retried response is dropped with its connection.
+			uc.nc.Close()
+			if copyErr != nil {
+				<-copyErr
+			}
+			err = errRetriedStatus
+		}
+		if res.Outcome != upstream.ConnectFailure {
+			refusedOnly = false
+		}
+		last, lastT = err, t
+		switch d {
+		case upstream.Stop:
+			p.attemptsFailed(w, pool, t, err, false)
+			return
+		case upstream.Retry:
+			if !p.backoff(pool.Backoff(&rs), start.Add(to.Total)) {
+				p.attemptsFailed(w, pool, t, errTotalTimeout, false)
+				return
+			}
+		}
+		now = time.Now()
 	}
 	ok := p.forwardResponse(w, uc, isHead)
 	if copyErr != nil {
@@ -191,10 +231,76 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			w.SetClose()
 		}
 	}
+	pool.Done(ut, upstream.StatusResult(uc.resp.Status))
 	if ok && !uc.resp.Close && uc.r == uc.w {
 		t.put(uc, now)
 	} else {
 		uc.nc.Close()
+	}
+}
+
+// exchangeArgs are the request's parts an attempt sends.
+type exchangeArgs struct {
+	now              time.Time
+	probe, isHead    bool
+	body, pre        []byte
+	preEOF, streamed bool
+	kind             phttp.BodyKind
+	length           int64
+	// connect and header are the attempt's timeouts (the try deadline
+	// may shorten them).
+	connect, header time.Duration
+}
+
+// exchange is one attempt on t: it sends the request and reads the
+// response head. A pooled connection the upstream had closed is replaced
+// (up to maxAttempts) when the resend rule allows: that is the stale
+// connection's failure, not the target's, and is not reported to the
+// policy. On error the connection is closed; wn is what the last write
+// took; copyErr is the streamed body's copy, if it started (its error was
+// waited for on failure and, if the client's body failed, is returned).
+func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a exchangeArgs) (uc *upConn, wn int, copyErr chan error, err error) {
+	for attempt := 1; ; attempt++ {
+		uc, err = t.get(a.now, a.probe, a.connect)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		uc.out = p.appendHead(uc.out[:0], r, head, a.kind, a.length)
+		uc.out = append(uc.out, a.body...)
+		uc.setWriteDeadline(a.now, a.header)
+		wn, err = uc.nc.Write(uc.out)
+		if err == nil && a.streamed {
+			// The response-header timeout starts once the whole
+			// request is sent (copyBody sets it): a healthy upstream
+			// reading a slow upload must not time out. Until then the
+			// wait is bounded by the copy: the client body's timeouts
+			// and the upstream write deadlines end it, and closing
+			// the connection wakes readHead.
+			uc.readDL = time.Time{}
+			uc.nc.SetReadDeadline(time.Time{})
+			copyErr = p.startBody(uc, r.Body(), a.pre, a.preEOF, a.kind == phttp.BodyChunked)
+		}
+		if err == nil {
+			err = p.readHead(uc, a.isHead, a.now, copyErr == nil, a.header)
+		}
+		if err == nil {
+			return uc, wn, copyErr, nil
+		}
+		uc.nc.Close()
+		if copyErr != nil {
+			if cerr := <-copyErr; cerr != nil && errors.Is(cerr, errClientBody) {
+				// cerr joins errClientBody and the body's error, which
+				// picks the status (413 for a body over the limit).
+				return nil, wn, copyErr, cerr
+			}
+		}
+		// A streamed body is replayable until its copy starts (pre still
+		// holds all that was read of it).
+		if !uc.fresh && uc.w == 0 && attempt < maxAttempts && retryable(err) &&
+			mayResend(head, wn > 0, copyErr == nil) {
+			continue // the upstream closed an idle connection: try another
+		}
+		return uc, wn, copyErr, err
 	}
 }
 
@@ -267,7 +373,7 @@ func (p *Proxy) startBody(uc *upConn, src io.Reader, pre []byte, eof, chunked bo
 }
 
 func (p *Proxy) copyBody(uc *upConn, src io.Reader, buf []byte, n int, eof, chunked bool) error {
-	timeout := p.up.opts.ResponseHeaderTimeout
+	timeout := p.up.header
 	var frame []byte
 	for {
 		if n > 0 {
@@ -332,9 +438,9 @@ var (
 // interim (1xx) responses. sent: the request is wholly sent, so the
 // response-header timeout starts now (else copyBody starts it at the end
 // of the body).
-func (p *Proxy) readHead(uc *upConn, isHead bool, now time.Time, sent bool) error {
+func (p *Proxy) readHead(uc *upConn, isHead bool, now time.Time, sent bool, timeout time.Duration) error {
 	if sent {
-		uc.setReadDeadline(now, p.up.opts.ResponseHeaderTimeout)
+		uc.setReadDeadline(now, timeout)
 	}
 	for {
 		if uc.w > uc.r {

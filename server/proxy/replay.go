@@ -2,6 +2,7 @@ package proxy
 
 import (
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/upstream"
 )
 
 // The resend rule. A request whose exchange failed before any response
@@ -32,23 +33,14 @@ const idempotencyKeyField = "Idempotency-Key"
 // mayResend reports whether the request head may be sent again after a
 // failure before any response byte arrived. written: at least one byte of
 // the request was accepted by the kernel. replayable: the whole body (if
-// any) is still held, so it can be sent again unchanged.
+// any) is still held, so it can be sent again unchanged. The rule itself
+// is upstream.MayResend (one copy for every engine and for the retry
+// policy); a body no longer held can never go again, whatever the key.
 func mayResend(head *phttp.Request, written, replayable bool) bool {
-	if !replayable {
-		return false
-	}
-	if !written {
-		return true
-	}
-	return idempotentMethod(head.Method) || head.Headers.Index(idempotencyKeyField, 0) >= 0
+	return replayable && upstream.MayResend(written, upstream.IdempotentMethod(head.Method), true, hasIdempotencyKey(head))
 }
 
-// idempotentMethod reports the methods RFC 9110 §9.2.2 defines as
-// idempotent (methods are case-sensitive, §9.1).
-func idempotentMethod(m []byte) bool {
-	switch string(m) {
-	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
-		return true
-	}
-	return false
+// hasIdempotencyKey reports whether the request carries the field.
+func hasIdempotencyKey(head *phttp.Request) bool {
+	return head.Headers.Index(idempotencyKeyField, 0) >= 0
 }

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/upstream"
 )
 
 // Defaults of an Upstream.
 const (
-	DefaultConnectTimeout        = 2 * time.Second
-	DefaultResponseHeaderTimeout = 30 * time.Second
+	DefaultConnectTimeout        = upstream.DefaultConnectTimeout
+	DefaultResponseHeaderTimeout = upstream.DefaultResponseHeaderTimeout
 	// DefaultIdleConnTimeout is below the keep-alive timeouts of common
 	// origins (nginx 75 s, Apache 5 s is the exception), so the proxy
 	// rarely reuses a connection the origin is about to close.
@@ -34,10 +35,12 @@ type UpstreamOptions struct {
 	// in Targets): requests go to them as messages. An upstream is all
 	// stream or all message targets. Close closes them.
 	MessageTargets []MessageTarget
-	// ConnectTimeout bounds a dial (504 beyond it).
+	// ConnectTimeout bounds a dial (504 beyond it); it overrides
+	// Policy.Timeouts.Connect when set.
 	ConnectTimeout time.Duration
 	// ResponseHeaderTimeout bounds the wait for the response head after
-	// the request was sent (504 beyond it), and each read of the body.
+	// the request was sent (504 beyond it), and each read of the body;
+	// it overrides Policy.Timeouts.ResponseHeader when set.
 	ResponseHeaderTimeout time.Duration
 	// IdleConnTimeout: pooled connections idle longer are closed instead
 	// of reused.
@@ -46,36 +49,52 @@ type UpstreamOptions struct {
 	// MaxResponseHeaderBytes bounds an upstream response head; zero means
 	// parse/http's default.
 	MaxResponseHeaderBytes int
+	// Policy is the pool's policy (server/upstream): balance, health,
+	// retries, timeouts, connection cap. Its Targets, when empty, are
+	// Targets with weight 1; when set they must name the same addresses
+	// in the same order (they carry the weights). Name, OnChange and
+	// Previous are set by NewUpstream.
+	Policy upstream.Options
+	// Active, when set, configures active health checks (Start runs
+	// them): an HTTP/1.1 GET of Active.Path over a new connection
+	// (stream targets) or a message round trip (message targets).
+	Active *upstream.ActiveOptions
+	// Previous is the upstream this one replaces on a reload: targets at
+	// the same address keep their health, their counters and their idle
+	// connections (and, for message targets, their open transport: the
+	// one given in MessageTargets is closed).
+	Previous *Upstream
 }
 
 // Upstream is a named pool of targets. It is safe for concurrent use, and
 // holds idle connections until Close.
 type Upstream struct {
 	opts    UpstreamOptions
+	pool    *upstream.Pool
 	targets []*target
 	// messages: the targets are MessageTargets.
 	messages bool
-	next     atomic.Uint64
 	parser   *phttp.Parser
 	closed   atomic.Bool
 	// loopable: every target is an IP address (the event loop may
 	// proxy to it, see Proxy.LoopProxy).
 	loopable bool
+	// connect, header: the effective timeouts (the pool's).
+	connect, header time.Duration
+	checkMu         sync.Mutex
+	checker         *upstream.Checker
 }
 
 // ErrNoTargets is returned by NewUpstream for an empty target list.
 var ErrNoTargets = errors.New("proxy: upstream has no targets")
 
+// errPolicyTargets: Policy.Targets do not match Targets.
+var errPolicyTargets = errors.New("proxy: policy targets differ from the upstream's targets")
+
 // NewUpstream returns an Upstream over o.Targets.
 func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 	if len(o.Targets) == 0 {
 		return nil, ErrNoTargets
-	}
-	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = DefaultConnectTimeout
-	}
-	if o.ResponseHeaderTimeout <= 0 {
-		o.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
 	}
 	if o.IdleConnTimeout <= 0 {
 		o.IdleConnTimeout = DefaultIdleConnTimeout
@@ -90,20 +109,63 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 		}
 		u.messages = true
 	}
+	po := o.Policy
+	po.Name = o.Name
+	if len(po.Targets) == 0 {
+		for _, a := range o.Targets {
+			po.Targets = append(po.Targets, upstream.TargetSpec{Address: a})
+		}
+	} else if len(po.Targets) != len(o.Targets) {
+		return nil, errPolicyTargets
+	}
 	for i, a := range o.Targets {
-		t := &target{addr: a, up: u}
-		if u.messages {
-			if o.MessageTargets[i] == nil {
-				return nil, ErrMixedTargets
+		if po.Targets[i].Address != a {
+			return nil, errPolicyTargets
+		}
+	}
+	if o.ConnectTimeout > 0 {
+		po.Timeouts.Connect = o.ConnectTimeout
+	}
+	if o.ResponseHeaderTimeout > 0 {
+		po.Timeouts.ResponseHeader = o.ResponseHeaderTimeout
+	}
+	if o.Previous != nil {
+		po.Previous = o.Previous.pool
+	}
+	po.OnChange = u.changed
+	pool, err := upstream.New(po)
+	if err != nil {
+		return nil, err
+	}
+	u.pool = pool
+	to := pool.Options().Timeouts
+	u.connect, u.header = to.Connect, to.ResponseHeader
+	for i, a := range o.Targets {
+		if !u.messages {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return nil, err
 			}
-			t.mt = o.MessageTargets[i]
-		} else if _, _, err := net.SplitHostPort(a); err != nil {
-			return nil, err
+		} else if o.MessageTargets[i] == nil {
+			return nil, ErrMixedTargets
+		}
+	}
+	for i, a := range o.Targets {
+		ut := pool.Targets()[i]
+		nt := &target{addr: a, ut: ut}
+		if u.messages {
+			nt.mt = o.MessageTargets[i]
 		} else if ap, err := netip.ParseAddrPort(a); err == nil {
 			// An IP address: the event loop may connect to it
 			// without a (blocking) name lookup.
-			t.ap, t.apOK = ap, true
+			nt.ap, nt.apOK = ap, true
 		}
+		// A target kept from the previous upstream keeps its idle
+		// connections (and its message transport).
+		t, _ := ut.CompareAndSetSlot(nt).(*target)
+		if t != nt && u.messages && nt.mt != t.mt {
+			nt.mt.Close()
+		}
+		t.owner.Store(u)
 		u.targets = append(u.targets, t)
 	}
 	u.loopable = !u.messages
@@ -116,28 +178,68 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 // Name is the upstream's name.
 func (u *Upstream) Name() string { return u.opts.Name }
 
-// pick chooses the next target round-robin. Later policies (least
-// connections, power of two choices, consistent hash) replace this method
-// behind the same call.
-func (u *Upstream) pick() *target {
-	if len(u.targets) == 1 {
-		return u.targets[0]
-	}
-	return u.targets[(u.next.Add(1)-1)%uint64(len(u.targets))]
+// Pool is the upstream's policy (selection, health, retries), for
+// metrics and tests.
+func (u *Upstream) Pool() *upstream.Pool { return u.pool }
+
+// targetOf is the proxy's side of a selected target.
+func targetOf(ut *upstream.Target) *target {
+	t, _ := ut.Slot().(*target)
+	return t
 }
 
-// Close closes the idle connections and the message targets; connections
-// in use close when their exchange ends.
+// changed is the pool's OnChange hook: the idle connections of a target
+// that became unavailable are closed (they would go stale while it is
+// out, and an ejected origin may be restarting).
+func (u *Upstream) changed(ut *upstream.Target) {
+	if ut.Available() {
+		return
+	}
+	if t := targetOf(ut); t != nil {
+		t.closeIdle()
+	}
+}
+
+// Start starts the active health checks, if configured (Active). They
+// run on their own goroutines, never on an event loop; Close stops them.
+func (u *Upstream) Start() {
+	if u.opts.Active == nil {
+		return
+	}
+	u.checkMu.Lock()
+	defer u.checkMu.Unlock()
+	if u.checker == nil && !u.closed.Load() {
+		u.checker = u.pool.StartChecks(*u.opts.Active, u.probe)
+	}
+}
+
+// StopChecks stops the active checks (verdicts stay); Start restarts
+// them.
+func (u *Upstream) StopChecks() {
+	u.checkMu.Lock()
+	c := u.checker
+	u.checker = nil
+	u.checkMu.Unlock()
+	if c != nil {
+		c.Stop()
+	}
+}
+
+// Close stops the checks, wakes the requests waiting for a connection and
+// closes the idle connections and message targets of the targets this
+// upstream still owns: those a newer upstream (a reload) took over stay
+// open for it, and the others are retired (engines stop reusing their
+// connections). Connections in use close when their exchange ends.
 func (u *Upstream) Close() {
+	u.StopChecks()
 	u.closed.Store(true)
+	u.pool.Close()
 	for _, t := range u.targets {
-		t.mu.Lock()
-		idle := t.idle
-		t.idle = nil
-		t.mu.Unlock()
-		for _, c := range idle {
-			c.nc.Close()
+		if t.owner.Load() != u {
+			continue
 		}
+		t.ut.Retire()
+		t.closeIdle()
 		if t.mt != nil {
 			t.mt.Close()
 		}
@@ -149,8 +251,13 @@ func (u *Upstream) Close() {
 // closed by the origin).
 type target struct {
 	addr string
-	up   *Upstream
-	mt   MessageTarget // nil for stream targets
+	// ut is the policy's target (health, in-flight count); its Slot is
+	// this target, carried across reloads.
+	ut *upstream.Target
+	// owner is the newest upstream holding the target (a reload moves
+	// it), whose settings its connections use.
+	owner atomic.Pointer[Upstream]
+	mt    MessageTarget // nil for stream targets
 	// ap is addr parsed, when it is an IP address and port (apOK).
 	ap   netip.AddrPort
 	apOK bool
@@ -208,9 +315,9 @@ const upstreamReadBuf = 16 << 10
 // get returns an idle connection or dials a new one. probe: the request
 // may not be resent once written, so an idle connection the upstream has
 // closed is skipped (probe_linux.go).
-func (t *target) get(now time.Time, probe bool) (*upConn, error) {
-	maxIdle := t.up.opts.IdleConnTimeout
-	for {
+func (t *target) get(now time.Time, probe bool, connect time.Duration) (*upConn, error) {
+	maxIdle := t.owner.Load().opts.IdleConnTimeout
+	for t.ut.Reusable() {
 		t.mu.Lock()
 		n := len(t.idle)
 		if n == 0 {
@@ -228,9 +335,9 @@ func (t *target) get(now time.Time, probe bool) (*upConn, error) {
 		c.fresh = false
 		return c, nil
 	}
-	nc, err := net.DialTimeout("tcp", t.addr, t.up.opts.ConnectTimeout)
+	nc, err := net.DialTimeout("tcp", t.addr, connect)
 	if err != nil {
-		return nil, err
+		return nil, &dialError{err}
 	}
 	return &upConn{t: t, nc: nc, buf: make([]byte, upstreamReadBuf), fresh: true, probe: newProber(nc)}, nil
 }
@@ -241,8 +348,9 @@ func (t *target) put(c *upConn, now time.Time) {
 	c.lastUsed = now
 	c.r, c.w = 0, 0
 	c.out = c.out[:0]
+	up := t.owner.Load()
 	t.mu.Lock()
-	if len(t.idle) < t.up.opts.MaxIdlePerTarget && !t.up.closed.Load() {
+	if len(t.idle) < up.opts.MaxIdlePerTarget && !up.closed.Load() && t.ut.Reusable() {
 		t.idle = append(t.idle, c)
 		t.mu.Unlock()
 		return
@@ -250,3 +358,21 @@ func (t *target) put(c *upConn, now time.Time) {
 	t.mu.Unlock()
 	c.nc.Close()
 }
+
+// closeIdle closes the target's idle connections.
+func (t *target) closeIdle() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = nil
+	t.mu.Unlock()
+	for _, c := range idle {
+		c.nc.Close()
+	}
+}
+
+// dialError is a failed dial: nothing was sent (a connect failure for the
+// policy, which fails over to another target).
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }

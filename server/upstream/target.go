@@ -87,6 +87,8 @@ type Target struct {
 	// timer reports the return through it (log, OnChange) even when a
 	// reload replaced the pool that ejected it.
 	owner atomic.Pointer[Pool]
+	// retired: a reload dropped the target (Retire).
+	retired atomic.Bool
 
 	// mu serialises ejection and return (rare), and owns timer.
 	mu    sync.Mutex

@@ -1,0 +1,64 @@
+package upstream
+
+// Helpers the engines share (server/proxy's goroutine and message paths,
+// the event loop's exchanges): the retry-aware selection with a connection
+// cap, and the retirement of targets a reload dropped.
+
+// AcquireNext is SelectNext through the admission queue: with
+// max_conns_per_target it queues w when every candidate is at its cap
+// (ErrQueued; the engine waits for w.Notify and calls it again). It never
+// blocks.
+func (p *Pool) AcquireNext(key []byte, rs *RetryState, w *Waiter) (*Target, error) {
+	t, err := p.Acquire(key, &rs.Tried, w)
+	if err == ErrExhausted && rs.last == Retry {
+		t, err = p.Acquire(key, &rs.Refused, w)
+	}
+	return t, err
+}
+
+// AcquireNextWait is AcquireNext for goroutine engines: it blocks until a
+// target is selected, queue.timeout passes or done is closed.
+func (p *Pool) AcquireNextWait(key []byte, rs *RetryState, done <-chan struct{}) (*Target, error) {
+	t, err := p.AcquireWait(key, &rs.Tried, done)
+	if err == ErrExhausted && rs.last == Retry {
+		t, err = p.AcquireWait(key, &rs.Refused, done)
+	}
+	return t, err
+}
+
+// Saturated reports whether every target that selection may choose is at
+// max_conns_per_target (always false without a cap): a request would have
+// to queue. An event loop that cannot wait hands such a request to a
+// goroutine engine instead.
+func (p *Pool) Saturated() bool {
+	m := int64(p.opts.MaxConnsPerTarget)
+	if m <= 0 {
+		return false
+	}
+	health := p.filter()
+	for _, t := range p.targets {
+		if health && !t.Available() {
+			continue
+		}
+		if t.inflight.Load() < m {
+			return false
+		}
+	}
+	return true
+}
+
+// Retire marks t as dropped by a reload (Departed): engines stop reusing
+// its connections and close them. Its state is otherwise kept (a later
+// reload may not bring it back: a pool built afterwards creates a new
+// Target for the address).
+func (t *Target) Retire() { t.retired.Store(true) }
+
+// Retired reports whether a reload dropped t.
+func (t *Target) Retired() bool { return t.retired.Load() }
+
+// Reusable reports whether an engine may reuse an idle connection to t:
+// it is available (not ejected, not failing checks) and not retired. An
+// engine checks it when taking a pooled connection, so the connections of
+// a target that went down are not reused even where OnChange cannot reach
+// them (another goroutine's or loop's pool).
+func (t *Target) Reusable() bool { return t.Available() && !t.retired.Load() }
