@@ -252,8 +252,8 @@ func (lp *loop) attemptFailed(lc *lconn, err error, res upstream.Result, now int
 	ex.target = nil
 	ex.up.LoopDone(t, res)
 	d, backoff := ex.up.LoopRetry(&lc.c.req, &ex.rs, t, res, written)
-	if res.Outcome != upstream.ConnectFailure {
-		ex.sent = true
+	if res.Outcome != upstream.ConnectFailure || err == errUpTimeout {
+		ex.sent = true // not "every target refused"
 	}
 	ex.last, ex.lastT = err, t
 	ex.gotHead = false

@@ -39,7 +39,7 @@ func resultOf(err error) upstream.Result {
 	switch {
 	case errors.As(err, &de):
 		return upstream.Result{Outcome: upstream.ConnectFailure}
-	case totalTimeoutErroror(err):
+	case timeoutError(err):
 		return upstream.Result{Outcome: upstream.Timeout}
 	}
 	return upstream.Result{Outcome: upstream.Reset}

@@ -201,8 +201,8 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			}
 			err = errRetriedStatus
 		}
-		if res.Outcome != upstream.ConnectFailure {
-			refusedOnly = false
+		if res.Outcome != upstream.ConnectFailure || timeoutError(err) {
+			refusedOnly = false // not "every target refused"
 		}
 		last, lastT = err, t
 		switch d {

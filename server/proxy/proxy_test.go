@@ -260,7 +260,8 @@ func TestSlowUpstreamAndDeadTarget(t *testing.T) {
 	if resp.StatusCode != 504 || time.Since(start) > 5*time.Second {
 		t.Errorf("slow upstream: %d after %v, want 504 after ~200ms", resp.StatusCode, time.Since(start))
 	}
-	// A target nobody listens on: 502.
+	// A target nobody listens on: the pool is down, 503 with
+	// Retry-After (issue 19; it was 502 before the upstream policy).
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := l.Addr().String()
 	l.Close()
@@ -270,8 +271,8 @@ func TestSlowUpstreamAndDeadTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 502 {
-		t.Errorf("dead target: %d, want 502", resp.StatusCode)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("dead target: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }
 
