@@ -59,7 +59,9 @@ func (r *running) apply() error {
 	if err := checkReloadable(r.cfg, cfg); err != nil {
 		return err
 	}
-	snap, err := cfg.Build(config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log})
+	// Upstreams of the same name keep the health state and idle
+	// connections of the targets that remain (Previous).
+	snap, err := cfg.Build(config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap})
 	if err != nil {
 		return err
 	}
@@ -76,6 +78,9 @@ func (r *running) apply() error {
 	opts := cfg.ServerOptions()
 	r.srv.Reconfigure(opts.Limits, opts.Timeouts)
 	r.sw.Store(snap.Table)
+	// The new upstreams take over the targets they kept (and run the
+	// checks); closing the old snapshot drains the targets that left.
+	snap.Start(r.snap)
 	r.snap.Close()
 	r.snap, r.cfg = snap, cfg
 	r.set.adopt(fresh, r.srv)

@@ -71,6 +71,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	defer opened.close()
+	snap.Start(nil) // active health checks
 	log.Info("serving", "addr", opened.addrs, "routes", len(cfg.Routes), "upstreams", snap.UpstreamNames(), "config", configName(*file))
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -13,6 +13,7 @@ import (
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/proxy"
 	"github.com/simdedge/simdedge/server/router"
+	"github.com/simdedge/simdedge/server/upstream"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -113,6 +114,11 @@ type BuildOptions struct {
 	// the program registers them. A scheme not in the map is an error.
 	Schemes map[string]func(*url.URL) (proxy.MessageTarget, error)
 	Logger  *slog.Logger
+	// Previous is the running snapshot a reload replaces: an upstream of
+	// the same name keeps the health state, counters and idle
+	// connections of the targets that remain (Snapshot.Start commits
+	// it, the previous snapshot's Close drains the targets that left).
+	Previous *Snapshot
 }
 
 // Snapshot is what a configuration builds: an immutable routing table and
@@ -123,7 +129,23 @@ type Snapshot struct {
 	Upstreams map[string]*proxy.Upstream
 }
 
-// Close closes the upstreams' idle connections.
+// Start makes s the running snapshot: its upstreams take over the targets
+// they kept from prev (nil on the first start), whose active checks stop,
+// and start their own checks. Close prev afterwards: it drains only the
+// targets s did not keep.
+func (s *Snapshot) Start(prev *Snapshot) {
+	if prev != nil {
+		for _, u := range prev.Upstreams {
+			u.StopChecks()
+		}
+	}
+	for _, u := range s.Upstreams {
+		u.Start()
+	}
+}
+
+// Close stops the upstreams' checks and closes their idle connections
+// (those of targets a newer snapshot took over stay open).
 func (s *Snapshot) Close() {
 	for _, u := range s.Upstreams {
 		u.Close()
@@ -160,12 +182,32 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 		if !ok {
 			continue
 		}
+		var prev *proxy.Upstream
+		if o.Previous != nil {
+			prev = o.Previous.Upstreams[u.Name]
+		}
+		po := u.PoolOptions(nil)
+		if u.Builtin != "" {
+			po = u.PoolOptions(targets)
+		}
+		po.Logger = o.Logger
+		if mts != nil {
+			// Message targets are named by host:port.
+			for i := range po.Targets {
+				po.Targets[i].Address = names[i]
+			}
+		}
+		var active *upstream.ActiveOptions
+		if a, ok := u.ActiveOptions(); ok {
+			active = &a
+		}
 		up, err := proxy.NewUpstream(proxy.UpstreamOptions{
-			Name:                  u.Name,
-			Targets:               names,
-			MessageTargets:        mts,
-			ConnectTimeout:        time.Duration(u.Timeouts.Connect),
-			ResponseHeaderTimeout: time.Duration(u.Timeouts.ResponseHeader),
+			Name:           u.Name,
+			Targets:        names,
+			MessageTargets: mts,
+			Policy:         po,
+			Active:         active,
+			Previous:       prev,
 		})
 		if err != nil {
 			for _, mt := range mts {

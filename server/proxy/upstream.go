@@ -129,7 +129,9 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 	if o.ResponseHeaderTimeout > 0 {
 		po.Timeouts.ResponseHeader = o.ResponseHeaderTimeout
 	}
-	if o.Previous != nil {
+	if o.Previous != nil && o.Previous.messages == u.messages {
+		// Stream and message targets never share state, even at the
+		// same name.
 		po.Previous = o.Previous.pool
 	}
 	po.OnChange = u.changed
@@ -165,7 +167,10 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 		if t != nt && u.messages && nt.mt != t.mt {
 			nt.mt.Close()
 		}
-		t.owner.Store(u)
+		// A kept target stays with the previous upstream until Start
+		// (the reload commits): if this upstream is discarded, it is
+		// not closed with it.
+		t.owner.CompareAndSwap(nil, u)
 		u.targets = append(u.targets, t)
 	}
 	u.loopable = !u.messages
@@ -200,9 +205,16 @@ func (u *Upstream) changed(ut *upstream.Target) {
 	}
 }
 
-// Start starts the active health checks, if configured (Active). They
-// run on their own goroutines, never on an event loop; Close stops them.
+// Start takes over the targets kept from Previous (their idle
+// connections now follow this upstream's settings, and Previous's Close
+// leaves them open) and starts the active health checks, if configured
+// (Active). Checks run on their own goroutines, never on an event loop;
+// Close stops them. A reload stops the previous upstream's checks first
+// (StopChecks), so no target is probed twice.
 func (u *Upstream) Start() {
+	for _, t := range u.targets {
+		t.owner.Store(u)
+	}
 	if u.opts.Active == nil {
 		return
 	}
