@@ -1,0 +1,469 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/faultsrv"
+	"github.com/simdedge/simdedge/server/upstream"
+)
+
+// Issue 19's end-to-end tests: the upstream policy (server/upstream) as
+// every path applies it, against fault-injecting backends (faultsrv). They
+// run on every engine (TestMain): goroutine, loop, and loop-proxy.
+
+// startPool runs a proxy to the backends with policy po (and active
+// checks if a is set) and starts it.
+func startPool(t *testing.T, backends []*faultsrv.Server, po upstream.Options, a *upstream.ActiveOptions) (string, *Upstream) {
+	t.Helper()
+	targets := make([]string, len(backends))
+	for i, b := range backends {
+		targets[i] = b.Addr()
+	}
+	addr, up := startProxy(t, UpstreamOptions{Name: "pool", Targets: targets, Policy: po, Active: a}, server.Options{})
+	up.Start()
+	return addr, up
+}
+
+// backends starts n backends behaving as b.
+func backends(t *testing.T, n int, b faultsrv.Behavior) []*faultsrv.Server {
+	out := make([]*faultsrv.Server, n)
+	for i := range out {
+		out[i] = faultsrv.New(t, b)
+	}
+	return out
+}
+
+// send sends one request and returns the status, Retry-After and body; a
+// transport error is status 0.
+func send(t *testing.T, c *http.Client, method, url string, h map[string]string) (int, string, string) {
+	t.Helper()
+	var body io.Reader
+	if method == "POST" {
+		body = strings.NewReader("payload")
+	}
+	req, _ := http.NewRequest(method, url, body)
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Logf("%s %s: %v", method, url, err)
+		return 0, "", ""
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
+}
+
+func requests(bs []*faultsrv.Server) (n int64) {
+	for _, b := range bs {
+		n += b.Requests()
+	}
+	return n
+}
+
+// TestFailoverRefused: with one of three targets refusing connections,
+// clients see no error, not even before it is ejected (a connect failure
+// fails over to another target). On the code before the policy every
+// third request failed with 502.
+func TestFailoverRefused(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	bs := backends(t, 3, faultsrv.Behavior{})
+	bs[1].Set(faultsrv.Behavior{Kind: faultsrv.Refuse})
+	addr, up := startPool(t, bs, upstream.Options{}, nil)
+	c := client(t)
+	const n = 60
+	for i := range n {
+		if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+			t.Fatalf("request %d: %d, want 200", i, s)
+		}
+	}
+	if st := up.Pool().Snapshot(nil); !st[1].Ejected {
+		t.Errorf("refusing target not ejected: %+v", st[1])
+	}
+}
+
+// TestBlackHoleBounded: a target that accepts and never answers costs at
+// most consecutive_failures client errors (response-header timeouts,
+// which are not retried by default); once it is ejected, none.
+func TestBlackHoleBounded(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const failures = 3
+	bs := backends(t, 3, faultsrv.Behavior{})
+	bs[2].Set(faultsrv.Behavior{Kind: faultsrv.BlackHole})
+	addr, up := startPool(t, bs, upstream.Options{
+		Passive:  upstream.PassiveOptions{ConsecutiveFailures: failures, EjectFor: time.Minute},
+		Timeouts: upstream.Timeouts{ResponseHeader: 200 * time.Millisecond},
+	}, nil)
+	c := client(t)
+	errs := 0
+	const n = 30
+	for i := range n {
+		if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+			errs++
+			if s != 504 {
+				t.Errorf("request %d: %d, want 200 or 504", i, s)
+			}
+		}
+	}
+	if errs > failures {
+		t.Errorf("%d client errors, want at most consecutive_failures (%d)", errs, failures)
+	}
+	if st := up.Pool().Snapshot(nil); !st[2].Ejected {
+		t.Fatalf("black hole not ejected: %+v", st[2])
+	}
+	for i := range n {
+		if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+			t.Fatalf("request %d after ejection: %d, want 200", i, s)
+		}
+	}
+}
+
+// waitFor polls cond every few milliseconds until it holds or limit
+// passes, and returns how long it took (or false).
+func waitFor(limit time.Duration, cond func() bool) (time.Duration, bool) {
+	start := time.Now()
+	for time.Since(start) < limit {
+		if cond() {
+			return time.Since(start), true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start), false
+}
+
+// TestActiveHealth: a target failing its checks is out within
+// unhealthy_after x interval and back within healthy_after x interval of
+// passing; while out, no request goes to it (retries and passive health
+// are off, so a request that reached it would fail).
+func TestActiveHealth(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const interval = 100 * time.Millisecond
+	// slack covers the check's own time and a loaded machine.
+	const slack = 2 * time.Second
+	bs := backends(t, 3, faultsrv.Behavior{})
+	a := &upstream.ActiveOptions{Path: "/healthz", Interval: interval, Timeout: interval, HealthyAfter: 2, UnhealthyAfter: 3}
+	addr, up := startPool(t, bs, upstream.Options{
+		Passive: upstream.PassiveOptions{Disabled: true},
+		Retry:   upstream.RetryPolicy{Attempts: upstream.NoRetries},
+	}, a)
+	target := up.Pool().Targets()[0]
+	bs[0].Set(faultsrv.Behavior{Kind: faultsrv.Status, Status: 500})
+	took, ok := waitFor(3*interval+slack, func() bool { return !target.Available() })
+	if !ok {
+		t.Fatalf("failing target still available after %v (window %v)", took, 3*interval)
+	}
+	t.Logf("removed after %v (window %v)", took, 3*interval)
+	c := client(t)
+	for i := range 20 {
+		if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+			t.Fatalf("request %d while the target is out: %d", i, s)
+		}
+	}
+	bs[0].Set(faultsrv.Behavior{})
+	took, ok = waitFor(2*interval+slack, target.Available)
+	if !ok {
+		t.Fatalf("recovered target still out after %v (window %v)", took, 2*interval)
+	}
+	t.Logf("restored after %v (window %v)", took, 2*interval)
+	before := bs[0].Requests()
+	for range 30 {
+		send(t, c, "GET", "http://"+addr+"/", nil)
+	}
+	if bs[0].Requests() == before {
+		t.Errorf("restored target got no requests")
+	}
+}
+
+// TestHashSticky: with balance: hash, a key always reaches the same
+// target; when one of three targets leaves, the keys it held move and
+// few others do.
+func TestHashSticky(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	bs := backends(t, 3, faultsrv.Behavior{})
+	hk, _ := upstream.ParseHashKey("header:X-User")
+	po := upstream.Options{Balance: upstream.Hash, HashKey: hk}
+	addr, _ := startPool(t, bs, po, nil)
+	addr2, _ := startPool(t, bs[:2], po, nil)
+	c := client(t)
+	const keys = 200
+	where := func(a, key string) string {
+		s, _, body := send(t, c, "GET", "http://"+a+"/", map[string]string{"X-User": key})
+		if s != 200 {
+			t.Fatalf("key %s: %d", key, s)
+		}
+		return body
+	}
+	first := map[string]string{}
+	for i := range keys {
+		k := "user-" + strconv.Itoa(i)
+		first[k] = where(addr, k)
+	}
+	moved, stayed, gone := 0, 0, 0
+	for k, b := range first {
+		if again := where(addr, k); again != b {
+			t.Fatalf("key %s went to %q, then %q", k, b, again)
+		}
+		now := where(addr2, k)
+		switch {
+		case strings.Contains(b, bs[2].Addr()):
+			gone++
+		case now != b:
+			moved++
+		default:
+			stayed++
+		}
+	}
+	t.Logf("one of 3 targets left: %d keys were on it, %d others moved, %d stayed", gone, moved, stayed)
+	if gone == 0 || stayed == 0 {
+		t.Fatalf("keys not spread: %d on the leaving target, %d stayed", gone, stayed)
+	}
+	// Maglev moves a few keys besides the departed target's.
+	if moved*10 > keys {
+		t.Errorf("%d of %d keys on remaining targets moved, want under 10%%", moved, keys)
+	}
+}
+
+// TestSlowTargetShare: with one target 100 ms slow and two fast, p2c and
+// least_conn send it at most 15 % of the requests; round robin about a
+// third.
+func TestSlowTargetShare(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const (
+		workers = 8
+		each    = 25
+		total   = workers * each
+	)
+	for _, b := range []upstream.Balance{upstream.P2C, upstream.LeastConn, upstream.RoundRobin} {
+		t.Run(string(b), func(t *testing.T) {
+			bs := backends(t, 3, faultsrv.Behavior{})
+			bs[0].Set(faultsrv.Behavior{Kind: faultsrv.Slow, Delay: 100 * time.Millisecond})
+			addr, _ := startPool(t, bs, upstream.Options{Balance: b}, nil)
+			c := client(t)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			bad := 0
+			for range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range each {
+						if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+							mu.Lock()
+							bad++
+							mu.Unlock()
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if bad > 0 {
+				t.Fatalf("%d requests failed", bad)
+			}
+			share := float64(bs[0].Requests()) / total
+			t.Logf("%s: slow target got %.1f%% of %d requests", b, 100*share, total)
+			if b == upstream.RoundRobin {
+				if share < 0.25 || share > 0.42 {
+					t.Errorf("round robin sent the slow target %.1f%%, want about 33%%", 100*share)
+				}
+			} else if share > 0.15 {
+				t.Errorf("%s sent the slow target %.1f%%, want at most 15%%", b, 100*share)
+			}
+		})
+	}
+}
+
+// TestRetryBudgetOutage: during a full outage (every target black-holed,
+// timeouts retried twice), retries in flight stay within the budget (20 %
+// of the attempts in flight, at least 3), so the backends see far fewer
+// than the 3 attempts per request that unbudgeted retries would make.
+func TestRetryBudgetOutage(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const (
+		clients  = 30
+		attempts = 2
+	)
+	bs := backends(t, 3, faultsrv.Behavior{Kind: faultsrv.BlackHole})
+	on, _ := upstream.ParseRetryOn([]string{"timeout"})
+	addr, up := startPool(t, bs, upstream.Options{
+		Passive:  upstream.PassiveOptions{Disabled: true},
+		Retry:    upstream.RetryPolicy{Attempts: attempts, On: on, BudgetPercent: 20, MinConcurrent: 3},
+		Timeouts: upstream.Timeouts{ResponseHeader: 300 * time.Millisecond},
+	}, nil)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{}}
+			defer c.CloseIdleConnections()
+			<-start
+			send(t, c, "GET", "http://"+addr+"/", nil)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	var conns int64
+	for _, b := range bs {
+		conns += b.Conns()
+	}
+	// Unbudgeted: clients x (1+attempts) = 90. The budget lets about a
+	// fifth of the first wave retry (plus the floor), and as many again
+	// of those: allow half the requests one retry.
+	limit := int64(clients + clients/2)
+	t.Logf("%d requests made %d upstream attempts (unbudgeted: %d)", clients, conns, clients*(1+attempts))
+	if conns < clients {
+		t.Fatalf("%d attempts for %d requests", conns, clients)
+	}
+	if conns > limit {
+		t.Errorf("%d attempts for %d requests, want at most %d within the retry budget", conns, clients, limit)
+	}
+	if n := up.Pool().RetriesInFlight(); n != 0 {
+		t.Errorf("%d budget tokens still held", n)
+	}
+}
+
+// TestPOSTNeverReplayed: a POST whose attempt failed after it was sent (a
+// reset, a 503) is never sent again, on any path; a GET is (showing that
+// retries happen at all).
+func TestPOSTNeverReplayed(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	bs := backends(t, 3, faultsrv.Behavior{})
+	bs[0].Set(faultsrv.Behavior{Kind: faultsrv.ResetAfter, Bytes: 0})
+	bs[1].Set(faultsrv.Behavior{Kind: faultsrv.Status, Status: 503})
+	addr, _ := startPool(t, bs, upstream.Options{
+		Passive: upstream.PassiveOptions{Disabled: true},
+		Retry:   upstream.RetryPolicy{Attempts: 2, Backoff: time.Millisecond},
+	}, nil)
+	c := client(t)
+	const n = 30
+	for i := range n {
+		before := requests(bs)
+		send(t, c, "POST", "http://"+addr+"/", nil)
+		if d := requests(bs) - before; d != 1 {
+			t.Fatalf("POST %d reached the backends %d times, want once", i, d)
+		}
+	}
+	before := requests(bs)
+	for range n {
+		if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+			t.Errorf("GET: %d, want 200 (retried to the healthy target)", s)
+		}
+	}
+	if d := requests(bs) - before; d <= n {
+		t.Errorf("%d GETs reached the backends %d times: none was retried", n, d)
+	}
+}
+
+// TestAllDown503: a pool whose targets all refuse answers 503 with
+// Retry-After, and so does one whose targets are all ejected (max_ejected
+// 100 %: no panic mode).
+func TestAllDown503(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	bs := backends(t, 3, faultsrv.Behavior{Kind: faultsrv.Refuse})
+	addr, up := startPool(t, bs, upstream.Options{
+		Passive: upstream.PassiveOptions{ConsecutiveFailures: 1, MaxEjectedPercent: 100, EjectFor: time.Minute},
+	}, nil)
+	c := client(t)
+	for i := range 5 {
+		s, ra, _ := send(t, c, "GET", "http://"+addr+"/", nil)
+		if s != 503 {
+			t.Fatalf("request %d: %d, want 503", i, s)
+		}
+		if n, err := strconv.Atoi(ra); err != nil || n < 1 {
+			t.Fatalf("request %d: Retry-After %q, want seconds", i, ra)
+		}
+	}
+	for _, st := range up.Pool().Snapshot(nil) {
+		if !st.Ejected {
+			t.Errorf("%s not ejected", st.Address)
+		}
+	}
+}
+
+// TestQueueTimeout: with max_conns_per_target 1, a request beyond the cap
+// waits in the queue and gets 503 with Retry-After after queue.timeout;
+// with a longer timeout it is served once the slot frees.
+func TestQueueTimeout(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		want    int
+	}{
+		{"timeout", 200 * time.Millisecond, 503},
+		{"served", 5 * time.Second, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs := backends(t, 1, faultsrv.Behavior{Kind: faultsrv.Slow, Delay: 600 * time.Millisecond})
+			addr, _ := startPool(t, bs, upstream.Options{MaxConnsPerTarget: 1, QueueSize: 4, QueueTimeout: tc.timeout}, nil)
+			first := make(chan int, 1)
+			go func() {
+				c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{}}
+				defer c.CloseIdleConnections()
+				s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil)
+				first <- s
+			}()
+			if _, ok := waitFor(testTimeout, func() bool { return bs[0].Requests() == 1 }); !ok {
+				t.Fatal("first request never reached the backend")
+			}
+			start := time.Now()
+			s, ra, _ := send(t, client(t), "GET", "http://"+addr+"/", nil)
+			took := time.Since(start)
+			if s != tc.want {
+				t.Errorf("queued request: %d after %v, want %d", s, took, tc.want)
+			}
+			if tc.want == 503 && (ra == "" || took < tc.timeout) {
+				t.Errorf("503 after %v with Retry-After %q, want after %v with Retry-After", took, ra, tc.timeout)
+			}
+			if s := <-first; s != 200 {
+				t.Errorf("first request: %d", s)
+			}
+		})
+	}
+}
+
+// TestReloadKeepsState: an upstream built with Previous keeps the state of
+// the targets that remain (an ejection) and, once started, the old one's
+// Close retires only the targets that left.
+func TestReloadKeepsState(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	bs := backends(t, 3, faultsrv.Behavior{})
+	bs[1].Set(faultsrv.Behavior{Kind: faultsrv.Refuse})
+	po := upstream.Options{Passive: upstream.PassiveOptions{ConsecutiveFailures: 1, EjectFor: time.Minute}}
+	addr, old := startPool(t, bs[:2], po, nil)
+	c := client(t)
+	for range 4 {
+		if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+			t.Fatalf("status %d", s)
+		}
+	}
+	if !old.Pool().Snapshot(nil)[1].Ejected {
+		t.Fatal("refusing target not ejected")
+	}
+	next, err := NewUpstream(UpstreamOptions{Name: "pool", Targets: []string{bs[1].Addr(), bs[2].Addr()}, Policy: po, Previous: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	kept, left := next.Pool().Targets()[0], old.Pool().Targets()[0]
+	if kept != old.Pool().Targets()[1] || kept.Available() {
+		t.Fatalf("kept target lost its state: same %v, available %v", kept == old.Pool().Targets()[1], kept.Available())
+	}
+	next.Start()
+	old.Close()
+	if !left.Retired() || kept.Retired() {
+		t.Errorf("retired: departed %v (want true), kept %v (want false)", left.Retired(), kept.Retired())
+	}
+	fmt.Fprint(io.Discard, addr)
+}
