@@ -78,6 +78,9 @@ type lpool struct {
 	idleTO  int64
 	maxIdle int
 	idle    []*lupconn
+	// downs is key.Downs() when the idle connections were pooled: if
+	// it moved, the target went down since and they are not reused.
+	downs uint64
 	// open counts the pool's connections, idle or in an exchange: a
 	// pool is forgotten only when it has none.
 	open int
@@ -302,9 +305,9 @@ func (lp *loop) upBegin(lc *lconn, now int64) {
 
 // upGet returns an idle pooled connection or a new one (connecting).
 func (lp *loop) upGet(pl *lpool, now int64) (*lupconn, error) {
-	if len(pl.idle) > 0 && !pl.key.Reusable() {
-		// Ejected, failing checks or retired since they were pooled:
-		// the connections are not reused.
+	if len(pl.idle) > 0 && (!pl.key.Reusable() || pl.key.Downs() != pl.downs) {
+		// Ejected, failing checks or retired since they were pooled
+		// (perhaps back by now): the connections are not reused.
 		lp.closeIdle(pl)
 	}
 	for n := len(pl.idle); n > 0; n = len(pl.idle) {
@@ -723,6 +726,9 @@ func (lp *loop) putUp(u *lupconn, now int64) {
 	}
 	if cap(u.buf) > maxPooledBuf {
 		u.buf = make([]byte, upReadBuf)
+	}
+	if len(pl.idle) == 0 {
+		pl.downs = pl.key.Downs()
 	}
 	pl.idle = append(pl.idle, u)
 }

@@ -467,3 +467,57 @@ func TestReloadKeepsState(t *testing.T) {
 	}
 	fmt.Fprint(io.Discard, addr)
 }
+
+// TestEjectedIdleNotReused: the idle connections to a target pooled before
+// it was ejected are not reused when it returns (closed by the pool's
+// OnChange on goroutines; dropped by the loop when it takes one, since the
+// target went down after they were pooled): the first request to it after
+// its return comes on a new connection.
+func TestEjectedIdleNotReused(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	bs := backends(t, 2, faultsrv.Behavior{})
+	addr, up := startPool(t, bs, upstream.Options{
+		Passive: upstream.PassiveOptions{ConsecutiveFailures: 1, EjectFor: 300 * time.Millisecond},
+		Retry:   upstream.RetryPolicy{Attempts: upstream.NoRetries},
+	}, nil)
+	// Several connections to each target, then idle in the pools.
+	const workers = 4
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{}}
+			defer c.CloseIdleConnections()
+			for range 10 {
+				send(t, c, "GET", "http://"+addr+"/", nil)
+			}
+		}()
+	}
+	wg.Wait()
+	if bs[0].Conns() < 2 {
+		t.Skipf("only %d connection(s) to the target: nothing to show", bs[0].Conns())
+	}
+	target := up.Pool().Targets()[0]
+	bs[0].Set(faultsrv.Behavior{Kind: faultsrv.Status, Status: 500, Count: 1})
+	c := client(t)
+	if _, ok := waitFor(testTimeout, func() bool {
+		send(t, c, "GET", "http://"+addr+"/", nil)
+		return !target.Available()
+	}); !ok {
+		t.Fatal("target never ejected")
+	}
+	if _, ok := waitFor(testTimeout, target.Available); !ok {
+		t.Fatal("target never returned")
+	}
+	conns, reqs := bs[0].Conns(), bs[0].Requests()
+	if _, ok := waitFor(testTimeout, func() bool {
+		send(t, c, "GET", "http://"+addr+"/", nil)
+		return bs[0].Requests() > reqs
+	}); !ok {
+		t.Fatal("no request reached the returned target")
+	}
+	if bs[0].Conns() == conns {
+		t.Errorf("the returned target's first request reused a connection pooled before its ejection")
+	}
+}

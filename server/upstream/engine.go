@@ -62,3 +62,10 @@ func (t *Target) Retired() bool { return t.retired.Load() }
 // a target that went down are not reused even where OnChange cannot reach
 // them (another goroutine's or loop's pool).
 func (t *Target) Reusable() bool { return t.Available() && !t.retired.Load() }
+
+// Downs counts the times t became unavailable (ejected or failing its
+// checks). An engine that keeps idle connections where OnChange cannot
+// reach them (an event loop's own pools) notes it when pooling and drops
+// the connections if it moved: they were pooled before the target went
+// down, even if it is back by the time they would be reused.
+func (t *Target) Downs() uint64 { return t.downs.Load() }

@@ -89,6 +89,8 @@ type Target struct {
 	owner atomic.Pointer[Pool]
 	// retired: a reload dropped the target (Retire).
 	retired atomic.Bool
+	// downs counts the target's transitions to unavailable (Downs).
+	downs atomic.Uint64
 
 	// mu serialises ejection and return (rare), and owns timer.
 	mu    sync.Mutex
@@ -145,6 +147,9 @@ func (t *Target) setBit(b uint32) bool {
 			return false
 		}
 		if t.state.CompareAndSwap(s, s|b) {
+			if s == 0 {
+				t.downs.Add(1)
+			}
 			t.lin.epoch.Add(1)
 			return true
 		}

@@ -1,0 +1,77 @@
+package proxy
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/upstream"
+)
+
+// TestLoopProxyZeroAlloc: a warm keep-alive request proxied by the event
+// loop (the loop-proxy run) allocates nothing in the whole process, with
+// the upstream policy on every request (selection, Done, the retry
+// bookkeeping) and p2c with passive health, as with round robin. The
+// origin is a simdedge server on the same engine; the client is a raw
+// socket with preallocated buffers.
+func TestLoopProxyZeroAlloc(t *testing.T) {
+	if testing.Short() || !testLoopProxy {
+		t.Skip("the loop-proxy run measures the loop's warm path")
+	}
+	for _, b := range []upstream.Balance{upstream.RoundRobin, upstream.P2C} {
+		t.Run(string(b), func(t *testing.T) {
+			origin := server.New(server.Options{Handler: server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
+				w.AddHeader("Content-Type", "text/plain")
+				w.WriteString("ok\n")
+			})})
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go origin.ServeTCP(l, testEngine)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+				defer cancel()
+				origin.Shutdown(ctx)
+			})
+			o2, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o2.Close()
+			// Two targets, one refusing: a warm request still only
+			// selects and reports (the dead one gets ejected).
+			addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String(), o2.Addr().String()},
+				Policy: upstream.Options{Balance: b}}, server.Options{})
+			c, err := net.DialTimeout("tcp", addr, testTimeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(testTimeout))
+			req := []byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nAccept: */*\r\n\r\n")
+			buf := make([]byte, 4096)
+			var size int
+			for range 20 { // warm: pools, ejection of the dead target
+				c.Write(req)
+				if size, err = c.Read(buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			allocs := testing.AllocsPerRun(200, func() {
+				if _, err := c.Write(req); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := io.ReadFull(c, buf[:size]); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%v allocations per proxied request on the loop, want 0", allocs)
+			}
+		})
+	}
+}
