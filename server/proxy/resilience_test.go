@@ -1,12 +1,15 @@
 package proxy
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -519,5 +522,55 @@ func TestEjectedIdleNotReused(t *testing.T) {
 	}
 	if bs[0].Conns() == conns {
 		t.Errorf("the returned target's first request reused a connection pooled before its ejection")
+	}
+}
+
+// countTarget counts the round trips to a message target.
+type countTarget struct {
+	MessageTarget
+	n atomic.Int64
+}
+
+func (c *countTarget) RoundTrip(req []byte, timeout time.Duration, part func([]byte, bool) error) error {
+	c.n.Add(1)
+	return c.MessageTarget.RoundTrip(req, timeout, part)
+}
+
+// TestMessageTargetsPolicy: message (rdma://) targets select through the
+// same pool: a GET that failed on one target is retried on another, a
+// POST never goes twice, the failing target is ejected, and the active
+// check is a message round trip.
+func TestMessageTargetsPolicy(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	bad := &countTarget{MessageTarget: &scriptTarget{err: errors.New("test: connection reset")}}
+	good := &countTarget{MessageTarget: newMemTarget(t, 64<<10, server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
+		w.WriteString("ok")
+	}))}
+	addr, up := startProxy(t, UpstreamOptions{Name: "msg", Targets: []string{"a:1", "b:2"},
+		MessageTargets: []MessageTarget{bad, good},
+		Policy:         upstream.Options{Passive: upstream.PassiveOptions{ConsecutiveFailures: 3, EjectFor: time.Minute}}}, server.Options{})
+	c := client(t)
+	for i := range 4 {
+		before := bad.n.Load() + good.n.Load()
+		if s, _, _ := send(t, c, "POST", "http://"+addr+"/", nil); s != 200 && s != 502 {
+			t.Fatalf("POST %d: %d", i, s)
+		}
+		if d := bad.n.Load() + good.n.Load() - before; d != 1 {
+			t.Fatalf("POST %d made %d round trips, want 1", i, d)
+		}
+	}
+	for i := range 10 {
+		if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+			t.Fatalf("GET %d: %d, want 200 (retried on the other target)", i, s)
+		}
+	}
+	if !up.Pool().Snapshot(nil)[0].Ejected {
+		t.Errorf("failing message target not ejected")
+	}
+	if s, err := up.probe(context.Background(), up.Pool().Targets()[1]); err != nil || s != 200 {
+		t.Errorf("message probe: %d, %v; want 200", s, err)
+	}
+	if _, err := up.probe(context.Background(), up.Pool().Targets()[0]); err == nil {
+		t.Errorf("message probe of the failing target passed")
 	}
 }
