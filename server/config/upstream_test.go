@@ -67,14 +67,67 @@ func TestUpstreamIssueExample(t *testing.T) {
 	if h.Balance != upstream.Hash || h.HashKey.String() != "header:X-User" {
 		t.Errorf("hash options %+v", h)
 	}
-	// Build still makes the existing proxy upstreams (not wired yet).
+	// Build makes each proxy upstream's pool from these keys.
 	s, err := c.Build(BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Upstreams["api"] == nil {
-		t.Error("no proxy upstream")
+	up := s.Upstreams["api"]
+	if up == nil {
+		t.Fatal("no proxy upstream")
+	}
+	if bo := up.Pool().Options(); bo.Balance != upstream.P2C || bo.Targets[1].Weight != 3 || bo.Retry.Attempts != 2 ||
+		bo.MaxConnsPerTarget != 512 || bo.Timeouts.Try != 10*time.Second || bo.Passive.ConsecutiveFailures != 5 {
+		t.Errorf("built pool options %+v", bo)
+	}
+	if bo := s.Upstreams["sticky"].Pool().Options(); bo.Balance != upstream.Hash || bo.HashKey.String() != "header:X-User" {
+		t.Errorf("built hash options %+v", bo)
+	}
+}
+
+// TestBuildReloadKeepsTargets: a snapshot built with Previous keeps the
+// policy's targets (health, counters, pools) of the addresses that remain
+// in an upstream of the same name; once it starts, closing the previous
+// snapshot retires only the targets that left.
+func TestBuildReloadKeepsTargets(t *testing.T) {
+	conf := func(targets string) *Config {
+		c, err := Parse([]byte("upstreams:\n  - name: api\n    targets: [" + targets + "]\nroutes:\n  - proxy: {upstream: api}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	old, err := conf(`"127.0.0.1:9001", "127.0.0.1:9002"`).Build(BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Start(nil)
+	next, err := conf(`"127.0.0.1:9002", "127.0.0.1:9003"`).Build(BuildOptions{Previous: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	ot, nt := old.Upstreams["api"].Pool().Targets(), next.Upstreams["api"].Pool().Targets()
+	if nt[0] != ot[1] || nt[1] == ot[0] {
+		t.Fatalf("kept target not carried over: %p %p / %p %p", ot[0], ot[1], nt[0], nt[1])
+	}
+	// A reload that fails after the upstreams were built leaves the
+	// running snapshot's targets alone.
+	bad, err := Parse([]byte("upstreams:\n  - name: api\n    targets: [\"127.0.0.1:9001\"]\nroutes:\n  - handler: nope\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.Build(BuildOptions{Previous: old}); err == nil {
+		t.Fatal("bad configuration built")
+	}
+	if ot[0].Retired() || ot[1].Retired() {
+		t.Fatal("a failed reload retired the running targets")
+	}
+	next.Start(old)
+	old.Close()
+	if !ot[0].Retired() || nt[0].Retired() || nt[1].Retired() {
+		t.Errorf("retired: departed %v, kept %v, new %v", ot[0].Retired(), nt[0].Retired(), nt[1].Retired())
 	}
 }
 
