@@ -22,6 +22,12 @@
 // ErrFull; the engine answers 503 with Retry-After (Pool.RetryAfter). With
 // max_conns_per_target, Acquire queues a Waiter instead of failing (event
 // loops: it never blocks) and AcquireWait blocks (goroutines).
+// AcquireNext and AcquireNextWait are SelectNext through that queue;
+// Saturated tells an engine that cannot wait (an event loop) that a
+// request would have to queue (engine.go).
+//
+// The engines in server/proxy and server (loopproxy_linux.go) call these
+// on every path; see ARCHITECTURE.md, "How each engine uses the policy".
 //
 // Selection takes no lock, reads no clock and allocates nothing; Done
 // touches the target's own counters (one cache line). Targets hold their
@@ -94,5 +100,7 @@
 //
 // New with Options.Previous keeps the Target (health, ejection, counters,
 // the engine's Slot) of every address that remains; Departed lists those
-// that left, whose connections the engine drains.
+// that left, whose connections the engine drains. Target.Retire marks
+// them (Retired, Reusable), and Target.Downs counts the times a target went
+// down, so an engine can tell connections pooled before that.
 package upstream
