@@ -105,7 +105,8 @@ func TestBlackHoleBounded(t *testing.T) {
 	bs[2].Set(faultsrv.Behavior{Kind: faultsrv.BlackHole})
 	addr, up := startPool(t, bs, upstream.Options{
 		Passive:  upstream.PassiveOptions{ConsecutiveFailures: failures, EjectFor: time.Minute},
-		Timeouts: upstream.Timeouts{ResponseHeader: 200 * time.Millisecond},
+		// Long enough that a healthy target never times out on a loaded machine.
+		Timeouts: upstream.Timeouts{ResponseHeader: 500 * time.Millisecond},
 	}, nil)
 	c := client(t)
 	errs := 0
@@ -396,7 +397,9 @@ func TestAllDown503(t *testing.T) {
 
 // TestQueueTimeout: with max_conns_per_target 1, a request beyond the cap
 // waits in the queue and gets 503 with Retry-After after queue.timeout;
-// with a longer timeout it is served once the slot frees.
+// with a longer timeout it is served once the slot frees. The origin holds
+// the first request until the test releases it, so a slow machine cannot
+// reorder the two.
 func TestQueueTimeout(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	for _, tc := range []struct {
@@ -405,11 +408,22 @@ func TestQueueTimeout(t *testing.T) {
 		want    int
 	}{
 		{"timeout", 200 * time.Millisecond, 503},
-		{"served", 5 * time.Second, 200},
+		{"served", testTimeout / 2, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bs := backends(t, 1, faultsrv.Behavior{Kind: faultsrv.Slow, Delay: 600 * time.Millisecond})
-			addr, _ := startPool(t, bs, upstream.Options{MaxConnsPerTarget: 1, QueueSize: 4, QueueTimeout: tc.timeout}, nil)
+			release := make(chan struct{})
+			var held atomic.Int32
+			o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if held.Add(1) == 1 {
+					select {
+					case <-release:
+					case <-time.After(testTimeout):
+					}
+				}
+				io.WriteString(w, "ok")
+			}))
+			addr, _ := startProxy(t, UpstreamOptions{Targets: []string{o.addr},
+				Policy: upstream.Options{MaxConnsPerTarget: 1, QueueSize: 4, QueueTimeout: tc.timeout}}, server.Options{})
 			first := make(chan int, 1)
 			go func() {
 				c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{}}
@@ -417,8 +431,12 @@ func TestQueueTimeout(t *testing.T) {
 				s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil)
 				first <- s
 			}()
-			if _, ok := waitFor(testTimeout, func() bool { return bs[0].Requests() == 1 }); !ok {
-				t.Fatal("first request never reached the backend")
+			if _, ok := waitFor(testTimeout, func() bool { return held.Load() == 1 }); !ok {
+				t.Fatal("first request never reached the origin")
+			}
+			if tc.want == 200 {
+				// Free the slot while the second request waits.
+				time.AfterFunc(tc.timeout/10, func() { close(release) })
 			}
 			start := time.Now()
 			s, ra, _ := send(t, client(t), "GET", "http://"+addr+"/", nil)
@@ -426,8 +444,11 @@ func TestQueueTimeout(t *testing.T) {
 			if s != tc.want {
 				t.Errorf("queued request: %d after %v, want %d", s, took, tc.want)
 			}
-			if tc.want == 503 && (ra == "" || took < tc.timeout) {
-				t.Errorf("503 after %v with Retry-After %q, want after %v with Retry-After", took, ra, tc.timeout)
+			if tc.want == 503 {
+				if ra == "" || took < tc.timeout {
+					t.Errorf("503 after %v with Retry-After %q, want after %v with Retry-After", took, ra, tc.timeout)
+				}
+				close(release)
 			}
 			if s := <-first; s != 200 {
 				t.Errorf("first request: %d", s)
