@@ -104,7 +104,7 @@ func TestBlackHoleBounded(t *testing.T) {
 	bs := backends(t, 3, faultsrv.Behavior{})
 	bs[2].Set(faultsrv.Behavior{Kind: faultsrv.BlackHole})
 	addr, up := startPool(t, bs, upstream.Options{
-		Passive:  upstream.PassiveOptions{ConsecutiveFailures: failures, EjectFor: time.Minute},
+		Passive: upstream.PassiveOptions{ConsecutiveFailures: failures, EjectFor: time.Minute},
 		// Long enough that a healthy target never times out on a loaded machine.
 		Timeouts: upstream.Timeouts{ResponseHeader: 500 * time.Millisecond},
 	}, nil)
