@@ -100,6 +100,9 @@ type loop struct {
 	lpx   LoopProxier
 	ups   []*lupconn
 	pools map[*upstream.Target]*lpool
+	// waiters: exchanges woken from an upstream's admission queue
+	// (loopqueue_linux.go).
+	waiters loopWaiters
 	// ring batches a turn's reads and writes (loopring_linux.go; nil:
 	// read(2) and write(2)); jobs, flushq and flushq2 are its queues.
 	ring    *lring
@@ -342,6 +345,9 @@ func (lp *loop) run() error {
 		}
 		if lp.held.ok && lp.next > lp.reclaimAt {
 			lp.next = lp.reclaimAt // look for an idle connection again then
+		}
+		if lp.waiters.n.Load() > 0 {
+			lp.runWoken(now)
 		}
 		if len(lp.flushq) > 0 {
 			lp.flush(now)

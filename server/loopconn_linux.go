@@ -9,6 +9,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/upstream"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,7 +48,11 @@ type lconn struct {
 	// ex is the proxied request in flight, if any (loopproxy_linux.go):
 	// the connection is not read meanwhile. inOff: its EPOLLIN
 	// registration was dropped because input came during the exchange.
-	ex    lexchange
+	ex lexchange
+	// qwait queues the exchange in its upstream's admission queue
+	// (loopqueue_linux.go): made once per lconn, kept when the lconn is
+	// reused, since a releasing goroutine may still read its Notify.
+	qwait *upstream.Waiter
 	inOff bool
 	// queued: in the loop's flushq, to be sent at the end of the turn
 	// (loopring_linux.go); sendRes and sendDone: the ring's result.
@@ -75,7 +80,8 @@ func (lp *loop) newLconn() *lconn {
 
 // putLconn clears lc and keeps it for this loop's next connection.
 func (lp *loop) putLconn(lc *lconn) {
-	*lc = lconn{}
+	qw := lc.qwait
+	*lc = lconn{qwait: qw}
 	if len(lp.free) < maxFreeLconns {
 		lp.free = append(lp.free, lc)
 	}
@@ -121,7 +127,7 @@ func (lp *loop) closeConn(lc *lconn) {
 	if lc.ex.active {
 		// The attempt in flight ends with the client (its in-flight
 		// count and the retry budget's token are released).
-		lp.exRelease(&lc.ex)
+		lp.exRelease(lc)
 		lc.ex = lexchange{}
 	}
 	// Closing the descriptor also removes it from the epoll set.

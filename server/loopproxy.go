@@ -26,12 +26,16 @@ type LoopProxier interface {
 // loop calls it from its own goroutine only, so it must not block.
 type LoopUpstream interface {
 	// LoopTarget selects the target of the exchange's next attempt
-	// (upstream.Pool.SelectNext), without blocking: t identifies it for
-	// the loop's keep-alive pools and LoopDone, addr is where to
+	// (upstream.Pool.AcquireNext), without blocking: t identifies it
+	// for the loop's keep-alive pools and LoopDone, addr is where to
 	// connect. rs is the exchange's retry bookkeeping, kept by the loop
-	// (zeroed for each request). An error means no target may be
-	// chosen: Unavailable answers it.
-	LoopTarget(r *Request, rs *upstream.RetryState) (t *upstream.Target, addr netip.AddrPort, err error)
+	// (zeroed for each request). upstream.ErrQueued means every target
+	// is at its cap and w was queued: w.Notify (which must not block)
+	// says when to call it again, and LoopCancel takes w out. Any other
+	// error means no target may be chosen: Unavailable answers it.
+	LoopTarget(r *Request, rs *upstream.RetryState, w *upstream.Waiter) (t *upstream.Target, addr netip.AddrPort, err error)
+	// LoopCancel takes a queued waiter out of the admission queue.
+	LoopCancel(w *upstream.Waiter)
 	// LoopDone ends the attempt on t with its result (passive health,
 	// the in-flight count): exactly once per LoopTarget that succeeded.
 	LoopDone(t *upstream.Target, res upstream.Result)
@@ -89,4 +93,8 @@ type LoopTimeouts struct {
 	// many idle connections the loop keeps per target.
 	Idle    time.Duration
 	MaxIdle int
+	// Queue is how long a request may wait for a target below its
+	// connection cap (queue.timeout); zero when there is no cap (the
+	// loop then passes no waiter).
+	Queue time.Duration
 }

@@ -144,6 +144,10 @@ type lexchange struct {
 	last  error
 	lastT *upstream.Target
 	sent  bool
+	// queued: in the admission queue (lconn.qwait) since every target
+	// is at its cap, until queueDL (loopqueue_linux.go).
+	queued  bool
+	queueDL int64
 }
 
 // loopProxy returns the upstream the request just parsed is proxied to on
@@ -205,7 +209,18 @@ func (lp *loop) upSelect(lc *lconn, now int64) {
 		lp.exDone(lc, false, now)
 		return
 	}
-	t, addr, err := ex.up.LoopTarget(&lc.c.req, &ex.rs)
+	t, addr, err := ex.up.LoopTarget(&lc.c.req, &ex.rs, lp.waiterFor(lc))
+	if err == upstream.ErrQueued {
+		// Every target at its cap: wait for a slot (Notify wakes
+		// the loop) until queue.timeout.
+		ex.queued = true
+		if ex.queueDL == 0 {
+			ex.queueDL = now + int64(ex.to.Queue)
+		}
+		ex.dl = ex.queueDL
+		lp.noteDeadline(ex.dl)
+		return
+	}
 	if err != nil {
 		if ex.last != nil && ex.sent {
 			ex.up.Failed(w, ex.lastT, ex.last, false)
@@ -646,6 +661,12 @@ func retryableUp(err error) bool {
 // exTimeout ends an exchange whose deadline passed.
 func (lp *loop) exTimeout(lc *lconn, now int64) {
 	lc.ex.dl = 0
+	if lc.ex.queued {
+		lp.unqueue(lc)
+		lc.ex.up.Unavailable(&lc.c.resp, upstream.ErrQueueTimeout)
+		lp.exDone(lc, false, now)
+		return
+	}
 	if lc.ex.backoff {
 		lc.ex.backoff = false
 		lp.upSelect(lc, now)
@@ -656,7 +677,9 @@ func (lp *loop) exTimeout(lc *lconn, now int64) {
 
 // exRelease ends the exchange's attempt in flight (LoopDone) and its retry
 // bookkeeping: the response ended, or the client went away.
-func (lp *loop) exRelease(ex *lexchange) {
+func (lp *loop) exRelease(lc *lconn) {
+	ex := &lc.ex
+	lp.unqueue(lc)
 	if t := ex.target; t != nil {
 		res := upstream.Result{Outcome: upstream.Canceled}
 		if ex.gotHead {
@@ -683,7 +706,7 @@ func (lp *loop) exDone(lc *lconn, reusable bool, now int64) {
 		}
 	}
 	reqStart := ex.reqStart
-	lp.exRelease(ex)
+	lp.exRelease(lc)
 	*ex = lexchange{}
 	if !c.req.body.done {
 		c.finishBody() // buffered: never reads

@@ -19,10 +19,7 @@ import (
 // targets and targets it cannot forward (ServeEdge answers them), and
 // protocol upgrades.
 func (p *Proxy) LoopProxy(r *server.Request) server.LoopUpstream {
-	if !p.up.loopable || p.up.pool.Saturated() {
-		// Saturated: every target is at max_conns_per_target; the
-		// request waits in the queue on a goroutine (AcquireWait),
-		// since the loop must not block.
+	if !p.up.loopable {
 		return nil
 	}
 	head := r.Head()
@@ -40,17 +37,18 @@ func (p *Proxy) LoopProxy(r *server.Request) server.LoopUpstream {
 // loop drives.
 type loopUpstream struct{ p *Proxy }
 
-// LoopTarget selects through the pool without blocking (the loop's
-// requests never queue: LoopProxy hands a request to a goroutine when
-// every target is at its cap).
-func (l loopUpstream) LoopTarget(r *server.Request, rs *upstream.RetryState) (*upstream.Target, netip.AddrPort, error) {
+// LoopTarget selects through the pool without blocking; under a
+// connection cap the loop's waiter queues (ErrQueued).
+func (l loopUpstream) LoopTarget(r *server.Request, rs *upstream.RetryState, w *upstream.Waiter) (*upstream.Target, netip.AddrPort, error) {
 	pool := l.p.up.pool
-	ut, err := pool.SelectNext(pool.Key(r), rs)
+	ut, err := pool.AcquireNext(pool.Key(r), rs, w)
 	if err != nil {
 		return nil, netip.AddrPort{}, err
 	}
 	return ut, targetOf(ut).ap, nil
 }
+
+func (l loopUpstream) LoopCancel(w *upstream.Waiter) { l.p.up.pool.Cancel(w) }
 
 func (l loopUpstream) LoopDone(t *upstream.Target, res upstream.Result) { l.p.up.pool.Done(t, res) }
 
@@ -76,8 +74,12 @@ func (l loopUpstream) Unavailable(w *server.ResponseWriter, err error) {
 func (l loopUpstream) LoopTimeouts() server.LoopTimeouts {
 	u := l.p.up
 	to := u.pool.Options().Timeouts
-	return server.LoopTimeouts{Connect: to.Connect, Header: to.ResponseHeader, Try: to.Try, Total: to.Total,
+	lt := server.LoopTimeouts{Connect: to.Connect, Header: to.ResponseHeader, Try: to.Try, Total: to.Total,
 		Idle: u.opts.IdleConnTimeout, MaxIdle: u.opts.MaxIdlePerTarget}
+	if q := u.pool.Queue(); q != nil {
+		lt.Queue = q.Timeout()
+	}
+	return lt
 }
 
 // AppendRequest is ServeEdge's forwarding of a buffered body: the

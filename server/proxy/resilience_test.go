@@ -595,3 +595,50 @@ func TestMessageTargetsPolicy(t *testing.T) {
 		t.Errorf("message probe of the failing target passed")
 	}
 }
+
+// TestCapBoundsConcurrency: max_conns_per_target bounds the requests a
+// target sees at once; the requests beyond it wait in the queue (on the
+// loop too, woken by the releases) and are all served.
+func TestCapBoundsConcurrency(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const (
+		capacity = 2
+		clients  = 12
+	)
+	var cur, peak atomic.Int32
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := cur.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(20 * time.Millisecond)
+		cur.Add(-1)
+		io.WriteString(w, "ok")
+	}))
+	addr, up := startProxy(t, UpstreamOptions{Targets: []string{o.addr},
+		Policy: upstream.Options{MaxConnsPerTarget: capacity, QueueTimeout: testTimeout}}, server.Options{})
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{}}
+			defer c.CloseIdleConnections()
+			for range 3 {
+				if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := bad.Load(); n > 0 {
+		t.Errorf("%d requests failed, want all served from the queue", n)
+	}
+	if p := peak.Load(); p > capacity {
+		t.Errorf("the target saw %d requests at once, cap %d", p, capacity)
+	}
+	if q := up.Pool().Queue().Len(); q != 0 {
+		t.Errorf("%d waiters left in the queue", q)
+	}
+}

@@ -22,9 +22,8 @@
 // ErrFull; the engine answers 503 with Retry-After (Pool.RetryAfter). With
 // max_conns_per_target, Acquire queues a Waiter instead of failing (event
 // loops: it never blocks) and AcquireWait blocks (goroutines).
-// AcquireNext and AcquireNextWait are SelectNext through that queue;
-// Saturated tells an engine that cannot wait (an event loop) that a
-// request would have to queue (engine.go).
+// AcquireNext and AcquireNextWait are SelectNext through that queue
+// (engine.go).
 //
 // The engines in server/proxy and server (loopproxy_linux.go) call these
 // on every path; see ARCHITECTURE.md, "How each engine uses the policy".

@@ -26,27 +26,6 @@ func (p *Pool) AcquireNextWait(key []byte, rs *RetryState, done <-chan struct{})
 	return t, err
 }
 
-// Saturated reports whether every target that selection may choose is at
-// max_conns_per_target (always false without a cap): a request would have
-// to queue. An event loop that cannot wait hands such a request to a
-// goroutine engine instead.
-func (p *Pool) Saturated() bool {
-	m := int64(p.opts.MaxConnsPerTarget)
-	if m <= 0 {
-		return false
-	}
-	health := p.filter()
-	for _, t := range p.targets {
-		if health && !t.Available() {
-			continue
-		}
-		if t.inflight.Load() < m {
-			return false
-		}
-	}
-	return true
-}
-
 // Retire marks t as dropped by a reload (Departed): engines stop reusing
 // its connections and close them. Its state is otherwise kept (a later
 // reload may not bring it back: a pool built afterwards creates a new
