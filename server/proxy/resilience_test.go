@@ -642,3 +642,34 @@ func TestCapBoundsConcurrency(t *testing.T) {
 		t.Errorf("%d waiters left in the queue", q)
 	}
 }
+
+// TestTryTotalTimeouts: try bounds one attempt up to its response head
+// (shorter than response_header here), and total bounds every attempt and
+// backoff: a request retried on timeouts ends with 504 once total passes,
+// not after attempts x try.
+func TestTryTotalTimeouts(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const (
+		try   = 200 * time.Millisecond
+		total = 500 * time.Millisecond
+		// bound is generous for a loaded machine, and far below what
+		// the unbounded alternatives would take (response_header 10s).
+		bound = 5 * time.Second
+	)
+	on, _ := upstream.ParseRetryOn([]string{"timeout"})
+	bs := backends(t, 3, faultsrv.Behavior{Kind: faultsrv.StallHead})
+	addr, _ := startPool(t, bs, upstream.Options{
+		Passive:  upstream.PassiveOptions{Disabled: true},
+		Retry:    upstream.RetryPolicy{Attempts: 10, On: on, Backoff: time.Millisecond},
+		Timeouts: upstream.Timeouts{ResponseHeader: 10 * time.Second, Try: try, Total: total},
+	}, nil)
+	start := time.Now()
+	s, _, _ := send(t, client(t), "GET", "http://"+addr+"/", nil)
+	took := time.Since(start)
+	if s != 504 || took < total-try/2 || took > bound {
+		t.Errorf("%d after %v, want 504 after about total (%v)", s, took, total)
+	}
+	if n := requests(bs); n < 2 || n > 4 {
+		t.Errorf("%d attempts within total %v at try %v, want 2-3", n, total, try)
+	}
+}
