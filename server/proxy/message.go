@@ -153,10 +153,12 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 			p.upstreamFailed(w, t, err, false)
 			return
 		case upstream.Retry:
-			if !p.backoff(pool.Backoff(&rs), start.Add(to.Total)) {
-				p.upstreamFailed(w, t, err, false)
+			d := pool.Backoff(&rs)
+			if time.Until(start.Add(to.Total)) <= d {
+				p.upstreamFailed(w, t, err, false) // no time left
 				return
 			}
+			p.backoff(d)
 		}
 	}
 }

@@ -74,15 +74,11 @@ func (p *Proxy) attemptsFailed(w *server.ResponseWriter, pool *upstream.Pool, t 
 	p.upstreamFailed(w, t, err, false)
 }
 
-// backoff waits d before a retry, unless the wait would pass end (the
-// total timeout): then it returns false at once.
-func (p *Proxy) backoff(d time.Duration, end time.Time) bool {
-	if time.Until(end) <= d {
-		return false
-	}
+// backoff waits d before a retry (the caller checked that the total
+// timeout leaves time for it).
+func (p *Proxy) backoff(d time.Duration) {
 	tm := time.NewTimer(d)
 	<-tm.C
-	return true
 }
 
 var retryAfterField = []byte("Retry-After")

@@ -189,6 +189,13 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		}
 		d := pool.Decide(&rs, ut, upstream.Facts{Result: res, Written: written, Idempotent: idem,
 			Replayable: replayable, IdempotencyKey: hasKey && replayable})
+		var backoff time.Duration
+		if d == upstream.Retry {
+			backoff = pool.Backoff(&rs)
+			if time.Until(start.Add(to.Total)) <= backoff {
+				d = upstream.Stop // no time left for another attempt
+			}
+		}
 		if err == nil && d == upstream.Stop {
 			break // answer with this response
 		}
@@ -210,10 +217,7 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			p.attemptsFailed(w, pool, t, err, false)
 			return
 		case upstream.Retry:
-			if !p.backoff(pool.Backoff(&rs), start.Add(to.Total)) {
-				p.attemptsFailed(w, pool, t, errTotalTimeout, false)
-				return
-			}
+			p.backoff(backoff)
 		}
 		now = time.Now()
 	}
