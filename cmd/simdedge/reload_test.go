@@ -213,3 +213,76 @@ func TestReloadRefusesUnreloadable(t *testing.T) {
 		t.Fatalf("after the refused reload: %d %q, want the running configuration's", code, body)
 	}
 }
+
+// TestReloadKeepsUpstreamHealth: SIGHUP keeps the health state of the
+// targets that stay in an upstream of the same name: a target ejected
+// before the reload (it answered 500 once, consecutive_failures 1) gets no
+// request after it, though a target was added. Before, a reload built new
+// pools and sent requests to it again.
+func TestReloadKeepsUpstreamHealth(t *testing.T) {
+	var badHits sync.Mutex
+	bad := 0
+	origin := func(status int, count bool) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if count {
+				badHits.Lock()
+				bad++
+				badHits.Unlock()
+			}
+			w.WriteHeader(status)
+		})}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+		return l.Addr().String()
+	}
+	a, b, c := origin(500, true), origin(200, false), origin(200, false)
+	conf := func(targets ...string) string {
+		return "upstreams:\n  - name: api\n    targets: [\"" + strings.Join(targets, `", "`) + "\"]\n" +
+			"    health: {passive: {consecutive_failures: 1, eject_for: 1m}}\n" +
+			"routes:\n  - match: {path_prefix: /}\n    proxy: {upstream: api}\n"
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	writeFile(t, file, conf(a, b))
+	addrs, logs := startServeLogs(t, "-config", file, "-listen", "127.0.0.1:0")
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	get := func() int {
+		t.Helper()
+		resp, err := client.Get("http://" + addrs[0] + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for range 4 { // round robin: the 500 target is tried and ejected
+		get()
+	}
+	badHits.Lock()
+	before := bad
+	badHits.Unlock()
+	if before != 1 {
+		t.Fatalf("the failing target answered %d requests before the reload, want 1", before)
+	}
+	writeFile(t, file, conf(a, b, c))
+	hup(t, logs)
+	if !strings.Contains(logs.String(), `"msg":"reloaded"`) {
+		t.Fatalf("reload failed: %s", logs.String())
+	}
+	for i := range 12 {
+		if s := get(); s != 200 {
+			t.Fatalf("request %d after the reload: %d, want 200 (the ejected target stays out)", i, s)
+		}
+	}
+	badHits.Lock()
+	defer badHits.Unlock()
+	if bad != before {
+		t.Errorf("the ejected target got %d requests after the reload", bad-before)
+	}
+}
