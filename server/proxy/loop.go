@@ -71,16 +71,7 @@ func (l loopUpstream) Unavailable(w *server.ResponseWriter, err error) {
 	l.p.unavailable(w, l.p.up.pool, err)
 }
 
-func (l loopUpstream) LoopTimeouts() server.LoopTimeouts {
-	u := l.p.up
-	to := u.pool.Options().Timeouts
-	lt := server.LoopTimeouts{Connect: to.Connect, Header: to.ResponseHeader, Try: to.Try, Total: to.Total,
-		Idle: u.opts.IdleConnTimeout, MaxIdle: u.opts.MaxIdlePerTarget}
-	if q := u.pool.Queue(); q != nil {
-		lt.Queue = q.Timeout()
-	}
-	return lt
-}
+func (l loopUpstream) LoopTimeouts() server.LoopTimeouts { return l.p.up.loopTO }
 
 // AppendRequest is ServeEdge's forwarding of a buffered body: the
 // rewritten head and the body, for one write.

@@ -103,7 +103,7 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 	x.out = p.appendHead(x.out[:0], r, head, phttp.BodyLength, int64(len(body)))
 	x.out = append(x.out, body...)
 	pool := p.up.pool
-	to := pool.Options().Timeouts
+	to := p.up.to
 	key := pool.Key(r)
 	var rs upstream.RetryState
 	defer pool.Finish(&rs)

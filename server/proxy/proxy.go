@@ -122,7 +122,7 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	}
 	isHead := string(head.Method) == "HEAD"
 	pool := p.up.pool
-	to := pool.Options().Timeouts
+	to := p.up.to
 	key := pool.Key(r)
 	// rs is the request's retry bookkeeping (targets tried, retries
 	// spent, the budget token); it lives on this goroutine's stack.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/upstream"
 )
 
@@ -79,8 +80,11 @@ type Upstream struct {
 	// loopable: every target is an IP address (the event loop may
 	// proxy to it, see Proxy.LoopProxy).
 	loopable bool
-	// connect, header: the effective timeouts (the pool's).
+	// to are the pool's timeouts (defaults filled); connect and header
+	// are two of them, loopTO them as the event loop takes them.
+	to              upstream.Timeouts
 	connect, header time.Duration
+	loopTO          server.LoopTimeouts
 	checkMu         sync.Mutex
 	checker         *upstream.Checker
 }
@@ -140,8 +144,13 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 		return nil, err
 	}
 	u.pool = pool
-	to := pool.Options().Timeouts
-	u.connect, u.header = to.Connect, to.ResponseHeader
+	u.to = pool.Options().Timeouts
+	u.connect, u.header = u.to.Connect, u.to.ResponseHeader
+	u.loopTO = server.LoopTimeouts{Connect: u.to.Connect, Header: u.to.ResponseHeader, Try: u.to.Try,
+		Total: u.to.Total, Idle: o.IdleConnTimeout, MaxIdle: o.MaxIdlePerTarget}
+	if q := pool.Queue(); q != nil {
+		u.loopTO.Queue = q.Timeout()
+	}
 	for i, a := range o.Targets {
 		if !u.messages {
 			if _, _, err := net.SplitHostPort(a); err != nil {
