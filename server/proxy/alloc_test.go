@@ -11,15 +11,16 @@ import (
 	"github.com/simdedge/simdedge/server/upstream"
 )
 
-// TestLoopProxyZeroAlloc: a warm keep-alive request proxied by the event
-// loop (the loop-proxy run) allocates nothing in the whole process, with
+// TestProxyZeroAlloc: a warm keep-alive request proxied by the event
+// loop (the loop-proxy run), or by ServeEdge on goroutines (the other
+// runs), allocates nothing in the whole process, with
 // the upstream policy on every request (selection, Done, the retry
 // bookkeeping) and p2c with passive health, as with round robin. The
 // origin is a simdedge server on the same engine; the client is a raw
 // socket with preallocated buffers.
-func TestLoopProxyZeroAlloc(t *testing.T) {
-	if testing.Short() || !testLoopProxy {
-		t.Skip("the loop-proxy run measures the loop's warm path")
+func TestProxyZeroAlloc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
 	}
 	for _, b := range []upstream.Balance{upstream.RoundRobin, upstream.P2C} {
 		t.Run(string(b), func(t *testing.T) {

@@ -105,8 +105,8 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 	pool := p.up.pool
 	to := p.up.to
 	key := pool.Key(r)
-	var rs upstream.RetryState
-	defer pool.Finish(&rs)
+	var rs *upstream.RetryState // taken at the first failure (policy.go)
+	defer func() { releaseRetryState(pool, rs) }()
 	start := time.Now()
 	var last error
 	var lastT *target
@@ -115,7 +115,7 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 			p.attemptsFailed(w, pool, lastT, errTotalTimeout, false)
 			return
 		}
-		ut, err := pool.AcquireNextWait(key, &rs, nil)
+		ut, err := acquireWait(pool, key, rs)
 		if err != nil {
 			if last != nil && err == upstream.ErrExhausted {
 				p.attemptsFailed(w, pool, lastT, last, false)
@@ -145,7 +145,10 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 		}
 		pool.Done(ut, res)
 		last, lastT = err, t
-		d := pool.Decide(&rs, ut, upstream.Facts{Result: res, Written: true,
+		if rs == nil {
+			rs = retryStates.Get().(*upstream.RetryState)
+		}
+		d := pool.Decide(rs, ut, upstream.Facts{Result: res, Written: true,
 			Idempotent: upstream.IdempotentMethod(head.Method), Replayable: true,
 			IdempotencyKey: hasIdempotencyKey(head)})
 		switch d {
@@ -153,7 +156,7 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 			p.upstreamFailed(w, t, err, false)
 			return
 		case upstream.Retry:
-			d := pool.Backoff(&rs)
+			d := pool.Backoff(rs)
 			if time.Until(start.Add(to.Total)) <= d {
 				p.upstreamFailed(w, t, err, false) // no time left
 				return

@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/simdedge/simdedge/server"
@@ -82,3 +83,28 @@ func (p *Proxy) backoff(d time.Duration) {
 }
 
 var retryAfterField = []byte("Retry-After")
+
+// retryStates holds the goroutine paths' retry bookkeeping. A RetryState
+// passed to the pool escapes (selection calls the balance policy through
+// an interface), so one on the stack would cost an allocation per
+// request; instead a request takes one only when an attempt failed or
+// answered 5xx, and the first attempt selects with no exclusions.
+var retryStates = sync.Pool{New: func() any { return new(upstream.RetryState) }}
+
+// acquireWait selects the next attempt's target: the first with no
+// retry state, the following through rs.
+func acquireWait(pool *upstream.Pool, key []byte, rs *upstream.RetryState) (*upstream.Target, error) {
+	if rs == nil {
+		return pool.AcquireWait(key, nil, nil)
+	}
+	return pool.AcquireNextWait(key, rs, nil)
+}
+
+// releaseRetryState ends the request's retry bookkeeping (its budget
+// token) and returns rs to retryStates.
+func releaseRetryState(pool *upstream.Pool, rs *upstream.RetryState) {
+	if rs != nil {
+		pool.Finish(rs)
+		retryStates.Put(rs)
+	}
+}

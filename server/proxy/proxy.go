@@ -125,9 +125,10 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	to := p.up.to
 	key := pool.Key(r)
 	// rs is the request's retry bookkeeping (targets tried, retries
-	// spent, the budget token); it lives on this goroutine's stack.
-	var rs upstream.RetryState
-	defer pool.Finish(&rs)
+	// spent, the budget token), taken at the first failure: a request
+	// answered by its first attempt needs none (policy.go).
+	var rs *upstream.RetryState
+	defer func() { releaseRetryState(pool, rs) }()
 	var uc *upConn
 	var copyErr chan error
 	// One clock read per exchange: time.Now costs 50-150 ns on virtual
@@ -152,7 +153,7 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			return
 		}
 		var err error
-		ut, err = pool.AcquireNextWait(key, &rs, nil)
+		ut, err = acquireWait(pool, key, rs)
 		if err != nil {
 			if last != nil && err == upstream.ErrExhausted {
 				p.attemptsFailed(w, pool, lastT, last, refusedOnly)
@@ -187,11 +188,14 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			}
 			res = resultOf(err)
 		}
-		d := pool.Decide(&rs, ut, upstream.Facts{Result: res, Written: written, Idempotent: idem,
+		if rs == nil {
+			rs = retryStates.Get().(*upstream.RetryState)
+		}
+		d := pool.Decide(rs, ut, upstream.Facts{Result: res, Written: written, Idempotent: idem,
 			Replayable: replayable, IdempotencyKey: hasKey && replayable})
 		var backoff time.Duration
 		if d == upstream.Retry {
-			backoff = pool.Backoff(&rs)
+			backoff = pool.Backoff(rs)
 			if time.Until(start.Add(to.Total)) <= backoff {
 				d = upstream.Stop // no time left for another attempt
 			}
