@@ -10,6 +10,7 @@ import (
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/config"
+	"github.com/simdedge/simdedge/server/edgetls"
 )
 
 // listenerSet is every listener a configuration opened, ready to serve.
@@ -24,11 +25,17 @@ type listenerSet struct {
 	closers []io.Closer
 	addrs   []string
 	wg      sync.WaitGroup
+	// tlsStores are the TLS listeners' certificates by configured
+	// address, for reloadTLS (tls.go).
+	tlsStores map[string]*edgetls.Store
 }
 
 type tcpListener struct {
 	l      net.Listener
 	engine server.Engine
+	// tls terminates TLS (nil: plain); redirect answers 308 to https.
+	tls      *edgetls.Store
+	redirect bool
 }
 
 // openListeners opens the configuration's listeners in order. If one
@@ -59,13 +66,20 @@ func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
 			}
 			lc.Control = reusePort
 		}
+		var st *edgetls.Store
+		if l.TLS != nil {
+			var err error
+			if st, err = s.openTLS(l, log); err != nil {
+				return err
+			}
+		}
 		addr := l.Address
 		for i := range max(l.Loops, 1) {
 			nl, err := lc.Listen(context.Background(), "tcp", addr)
 			if err != nil {
 				return fmt.Errorf("cannot listen on %s: %v", addr, listenReason(err))
 			}
-			s.tcp = append(s.tcp, tcpListener{nl, server.Engine(l.Engine)})
+			s.tcp = append(s.tcp, tcpListener{nl, server.Engine(l.Engine), st, l.RedirectToHTTPS})
 			if i == 0 {
 				addr = nl.Addr().String()
 				s.addrs = append(s.addrs, addr)
@@ -109,7 +123,7 @@ func (s *listenerSet) serve(srv *server.Server) <-chan error {
 	out := make(chan error, len(s.tcp)+len(s.streams)+len(s.messages))
 	for _, l := range s.tcp {
 		s.wg.Add(1)
-		go func() { defer s.wg.Done(); out <- srv.ServeTCP(l.l, l.engine) }()
+		go func() { defer s.wg.Done(); out <- s.serveTCP(srv, l) }()
 	}
 	for _, l := range s.streams {
 		s.wg.Add(1)

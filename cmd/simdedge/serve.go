@@ -84,6 +84,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		select {
 		case <-hup:
 			snap = reload(*file, builtins, log, sw, snap)
+			opened.reloadTLS(*file, log)
 			continue
 		case err := <-served:
 			if !errors.Is(err, server.ErrServerClosed) {
@@ -183,6 +184,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	snap.Close()
+	if err := checkTLS(cfg, stderr); err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
 	out, err := cfg.WithDefaults().YAML()
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
