@@ -21,9 +21,10 @@ import (
 	"time"
 )
 
-// validity is how long a test certificate lives: long enough for any test
-// run, short enough that a leaked one is worthless.
-const validity = 24 * time.Hour
+// validity is how long a test certificate lives by default: past the
+// 14-day expiry warning of `simdedge check`, so that a default certificate
+// checks clean.
+const validity = 30 * 24 * time.Hour
 
 // CA is a test certificate authority.
 type CA struct {
@@ -70,7 +71,7 @@ func NewCA(t testing.TB, name string) *CA {
 }
 
 // Leaf makes a server certificate for names, valid from notBefore to
-// notAfter (zero values: from an hour ago for a day).
+// notAfter (zero values: from an hour ago for 30 days).
 func (ca *CA) Leaf(t testing.TB, file string, names []string, notBefore, notAfter time.Time) *Pair {
 	return ca.issue(t, file, names, notBefore, notAfter, x509.ExtKeyUsageServerAuth)
 }
