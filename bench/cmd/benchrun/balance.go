@@ -69,8 +69,9 @@ func balanceScenario(engine string, backend serverSpec) scenario {
 			simdedgeBalancer(balanceP2C, engine, &balanceP2CHealth),
 			nginxServer(),
 		},
-		pairs: balancePairs,
-		bench: balanceBench,
+		pairs:     balancePairs,
+		alternate: true,
+		bench:     balanceBench,
 		note: "Proxies balance a pool: simdedge `balance: round_robin` with passive health off (the baseline), simdedge `balance: p2c` with `health: {passive: {consecutive_failures: 5, eject_for: 30s}}`, and nginx `upstream` (round robin, keepalive). " +
 			"The rows' benchmark lines compare with `" + balanceCompare + "` (policies) or `-filter '/policy:rr .unit:cpu-sec/req' -col /proxy` (simdedge against nginx).",
 	}

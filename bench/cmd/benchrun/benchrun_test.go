@@ -404,3 +404,27 @@ func TestEveryAreaHasPeerOrReference(t *testing.T) {
 		t.Errorf("FiPingpong section:\n%s", fi)
 	}
 }
+
+// TestRoundOrder: alternating scenarios reverse every other round, others
+// keep their order, and the servers' own slice is never reordered.
+func TestRoundOrder(t *testing.T) {
+	ls := []live{{port: 1}, {port: 2}, {port: 3}}
+	ports := func(l []live) []int {
+		var p []int
+		for _, sv := range l {
+			p = append(p, sv.port)
+		}
+		return p
+	}
+	for r, want := range [][]int{{1, 2, 3}, {3, 2, 1}, {1, 2, 3}} {
+		if got := ports(roundOrder(ls, r, true)); !slices.Equal(got, want) {
+			t.Errorf("alternate round %d: %v, want %v", r, got, want)
+		}
+		if got := ports(roundOrder(ls, r, false)); !slices.Equal(got, []int{1, 2, 3}) {
+			t.Errorf("round %d: %v, want the servers' order", r, got)
+		}
+	}
+	if got := ports(ls); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Errorf("servers reordered in place: %v", got)
+	}
+}

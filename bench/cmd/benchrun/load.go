@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,10 @@ type scenario struct {
 	bench map[string]string
 	// note is added to the scenario's setup text.
 	note string
+	// alternate reverses the servers' order every other round (A, B, C,
+	// C, B, A, ...), so that no server always runs right after another:
+	// a small budget (3 %) should not be met or missed by the order.
+	alternate bool
 	// pipeline makes wrk send this many requests per write (HTTP/1.1
 	// pipelining), so that wrk's own cost per request stops capping the
 	// fast servers: with one request at a time, wrk -t1 on one CPU tops
@@ -84,6 +89,9 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 	o.pipeline = s.pipeline
 	l.Setup = fmt.Sprintf("wrk -t1 -c%d -d%s --latency, %s, %d interleaved rounds after a %s warm-up per server.",
 		o.conns, o.duration, pin, o.rounds, o.warmup)
+	if s.alternate {
+		l.Setup += " Every other round runs the servers in reverse order, so that none always follows another."
+	}
 	if o.pipeline > 0 {
 		l.Setup += fmt.Sprintf(" Pipelined: wrk writes %d requests at a time on each connection (a Lua script), so the servers, not wrk, set the pace; latencies are per batch.", o.pipeline)
 	}
@@ -152,7 +160,7 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 		bar.Done(o.warmup.Seconds())
 	}
 	for r := 0; r < o.rounds; r++ {
-		for _, sv := range ls {
+		for _, sv := range roundOrder(ls, r, s.alternate) {
 			if ctx.Err() != nil {
 				return l
 			}
@@ -170,6 +178,16 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 		}
 	}
 	return l
+}
+
+// roundOrder is the order of the servers in round r.
+func roundOrder(ls []live, r int, alternate bool) []live {
+	if !alternate || r%2 == 0 {
+		return ls
+	}
+	rev := slices.Clone(ls)
+	slices.Reverse(rev)
+	return rev
 }
 
 // wrkScript writes (once) the wrk Lua script of a run: with pipeline > 0 a
