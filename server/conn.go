@@ -362,7 +362,12 @@ func (c *conn) grow(n int) {
 
 // serveOne runs the server's handler for the head of length n at rbuf[r:]
 // and reports whether the connection stays open.
-func (c *conn) serveOne(n int) bool { return c.serveWith(n, c.srv.opts.Handler) }
+func (c *conn) serveOne(n int) bool {
+	if rs, ok := c.st.(*redirectStream); ok { // redirect_to_https (redirect.go)
+		return c.serveWith(n, rs)
+	}
+	return c.serveWith(n, c.srv.opts.Handler)
+}
 
 // serveWith is serveOne with the handler h: the event loop passes the one
 // the Inliner chose, so the route is looked up once.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/config"
+	"github.com/simdedge/simdedge/server/edgetls"
 )
 
 // listenerSet is every listener a configuration opened, ready to serve.
@@ -29,16 +30,22 @@ type listenerSet struct {
 	// other than the server closing or the listener being stopped by a
 	// reload (capacity 1).
 	fatal chan error
+	// tlsStores are the TLS listeners' certificates by configured
+	// address, which a reload swaps (tls.go).
+	tlsStores map[string]*edgetls.Store
 }
 
 type tcpListener struct {
 	l      net.Listener
 	engine server.Engine
-	// spec is the address as configured (a reload compares these), addr
+	// spec is the listener's listenerID (a reload compares these), addr
 	// the address it listens on; first: the first socket of the address
 	// (with loops > 1 the others share it).
 	spec, addr string
 	first      bool
+	// tls terminates TLS (nil: plain); redirect answers 308 to https.
+	tls      *edgetls.Store
+	redirect bool
 }
 
 // openListeners opens the configuration's listeners in order. If one
@@ -46,8 +53,8 @@ type tcpListener struct {
 // and why.
 func openListeners(cfg *config.Config, log *slog.Logger) (*listenerSet, error) {
 	s := &listenerSet{}
-	for _, l := range cfg.EffectiveListeners() {
-		if err := s.open(l, log); err != nil {
+	for i, l := range cfg.EffectiveListeners() {
+		if err := s.open(l, listenerID(l, i), log); err != nil {
 			s.closeListeners()
 			s.close()
 			return nil, err
@@ -56,7 +63,8 @@ func openListeners(cfg *config.Config, log *slog.Logger) (*listenerSet, error) {
 	return s, nil
 }
 
-func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
+// open opens l, which a reload knows as id (listenerID).
+func (s *listenerSet) open(l config.Listener, id string, log *slog.Logger) error {
 	switch l.Transport {
 	case config.TransportTCP:
 		// loops > 1: that many sockets on the address with SO_REUSEPORT,
@@ -69,6 +77,13 @@ func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
 			}
 			lc.Control = reusePort
 		}
+		var st *edgetls.Store
+		if l.TLS != nil {
+			var err error
+			if st, err = s.openTLS(l, id, log); err != nil {
+				return err
+			}
+		}
 		addr := l.Address
 		for i := range max(l.Loops, 1) {
 			nl, err := lc.Listen(context.Background(), "tcp", addr)
@@ -79,7 +94,8 @@ func (s *listenerSet) open(l config.Listener, log *slog.Logger) error {
 				addr = nl.Addr().String()
 				s.addrs = append(s.addrs, addr)
 			}
-			s.tcp = append(s.tcp, tcpListener{l: nl, engine: server.Engine(l.Engine), spec: l.Address, addr: addr, first: i == 0})
+			s.tcp = append(s.tcp, tcpListener{l: nl, engine: server.Engine(l.Engine), spec: id, addr: addr, first: i == 0,
+				tls: st, redirect: l.RedirectToHTTPS})
 		}
 	case config.TransportXDP:
 		st, msg, closer, err := openXDP(*l.XDP, log)
@@ -133,7 +149,7 @@ func (s *listenerSet) serve(srv *server.Server) <-chan error {
 
 func (s *listenerSet) serveTCP(srv *server.Server, l tcpListener) {
 	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.report(srv.ServeTCP(l.l, l.engine)) }()
+	go func() { defer s.wg.Done(); s.report(s.serveKind(srv, l)) }()
 }
 
 func (s *listenerSet) report(err error) {
@@ -149,6 +165,12 @@ func (s *listenerSet) report(err error) {
 // adopt serves the tcp listeners of fresh (opened by a reload) as part of
 // s.
 func (s *listenerSet) adopt(fresh *listenerSet, srv *server.Server) {
+	for a, st := range fresh.tlsStores {
+		if s.tlsStores == nil {
+			s.tlsStores = map[string]*edgetls.Store{}
+		}
+		s.tlsStores[a] = st
+	}
 	for _, l := range fresh.tcp {
 		s.tcp = append(s.tcp, l)
 		if l.first {
@@ -164,6 +186,7 @@ func (s *listenerSet) stop(specs []string, srv *server.Server) {
 	gone := map[string]bool{}
 	for _, a := range specs {
 		gone[a] = true
+		delete(s.tlsStores, a)
 	}
 	kept := s.tcp[:0]
 	for _, l := range s.tcp {

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"reflect"
+	"strconv"
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/config"
@@ -65,10 +67,14 @@ func (r *running) apply() error {
 	if err != nil {
 		return err
 	}
+	if err := r.set.checkTLSReload(cfg); err != nil {
+		snap.Close()
+		return err
+	}
 	added, removed := tcpDiff(r.cfg, cfg)
 	fresh := &listenerSet{}
-	for _, l := range added {
-		if err := fresh.open(l, r.log); err != nil {
+	for _, a := range added {
+		if err := fresh.open(a.l, a.id, r.log); err != nil {
 			fresh.closeListeners()
 			snap.Close()
 			return err
@@ -77,6 +83,12 @@ func (r *running) apply() error {
 	// Everything that can fail has succeeded: switch.
 	opts := cfg.ServerOptions()
 	r.srv.Reconfigure(opts.Limits, opts.Timeouts)
+	if err := r.set.applyTLS(cfg); err != nil {
+		// checkTLSReload loaded the same files a moment ago: only a file
+		// changed in between gets here, and that store keeps its old
+		// certificates.
+		r.log.Error("tls reload failed; that listener keeps its certificates", "err", err)
+	}
 	r.sw.Store(snap.Table)
 	// The new upstreams take over the targets they kept (and run the
 	// checks); closing the old snapshot drains the targets that left.
@@ -88,24 +100,42 @@ func (r *running) apply() error {
 	return nil
 }
 
-// tcpAddrs maps each tcp listener's configured address to its listener.
+// listenerID names the i-th of a configuration's EffectiveListeners for a
+// reload: its configured address, which is what makes a listener the same
+// one across files; an address with port 0 names a fresh port each time it
+// is opened, so such listeners are told apart by their position.
+func listenerID(l config.Listener, i int) string {
+	if _, port, err := net.SplitHostPort(l.Address); err == nil && port == "0" {
+		return l.Address + "#" + strconv.Itoa(i)
+	}
+	return l.Address
+}
+
+// idListener is a listener with its listenerID.
+type idListener struct {
+	id string
+	l  config.Listener
+}
+
+// tcpAddrs maps each tcp listener's listenerID to its listener.
 func tcpAddrs(c *config.Config) map[string]config.Listener {
 	m := map[string]config.Listener{}
-	for _, l := range c.EffectiveListeners() {
+	for i, l := range c.EffectiveListeners() {
 		if l.Transport == config.TransportTCP {
-			m[l.Address] = l
+			m[listenerID(l, i)] = l
 		}
 	}
 	return m
 }
 
-// tcpDiff lists the tcp listeners next has and prev has not (by configured
-// address) and the addresses prev has and next has not.
-func tcpDiff(prev, next *config.Config) (added []config.Listener, removed []string) {
+// tcpDiff lists the tcp listeners next has and prev has not (by
+// listenerID) and the IDs prev has and next has not.
+func tcpDiff(prev, next *config.Config) (added []idListener, removed []string) {
 	was, is := tcpAddrs(prev), tcpAddrs(next)
-	for _, l := range next.EffectiveListeners() {
-		if _, ok := was[l.Address]; !ok && l.Transport == config.TransportTCP {
-			added = append(added, l)
+	for i, l := range next.EffectiveListeners() {
+		id := listenerID(l, i)
+		if _, ok := was[id]; !ok && l.Transport == config.TransportTCP {
+			added = append(added, idListener{id, l})
 		}
 	}
 	for a := range was {
@@ -132,7 +162,7 @@ func checkReloadable(prev, next *config.Config) error {
 		if l.Transport != config.TransportTCP {
 			continue
 		}
-		old, ok := was[l.Address]
+		old, ok := was[listenerID(l, i)]
 		switch {
 		case !ok:
 		case old.Engine != l.Engine:
@@ -142,6 +172,10 @@ func checkReloadable(prev, next *config.Config) error {
 			return unreloadable(key+".engine", "")
 		case old.Loops != l.Loops:
 			return unreloadable(key+".loops", "")
+		case (old.TLS == nil) != (l.TLS == nil):
+			return unreloadable(key+".tls", "turning TLS on or off for a listener that stays")
+		case old.RedirectToHTTPS != l.RedirectToHTTPS:
+			return unreloadable(key+".redirect_to_https", "")
 		}
 	}
 	po, no := otherListeners(prev), otherListeners(next)

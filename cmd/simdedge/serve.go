@@ -165,6 +165,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	snap.Close()
+	if err := checkTLS(cfg, stderr); err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
 	out, err := cfg.WithDefaults().YAML()
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)

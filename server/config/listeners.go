@@ -79,7 +79,11 @@ type Listener struct {
 	Loops int   `yaml:"loops,omitempty"`
 	XDP   *XDP  `yaml:"xdp,omitempty"`
 	RDMA  *RDMA `yaml:"rdma,omitempty"`
-	line  int
+	// TLS terminates TLS on a tcp listener (tls.go); RedirectToHTTPS
+	// answers every request of a plain one 308 to the first TLS listener.
+	TLS             *ListenerTLS `yaml:"tls,omitempty"`
+	RedirectToHTTPS bool         `yaml:"redirect_to_https,omitempty"`
+	line            int
 }
 
 // XDP configures an AF_XDP listener: which interface and receive queues
@@ -133,6 +137,12 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 			"address":   d.str(&l.Address),
 			"engine":    d.str(&l.Engine),
 			"loops":     d.intField(&l.Loops),
+			"tls":       d.listenerTLS(&l.TLS),
+			"redirect_to_https": func(v *yaml.Node, key string) {
+				var b *bool
+				d.boolean(&b)(v, key)
+				l.RedirectToHTTPS = b != nil && *b
+			},
 			"xdp": func(v *yaml.Node, key string) {
 				l.XDP = &XDP{}
 				x := l.XDP
@@ -203,6 +213,7 @@ func (c *Config) validateListeners(d *decoder) {
 		case l.Loops > 1 && l.withDefaults(c.engine()).Engine != EngineLoop:
 			d.fail(at, key+".loops", "only for engine: loop")
 		}
+		c.validateTLS(d, at, key, l)
 		switch l.Transport {
 		case TransportTCP, TransportRDMA:
 			if !validListenAddr(l.Address) {
@@ -324,6 +335,7 @@ func (l Listener) withDefaults(engine string) Listener {
 	if l.Transport == TransportTCP && l.Loops == 0 {
 		l.Loops = 1
 	}
+	l.TLS = l.TLS.withDefaults()
 	switch l.Transport {
 	case TransportXDP:
 		x := XDP{}

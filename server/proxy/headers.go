@@ -132,7 +132,11 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 		b = append(b, "unknown"...)
 	}
 	b = append(b, "\r\nX-Forwarded-Proto: "...)
-	b = append(b, p.proto...)
+	if r.TLS() {
+		b = append(b, "https"...)
+	} else {
+		b = append(b, p.proto...)
+	}
 	b = append(b, "\r\n"...)
 	b = p.appendVia(b, hs, head.Version)
 	switch kind {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/simdedge/simdedge/bench/internal/gobench"
 	"github.com/simdedge/simdedge/bench/internal/report"
+	simdconfig "github.com/simdedge/simdedge/server/config"
 )
 
 func TestParseAreas(t *testing.T) {
@@ -18,10 +19,11 @@ func TestParseAreas(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy"}},
+		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy", "balance"}},
 		{"micro", []string{"url", "http", "json", "asm", "xdp", "rdma"}},
 		{"rdma", []string{"rdma"}},
-		{"load,url", []string{"origin", "pipelined", "proxy", "url"}},
+		{"load,url", []string{"origin", "pipelined", "proxy", "balance", "url"}},
+		{"balance", []string{"balance"}},
 		{"asm, asm", []string{"asm"}},
 	}
 	for _, tt := range tests {
@@ -63,20 +65,21 @@ func TestSkipNotes(t *testing.T) {
 }
 
 func TestNginxConf(t *testing.T) {
-	for _, upstream := range []string{"", "127.0.0.1:9"} {
-		var b strings.Builder
-		err := nginxConf.Execute(&b, map[string]any{"Dir": "/tmp/x", "Port": 1234, "Upstream": upstream, "Body": `hello\n`})
+	for _, upstreams := range [][]string{nil, {"127.0.0.1:9"}} {
+		s, err := nginxConfig("/tmp/x", []int{1234}, upstreams)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := b.String()
 		for _, want := range []string{"daemon off;", "pid /tmp/x/nginx.pid;", "listen 127.0.0.1:1234;", "access_log off;"} {
 			if !strings.Contains(s, want) {
-				t.Errorf("upstream %q: config lacks %q", upstream, want)
+				t.Errorf("upstreams %q: config lacks %q", upstreams, want)
 			}
 		}
-		if proxy := strings.Contains(s, "proxy_pass http://backend;") && strings.Contains(s, "server 127.0.0.1:9;"); proxy != (upstream != "") {
-			t.Errorf("upstream %q: proxy section present = %v\n%s", upstream, proxy, s)
+		if proxy := strings.Contains(s, "proxy_pass http://backend;") && strings.Contains(s, "server 127.0.0.1:9;"); proxy != (upstreams != nil) {
+			t.Errorf("upstreams %q: proxy section present = %v\n%s", upstreams, proxy, s)
+		}
+		if !proxyOrBody(s, upstreams != nil) {
+			t.Errorf("upstreams %q: wrong location body\n%s", upstreams, s)
 		}
 		if strings.Count(s, "{") != strings.Count(s, "}") {
 			t.Errorf("unbalanced braces:\n%s", s)
@@ -84,16 +87,136 @@ func TestNginxConf(t *testing.T) {
 	}
 }
 
-func TestSimdedgeConf(t *testing.T) {
-	var b strings.Builder
-	if err := simdedgeConf.Execute(&b, map[string]any{"Port": 1, "Upstream": "127.0.0.1:2", "Body": "x"}); err != nil {
+// proxyOrBody reports whether the config's locations proxy (proxy) or
+// answer the response body (!proxy), and never both.
+func proxyOrBody(s string, proxy bool) bool {
+	hasProxy := strings.Contains(s, "proxy_pass")
+	hasBody := strings.Contains(s, `return 200 "hello, world\n";`)
+	return hasProxy == proxy && hasBody == !proxy
+}
+
+// TestNginxConfPool: the balance scenario's backend is one nginx with a
+// server block per target, and its nginx row an upstream of every target.
+func TestNginxConfPool(t *testing.T) {
+	s, err := nginxConfig("/tmp/x", []int{9001, 9002, 9003}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	s := b.String()
+	if n := strings.Count(s, "    server {"); n != 3 {
+		t.Errorf("server blocks = %d, want 3:\n%s", n, s)
+	}
+	for _, port := range []string{"9001", "9002", "9003"} {
+		if strings.Count(s, "listen 127.0.0.1:"+port+";") != 1 {
+			t.Errorf("config does not listen on %s once:\n%s", port, s)
+		}
+	}
+	if strings.Count(s, `return 200 "hello, world\n";`) != 3 || strings.Contains(s, "upstream") {
+		t.Errorf("pool targets must each answer the body and proxy nothing:\n%s", s)
+	}
+	pool := []string{"127.0.0.1:9001", "127.0.0.1:9002", "127.0.0.1:9003"}
+	s, err = nginxConfig("/tmp/x", []int{1234}, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := s[strings.Index(s, "upstream backend {"):]
+	up = up[:strings.Index(up, "}")]
+	for _, target := range pool {
+		if strings.Count(up, "server "+target+";") != 1 {
+			t.Errorf("upstream lacks %s once:\n%s", target, up)
+		}
+	}
+	// Round robin is nginx's default: no other method in the block.
+	for _, method := range []string{"least_conn", "hash", "random", "ip_hash"} {
+		if strings.Contains(up, method) {
+			t.Errorf("upstream has %s, want round robin:\n%s", method, up)
+		}
+	}
+	if !strings.Contains(up, "keepalive 256;") || strings.Count(s, "    server {") != 1 || !proxyOrBody(s, true) {
+		t.Errorf("want one proxying server block with an upstream keep-alive pool:\n%s", s)
+	}
+}
+
+func TestSimdedgeConf(t *testing.T) {
+	s, err := simdedgeConfig(1, []string{"127.0.0.1:2"}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{`listen: "127.0.0.1:1"`, `targets: ["127.0.0.1:2"]`, "proxy: {upstream: backend}"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("config lacks %q:\n%s", want, s)
 		}
+	}
+	if strings.Contains(s, "balance:") || strings.Contains(s, "health:") {
+		t.Errorf("no balancing given, yet the config sets it:\n%s", s)
+	}
+}
+
+// TestSimdedgeConfBalance: the balance scenario's simdedge rows name every
+// target, their policy and their passive health, in the keys simdedge's
+// own parser (server/config, as `simdedge check` runs it) reads back.
+func TestSimdedgeConfBalance(t *testing.T) {
+	pool := []string{"127.0.0.1:9001", "127.0.0.1:9002", "127.0.0.1:9003"}
+	for _, tc := range []struct {
+		b        *Balancing
+		policy   string
+		failures int
+		ejectFor time.Duration
+	}{
+		{&balanceBaseline, "round_robin", 0, 0},
+		{&balanceP2CHealth, "p2c", 5, 30 * time.Second},
+	} {
+		s, err := simdedgeConfig(1, pool, "loop-proxy", tc.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := simdconfig.Parse([]byte(s))
+		if err != nil {
+			t.Fatalf("%s: simdedge's parser rejects the generated config: %v\n%s", tc.policy, err, s)
+		}
+		if len(c.Upstreams) != 1 {
+			t.Fatalf("%s: upstreams = %d, want 1:\n%s", tc.policy, len(c.Upstreams), s)
+		}
+		u := c.Upstreams[0]
+		var targets []string
+		for _, tg := range u.Targets {
+			targets = append(targets, tg.Address)
+		}
+		if !slices.Equal(targets, pool) || u.Balance != tc.policy || c.Engine != "loop" || c.ProxyOnLoop == nil || !*c.ProxyOnLoop {
+			t.Errorf("%s: parsed targets %v, balance %q, engine %q:\n%s", tc.policy, targets, u.Balance, c.Engine, s)
+		}
+		p := u.Health.Passive
+		if p.ConsecutiveFailures == nil || *p.ConsecutiveFailures != tc.failures || time.Duration(p.EjectFor) != tc.ejectFor {
+			t.Errorf("%s: passive %+v, want %d failures, eject_for %v:\n%s", tc.policy, p, tc.failures, tc.ejectFor, s)
+		}
+	}
+}
+
+// TestBalanceScenario: the rows, benchmark names and pairs line up: every
+// pair and benchmark name refers to a row, and the names put the policies
+// side by side for benchstat -col /policy.
+func TestBalanceScenario(t *testing.T) {
+	s := balanceScenario("", nginxServer())
+	if s.targets != poolTargets || s.backend == nil || s.backend.startPool == nil {
+		t.Fatalf("want a pool of %d targets served by one nginx, got targets %d", poolTargets, s.targets)
+	}
+	rows := map[string]bool{}
+	for _, sp := range s.servers {
+		rows[sp.name] = true
+		if s.bench[sp.name] == "" {
+			t.Errorf("row %s has no benchmark name", sp.name)
+		}
+	}
+	if !rows[s.peer] || len(rows) != 3 {
+		t.Errorf("rows %v, peer %s", rows, s.peer)
+	}
+	for _, p := range s.pairs {
+		if !rows[p.Num] || !rows[p.Den] {
+			t.Errorf("pair %+v names a missing row", p)
+		}
+	}
+	rr, p2c := s.bench[balanceRR], s.bench[balanceP2C]
+	if strings.Replace(rr, "policy=rr", "policy=p2c", 1) != p2c {
+		t.Errorf("benchmark names %q and %q differ in more than /policy", rr, p2c)
 	}
 }
 
@@ -279,5 +402,29 @@ func TestEveryAreaHasPeerOrReference(t *testing.T) {
 	fi := s[strings.Index(s, "## FiPingpong"):]
 	if !strings.Contains(fi, "No peer: libfabric's own fi_pingpong") || strings.Contains(fi, "× vs peer") || strings.Count(fi, "n/a") > 1 {
 		t.Errorf("FiPingpong section:\n%s", fi)
+	}
+}
+
+// TestRoundOrder: alternating scenarios reverse every other round, others
+// keep their order, and the servers' own slice is never reordered.
+func TestRoundOrder(t *testing.T) {
+	ls := []live{{port: 1}, {port: 2}, {port: 3}}
+	ports := func(l []live) []int {
+		var p []int
+		for _, sv := range l {
+			p = append(p, sv.port)
+		}
+		return p
+	}
+	for r, want := range [][]int{{1, 2, 3}, {3, 2, 1}, {1, 2, 3}} {
+		if got := ports(roundOrder(ls, r, true)); !slices.Equal(got, want) {
+			t.Errorf("alternate round %d: %v, want %v", r, got, want)
+		}
+		if got := ports(roundOrder(ls, r, false)); !slices.Equal(got, []int{1, 2, 3}) {
+			t.Errorf("round %d: %v, want the servers' order", r, got)
+		}
+	}
+	if got := ports(ls); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Errorf("servers reordered in place: %v", got)
 	}
 }

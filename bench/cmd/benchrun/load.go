@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/simdedge/simdedge/bench/internal/procstat"
@@ -42,6 +44,19 @@ type scenario struct {
 	servers []serverSpec
 	// backend is the origin behind the proxies (nil for origins).
 	backend *serverSpec
+	// targets is the number of backend targets in the proxies' pool (0
+	// or 1: one target).
+	targets int
+	// pairs are per-round ratios the report gives beside the peer's.
+	pairs []report.Pair
+	// bench names a row's benchmark line by server name (report.LoadRow.Bench).
+	bench map[string]string
+	// note is added to the scenario's setup text.
+	note string
+	// alternate reverses the servers' order every other round (A, B, C,
+	// C, B, A, ...), so that no server always runs right after another:
+	// a small budget (3 %) should not be met or missed by the order.
+	alternate bool
 	// pipeline makes wrk send this many requests per write (HTTP/1.1
 	// pipelining), so that wrk's own cost per request stops capping the
 	// fast servers: with one request at a time, wrk -t1 on one CPU tops
@@ -74,25 +89,29 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 	o.pipeline = s.pipeline
 	l.Setup = fmt.Sprintf("wrk -t1 -c%d -d%s --latency, %s, %d interleaved rounds after a %s warm-up per server.",
 		o.conns, o.duration, pin, o.rounds, o.warmup)
+	if s.alternate {
+		l.Setup += " Every other round runs the servers in reverse order, so that none always follows another."
+	}
 	if o.pipeline > 0 {
 		l.Setup += fmt.Sprintf(" Pipelined: wrk writes %d requests at a time on each connection (a Lua script), so the servers, not wrk, set the pace; latencies are per batch.", o.pipeline)
 	}
+	if s.note != "" {
+		l.Setup += " " + s.note
+	}
 	for i, sp := range s.servers {
 		l.Rows[i].Server = sp.name
+		l.Rows[i].Bench = s.bench[sp.name]
 	}
+	l.Pairs = s.pairs
 	area := "load " + s.kind
-	upstream := ""
-	var backendProc *proc
+	var upstreams []string
+	var backends []*proc
 	if s.backend != nil {
 		bar.Set(area, "starting backend "+s.backend.name)
-		port, err := freePort()
-		var bp *proc
-		if err == nil {
-			bp, err = s.backend.start(e, port, "", e.clientCPU)
-		}
-		if err == nil {
+		var err error
+		backends, upstreams, err = s.startBackend(ctx, e)
+		for _, bp := range backends {
 			defer bp.stop()
-			err = waitReady(ctx, bp, port)
 		}
 		if err != nil {
 			for i := range l.Rows {
@@ -101,10 +120,17 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 			bar.Done(s.plan(o))
 			return l
 		}
-		upstream = "127.0.0.1:" + strconv.Itoa(port)
-		backendProc = bp
 		l.Backend = s.backend.name
-		l.Setup += fmt.Sprintf(" Backend: %s on %s, sharing wrk's CPU so that the proxy under test has its CPU to itself.", s.backend.name, upstream)
+		if len(upstreams) == 1 {
+			l.Setup += fmt.Sprintf(" Backend: %s on %s, sharing wrk's CPU so that the proxy under test has its CPU to itself.", s.backend.name, upstreams[0])
+		} else {
+			how := fmt.Sprintf("%d processes", len(backends))
+			if len(backends) == 1 {
+				how = "one process, a server block per target"
+			}
+			l.Setup += fmt.Sprintf(" Backend: a pool of %d targets, %s (%s) on %s, sharing wrk's CPU so that the proxy under test has its CPU to itself.",
+				len(upstreams), s.backend.name, how, strings.Join(upstreams, ", "))
+		}
 	}
 	perServer := s.plan(o) / float64(len(s.servers))
 	var ls []live
@@ -113,7 +139,7 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 		port, err := freePort()
 		var p *proc
 		if err == nil {
-			p, err = sp.start(e, port, upstream, e.serverCPU)
+			p, err = sp.start(e, port, upstreams, e.serverCPU)
 		}
 		if err == nil {
 			defer p.stop()
@@ -134,12 +160,12 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 		bar.Done(o.warmup.Seconds())
 	}
 	for r := 0; r < o.rounds; r++ {
-		for _, sv := range ls {
+		for _, sv := range roundOrder(ls, r, s.alternate) {
 			if ctx.Err() != nil {
 				return l
 			}
 			bar.Set(area, fmt.Sprintf("%s round %d/%d", sv.row.Server, r+1, o.rounds))
-			rd, err := measure(ctx, e, sv, backendProc, o)
+			rd, err := measure(ctx, e, sv, backends, o)
 			bar.Done(o.duration.Seconds() + perRunOverhead)
 			if err != nil {
 				if sv.row.Note == "" {
@@ -152,6 +178,16 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 		}
 	}
 	return l
+}
+
+// roundOrder is the order of the servers in round r.
+func roundOrder(ls []live, r int, alternate bool) []live {
+	if !alternate || r%2 == 0 {
+		return ls
+	}
+	rev := slices.Clone(ls)
+	slices.Reverse(rev)
+	return rev
 }
 
 // wrkScript writes (once) the wrk Lua script of a run: with pipeline > 0 a
@@ -181,8 +217,8 @@ request = function() return batch end
 }
 
 // measure runs wrk once against a live server and reads the CPU time of
-// the server, of the backend (proxies) and of the whole machine around it.
-func measure(ctx context.Context, e *env, sv live, backend *proc, o loadOpts) (report.Round, error) {
+// the server, of the backends (proxies) and of the whole machine around it.
+func measure(ctx context.Context, e *env, sv live, backends []*proc, o loadOpts) (report.Round, error) {
 	if !sv.p.alive() {
 		return report.Round{}, fmt.Errorf("server exited: %s", sv.p.out.Last())
 	}
@@ -190,11 +226,9 @@ func measure(ctx context.Context, e *env, sv live, backend *proc, o loadOpts) (r
 	if err != nil {
 		return report.Round{}, err
 	}
-	var backBefore, backAfter time.Duration
-	if backend != nil {
-		if backBefore, err = procstat.TreeCPUTime(backend.pid()); err != nil {
-			return report.Round{}, fmt.Errorf("backend: %w", err)
-		}
+	backBefore, err := backendCPU(backends)
+	if err != nil {
+		return report.Round{}, fmt.Errorf("backend: %w", err)
 	}
 	busyBefore, busyErr := procstat.SystemBusy()
 	start := time.Now()
@@ -208,10 +242,9 @@ func measure(ctx context.Context, e *env, sv live, backend *proc, o loadOpts) (r
 	if err != nil {
 		return report.Round{}, fmt.Errorf("server exited during the run: %v", err)
 	}
-	if backend != nil {
-		if backAfter, err = procstat.TreeCPUTime(backend.pid()); err != nil {
-			return report.Round{}, fmt.Errorf("backend exited during the run: %v", err)
-		}
+	backAfter, err := backendCPU(backends)
+	if err != nil {
+		return report.Round{}, fmt.Errorf("backend exited during the run: %v", err)
 	}
 	if w.Requests == 0 {
 		// No sample: a zero would drag the median down and make the CPU
@@ -232,6 +265,61 @@ func measure(ctx context.Context, e *env, sv live, backend *proc, o loadOpts) (r
 		rd.Others = time.Duration(float64(others) * float64(rd.Wall) / float64(wall))
 	}
 	return rd, nil
+}
+
+// backendCPU is the CPU time of every backend process tree.
+func backendCPU(backends []*proc) (time.Duration, error) {
+	var sum time.Duration
+	for _, bp := range backends {
+		d, err := procstat.TreeCPUTime(bp.pid())
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
+}
+
+// startBackend starts the proxies' backend and returns its processes and
+// target addresses: one target, or a pool of s.targets, served by one
+// process when the backend can listen on several ports (startPool) and by
+// one process per target otherwise. The processes it returns are to be
+// stopped by the caller, also on error.
+func (s scenario) startBackend(ctx context.Context, e *env) ([]*proc, []string, error) {
+	n := max(1, s.targets)
+	ports, err := freePorts(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	var addrs []string
+	for _, port := range ports {
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(port))
+	}
+	var ps []*proc
+	if n > 1 && s.backend.startPool != nil {
+		p, err := s.backend.startPool(e, ports, e.clientCPU)
+		if err != nil {
+			return nil, nil, err
+		}
+		ps = append(ps, p)
+		for _, port := range ports {
+			if err := waitReady(ctx, p, port); err != nil {
+				return ps, nil, err
+			}
+		}
+		return ps, addrs, nil
+	}
+	for _, port := range ports {
+		p, err := s.backend.start(e, port, nil, e.clientCPU)
+		if err != nil {
+			return ps, nil, err
+		}
+		ps = append(ps, p)
+		if err := waitReady(ctx, p, port); err != nil {
+			return ps, nil, err
+		}
+	}
+	return ps, addrs, nil
 }
 
 // runWrk runs wrk with benchrun's script. Its percentiles come from the

@@ -1,14 +1,15 @@
 // Command benchrun is simdedge's benchmark suite in one command: the micro
 // benchmarks (URL, HTTP and JSON parsers, asm kernels) beside their peers,
 // and load benchmarks of simdedge, net/http, fasthttp and nginx as origins
-// and of simdedge, httputil.ReverseProxy and nginx as proxies, driven by
+// and of simdedge, httputil.ReverseProxy and nginx as proxies (and of
+// simdedge's balancing policies and nginx's in front of a pool), driven by
 // wrk. It writes bench/results/<date>-<host>.md with tables of medians and
 // ratios against the peer measured in the same run, SVG plots beside it,
 // and the raw results in benchstat format (<date>-<host>.txt).
 //
 // Usage (from the bench module, or `make bench` at the root):
 //
-//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,pipelined,proxy]
+//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,pipelined,proxy,balance]
 //
 // A peer that cannot run (nginx not installed, simdedge serve not ready)
 // becomes a note in the report; the others still run.
@@ -37,7 +38,7 @@ import (
 // Area names accepted by -areas; "micro", "load" and "all" expand.
 var (
 	microNames = []string{"url", "http", "json", "asm", "xdp", "rdma"}
-	loadNames  = []string{"origin", "pipelined", "proxy"}
+	loadNames  = []string{"origin", "pipelined", "proxy", "balance"}
 )
 
 // enumerateEstimate is the planned seconds to build and enumerate one
@@ -63,7 +64,7 @@ func main() {
 
 func run() int {
 	var (
-		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,pipelined,proxy (or load), all")
+		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,pipelined,proxy,balance (or load), all")
 		quick     = flag.Bool("quick", false, "few rounds and short runs (a smoke run of the whole suite in a few minutes)")
 		count     = flag.Int("count", 0, "micro rounds, each a go test -count 1 (default 10, quick 5)")
 		benchtime = flag.String("benchtime", "", "go test -benchtime (default 1s, quick 100ms)")
@@ -442,6 +443,19 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 		}
 		out = append(out, scenario{kind: "proxy", peer: "httputil", backend: &backend,
 			servers: ours(peerServer("httputil"), nginx)})
+	}
+	if slices.Contains(want, "balance") {
+		// The pool is one nginx with a server block per target (fasthttp
+		// processes when nginx is missing; the nginx row is then empty).
+		backend := nginx
+		if e.nginx == "" {
+			backend = fasthttp
+		}
+		engine := ""
+		if len(cfg.engines) > 0 {
+			engine = cfg.engines[0]
+		}
+		out = append(out, balanceScenario(engine, backend))
 	}
 	return out
 }

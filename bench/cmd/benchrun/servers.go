@@ -50,18 +50,36 @@ func (e *env) pinned(cpu string, argv ...string) []string {
 // serverSpec is one server under load.
 type serverSpec struct {
 	name string
-	// start launches the server on port; upstream is the backend address
-	// for proxies ("" for origins).
-	start func(e *env, port int, upstream, cpu string) (*proc, error)
+	// start launches the server on port; upstreams are the backend
+	// targets for proxies (none for origins).
+	start func(e *env, port int, upstreams []string, cpu string) (*proc, error)
+	// startPool, when set, launches one origin process that listens on
+	// every port, each a target of a pool (nginx: a server block per
+	// port), so a pool costs one process, as the single backend does.
+	startPool func(e *env, ports []int, cpu string) (*proc, error)
 }
 
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ps, err := freePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ps[0], nil
+}
+
+// freePorts returns n distinct free loopback ports: every listener stays
+// open until all n are chosen, so the kernel cannot hand out one twice.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // waitReady polls the server until it answers 200 with the expected body,
@@ -94,12 +112,20 @@ func waitReady(ctx context.Context, p *proc, port int) error {
 	return fmt.Errorf("not ready after %v: %v", readyTimeout, last)
 }
 
+// errBenchpeerPool: benchpeer's proxy has one target, so it cannot front a
+// pool.
+var errBenchpeerPool = errors.New("benchpeer proxies to one target, not a pool")
+
 // peerServer runs benchpeer in mode.
 func peerServer(mode string) serverSpec {
-	return serverSpec{name: mode, start: func(e *env, port int, upstream, cpu string) (*proc, error) {
+	return serverSpec{name: mode, start: func(e *env, port int, upstreams []string, cpu string) (*proc, error) {
 		argv := []string{e.peerBin, "-mode", mode, "-listen", "127.0.0.1:" + strconv.Itoa(port)}
-		if upstream != "" {
-			argv = append(argv, "-upstream", upstream)
+		switch len(upstreams) {
+		case 0:
+		case 1:
+			argv = append(argv, "-upstream", upstreams[0])
+		default:
+			return nil, errBenchpeerPool
 		}
 		return startProc(mode, e.pinned(cpu, argv...), e.tmp)
 	}}
@@ -127,25 +153,29 @@ http {
     uwsgi_temp_path {{.Dir}}/uwsgi;
     scgi_temp_path {{.Dir}}/scgi;
     default_type text/plain;
-{{- if .Upstream}}
+{{- if .Upstreams}}
     upstream backend {
-        server {{.Upstream}};
+{{- range .Upstreams}}
+        server {{.}};
+{{- end}}
         keepalive 256;
         keepalive_requests 100000000;
     }
 {{- end}}
+{{- range .Ports}}
     server {
-        listen 127.0.0.1:{{.Port}};
+        listen 127.0.0.1:{{.}};
         location / {
-{{- if .Upstream}}
+{{- if $.Upstreams}}
             proxy_pass http://backend;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
 {{- else}}
-            return 200 "{{.Body}}";
+            return 200 "{{$.Body}}";
 {{- end}}
         }
     }
+{{- end}}
 }
 `))
 
@@ -153,26 +183,43 @@ http {
 // temporary directory, in the foreground (daemon off), so benchrun holds
 // the master's PID.
 func nginxServer() serverSpec {
-	return serverSpec{name: "nginx", start: func(e *env, port int, upstream, cpu string) (*proc, error) {
-		if e.nginx == "" {
-			return nil, errors.New("nginx is not installed")
-		}
-		dir, err := os.MkdirTemp(e.tmp, "nginx-")
-		if err != nil {
-			return nil, err
-		}
-		var conf strings.Builder
-		// The body goes into an nginx string literal: \n is nginx's escape.
-		body := strings.ReplaceAll(responseBody, "\n", `\n`)
-		if err := nginxConf.Execute(&conf, map[string]any{"Dir": dir, "Port": port, "Upstream": upstream, "Body": body}); err != nil {
-			return nil, err
-		}
-		path := filepath.Join(dir, "nginx.conf")
-		if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil {
-			return nil, err
-		}
-		return startProc("nginx", e.pinned(cpu, e.nginx, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path), dir)
-	}}
+	return serverSpec{name: "nginx",
+		start: func(e *env, port int, upstreams []string, cpu string) (*proc, error) {
+			return startNginx(e, []int{port}, upstreams, cpu)
+		},
+		startPool: func(e *env, ports []int, cpu string) (*proc, error) {
+			return startNginx(e, ports, nil, cpu)
+		},
+	}
+}
+
+// nginxConfig is the generated configuration of an nginx that keeps
+// everything under dir.
+func nginxConfig(dir string, ports []int, upstreams []string) (string, error) {
+	var conf strings.Builder
+	// The body goes into an nginx string literal: \n is nginx's escape.
+	body := strings.ReplaceAll(responseBody, "\n", `\n`)
+	err := nginxConf.Execute(&conf, map[string]any{"Dir": dir, "Ports": ports, "Upstreams": upstreams, "Body": body})
+	return conf.String(), err
+}
+
+func startNginx(e *env, ports []int, upstreams []string, cpu string) (*proc, error) {
+	if e.nginx == "" {
+		return nil, errors.New("nginx is not installed")
+	}
+	dir, err := os.MkdirTemp(e.tmp, "nginx-")
+	if err != nil {
+		return nil, err
+	}
+	conf, err := nginxConfig(dir, ports, upstreams)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	return startProc("nginx", e.pinned(cpu, e.nginx, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path), dir)
 }
 
 // simdedgeConf is a configuration for `simdedge serve` in the shape of
@@ -187,10 +234,14 @@ engine: {{.Engine}}
 {{- if .ProxyOnLoop}}
 proxy_on_loop: {{.ProxyOnLoop}}
 {{- end}}
-{{- if .Upstream}}
+{{- if .Upstreams}}
 upstreams:
   - name: backend
-    targets: ["{{.Upstream}}"]
+    targets: [{{range $i, $t := .Upstreams}}{{if $i}}, {{end}}"{{$t}}"{{end}}]
+{{- with .Balancing}}
+    balance: {{.Policy}}
+    health: {passive: {consecutive_failures: {{.ConsecutiveFailures}}{{if .EjectFor}}, eject_for: {{.EjectFor}}{{end}}}}
+{{- end}}
 routes:
   - match: {path_prefix: /}
     proxy: {upstream: backend}
@@ -206,7 +257,41 @@ routes:
 // "loop-proxy" (the loop with proxy_on_loop: true) or "loop-handoff" (the
 // loop with proxy_on_loop: false: proxied connections go to goroutines).
 func simdedgeServer(name, engine string) serverSpec {
-	return serverSpec{name: name, start: func(e *env, port int, upstream, cpu string) (*proc, error) {
+	return simdedgeBalancer(name, engine, nil)
+}
+
+// Balancing is the balance policy and passive health of a proxy's
+// upstream in the generated simdedge configuration (server/config's
+// balance and health.passive keys); nil leaves both to the defaults.
+type Balancing struct {
+	Policy string
+	// ConsecutiveFailures is health.passive.consecutive_failures (0 turns
+	// passive ejection off); EjectFor its eject_for (0: the default).
+	ConsecutiveFailures int
+	EjectFor            time.Duration
+}
+
+// simdedgeConfig is the generated configuration of `simdedge serve` on
+// port: an origin without upstreams, else a proxy to them.
+func simdedgeConfig(port int, upstreams []string, engine string, b *Balancing) (string, error) {
+	var conf strings.Builder
+	body := strings.ReplaceAll(responseBody, "\n", `\n`)
+	eng, proxyOnLoop := engine, ""
+	switch engine {
+	case "loop-proxy":
+		eng, proxyOnLoop = "loop", "true"
+	case "loop-handoff":
+		eng, proxyOnLoop = "loop", "false"
+	}
+	err := simdedgeConf.Execute(&conf, map[string]any{"Port": port, "Upstreams": upstreams, "Balancing": b,
+		"Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop})
+	return conf.String(), err
+}
+
+// simdedgeBalancer is simdedgeServer whose proxy upstream has the
+// balancing b.
+func simdedgeBalancer(name, engine string, b *Balancing) serverSpec {
+	return serverSpec{name: name, start: func(e *env, port int, upstreams []string, cpu string) (*proc, error) {
 		if e.simdedgeBin == "" {
 			return nil, errors.New(e.simdedgeErr)
 		}
@@ -214,20 +299,12 @@ func simdedgeServer(name, engine string) serverSpec {
 		if err != nil {
 			return nil, err
 		}
-		var conf strings.Builder
-		body := strings.ReplaceAll(responseBody, "\n", `\n`)
-		eng, proxyOnLoop := engine, ""
-		switch engine {
-		case "loop-proxy":
-			eng, proxyOnLoop = "loop", "true"
-		case "loop-handoff":
-			eng, proxyOnLoop = "loop", "false"
-		}
-		if err := simdedgeConf.Execute(&conf, map[string]any{"Port": port, "Upstream": upstream, "Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop}); err != nil {
+		conf, err := simdedgeConfig(port, upstreams, engine, b)
+		if err != nil {
 			return nil, err
 		}
 		path := filepath.Join(dir, "simdedge.yaml")
-		if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 			return nil, err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)

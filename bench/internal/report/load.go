@@ -64,6 +64,9 @@ type Load struct {
 	// Backend names the proxies' backend ("" for origins).
 	Backend string
 	Rows    []LoadRow
+	// Pairs are per-round ratios between two rows that the report gives
+	// beside the peer ratios (PairSummaries).
+	Pairs []Pair
 }
 
 // LoadRow is one server's rounds.
@@ -72,6 +75,10 @@ type LoadRow struct {
 	Rounds []Round
 	// Note explains why a server has no rounds (it could not start).
 	Note string
+	// Bench is the row's name in benchmark lines ("" for Server). In
+	// key=value form (proxy=simdedge/policy=p2c) it lets benchstat put
+	// rows side by side: benchstat -col /policy.
+	Bench string
 }
 
 // Summary holds a row's medians. Latencies and CPU are in microseconds.
@@ -177,7 +184,7 @@ func (l Load) Summaries() []Summary {
 
 // WriteBenchstat writes every round as a benchmark line,
 //
-//	BenchmarkLoad/<kind>/<server> <requests> <ns> ns/req <rps> req/s <p50> p50-sec ... <cpu> cpu-sec/req <w> wrk-cpu-sec/req [<b> backend-cpu-sec/req]
+//	BenchmarkLoad/<kind>/<server or LoadRow.Bench> <requests> <ns> ns/req <rps> req/s <p50> p50-sec ... <cpu> cpu-sec/req <w> wrk-cpu-sec/req [<b> backend-cpu-sec/req]
 //
 // A percentile that the round did not give (see wrkout.Result.ZeroPercentiles)
 // is left out of that line rather than written as 0.
@@ -186,9 +193,13 @@ func (l Load) Summaries() []Summary {
 // benchstat scales for display.
 func (l Load) WriteBenchstat(w io.Writer) error {
 	for _, r := range l.Rows {
+		name := r.Server
+		if r.Bench != "" {
+			name = r.Bench
+		}
 		for _, rd := range r.Rounds {
 			var b strings.Builder
-			fmt.Fprintf(&b, "BenchmarkLoad/%s/%s\t%d\t%.0f ns/req\t%.2f req/s", l.Kind, r.Server, rd.Wrk.Requests,
+			fmt.Fprintf(&b, "BenchmarkLoad/%s/%s\t%d\t%.0f ns/req\t%.2f req/s", l.Kind, name, rd.Wrk.Requests,
 				1e9/math.Max(rd.Wrk.RPS, 1e-9), rd.Wrk.RPS)
 			for _, p := range Percentiles {
 				if d, ok := rd.Wrk.Latency[p]; ok {

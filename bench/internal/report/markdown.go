@@ -323,6 +323,7 @@ func writeLoad(b *strings.Builder, l Load) {
 	if partial {
 		b.WriteString("A percentile marked (n of m rounds) was missing in the other rounds: wrk printed 0 for it (its coordinated-omission correction loses the counts it adds below the smallest latency) and no histogram dump replaced it; the median is over the rounds that gave it.\n\n")
 	}
+	writePairs(b, l)
 }
 
 func boolInt(v bool) int {

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/internal/testcert"
+)
+
+func tlsConfigFile(t *testing.T, file, backend string, cert *testcert.Pair) {
+	t.Helper()
+	body := fmt.Sprintf(`listeners:
+  - address: "127.0.0.1:0"
+    tls:
+      certificates: [{cert: %q, key: %q}]
+  - address: "127.0.0.1:0"
+    redirect_to_https: true
+  - address: "127.0.0.1:0"
+upstreams:
+  - name: back
+    targets: [%q]
+routes:
+  - match: {path: /xfp}
+    proxy: {upstream: back}
+  - match: {path_prefix: /}
+    respond: {status: 200, body: hi}
+`, cert.CertFile, cert.KeyFile, backend)
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeTLS: a configured TLS listener serves https, proxied requests
+// carry X-Forwarded-Proto: https (http on the plain listener), the
+// redirect listener answers 308 to the TLS listener's port, and SIGHUP
+// reloads the certificate for new connections.
+func TestServeTLS(t *testing.T) {
+	back := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Header.Get("X-Forwarded-Proto"))
+	}))
+	defer back.Close()
+	ca := testcert.NewCA(t, "serve CA")
+	var z time.Time
+	a1 := ca.Leaf(t, "a1", []string{"a.example"}, z, z)
+	a2 := ca.Leaf(t, "a2", []string{"a.example"}, z, z)
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	tlsConfigFile(t, file, strings.TrimPrefix(back.URL, "http://"), a1)
+	addrs := startServeAll(t, "-config", file)
+	if len(addrs) != 3 {
+		t.Fatalf("addresses %v", addrs)
+	}
+	tlsAddr, redirAddr, plainAddr := addrs[0], addrs[1], addrs[2]
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "a.example"}}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer c.CloseIdleConnections()
+	if code, body := fetch(t, c, "GET", "https://"+tlsAddr+"/xfp", ""); code != 200 || body != "https" {
+		t.Errorf("https proxy: %d %q", code, body)
+	}
+	if code, body := fetch(t, c, "GET", "http://"+plainAddr+"/xfp", ""); code != 200 || body != "http" {
+		t.Errorf("http proxy: %d %q", code, body)
+	}
+	resp, err := c.Get("http://" + redirAddr + "/p?q=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_, port, _ := net.SplitHostPort(tlsAddr)
+	if resp.StatusCode != 308 || resp.Header.Get("Location") != "https://127.0.0.1:"+port+"/p?q=1" {
+		t.Errorf("redirect: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+
+	serial := func() string {
+		conn, err := tls.Dial("tcp", tlsAddr, &tls.Config{RootCAs: ca.Pool, ServerName: "a.example"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	}
+	if serial() != a1.Leaf.SerialNumber.String() {
+		t.Fatal("not serving the configured certificate")
+	}
+	tlsConfigFile(t, file, strings.TrimPrefix(back.URL, "http://"), a2)
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	deadline := time.Now().Add(5 * time.Second)
+	for serial() != a2.Leaf.SerialNumber.String() {
+		if time.Now().After(deadline) {
+			t.Fatal("SIGHUP did not reload the certificate")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A broken certificate file keeps the running one.
+	os.WriteFile(a2.CertFile, []byte("broken"), 0o600)
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	time.Sleep(200 * time.Millisecond)
+	if serial() != a2.Leaf.SerialNumber.String() {
+		t.Error("a broken file replaced the certificate")
+	}
+}
+
+// TestCheckTLS: `simdedge check` refuses an expired certificate and a key
+// that does not match, and warns on one that expires within 14 days.
+func TestCheckTLS(t *testing.T) {
+	ca := testcert.NewCA(t, "check CA")
+	now := time.Now()
+	good := ca.Leaf(t, "good", []string{"a.example"}, time.Time{}, time.Time{})
+	expired := ca.Leaf(t, "expired", []string{"a.example"}, now.Add(-48*time.Hour), now.Add(-time.Hour))
+	soon := ca.Leaf(t, "soon", []string{"a.example"}, now.Add(-time.Hour), now.Add(5*24*time.Hour))
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	for _, tc := range []struct {
+		name      string
+		cert, key string
+		code      int
+		stderr    string
+	}{
+		{"good", good.CertFile, good.KeyFile, 0, ""},
+		{"expired", expired.CertFile, expired.KeyFile, 1, "certificate expired"},
+		{"mismatch", good.CertFile, soon.KeyFile, 1, "private key does not match"},
+		{"soon", soon.CertFile, soon.KeyFile, 0, "in less than 14 days"},
+	} {
+		os.WriteFile(file, []byte(fmt.Sprintf("listeners:\n  - address: \"127.0.0.1:0\"\n    tls: {certificates: [{cert: %q, key: %q}]}\nroutes: [{echo: {}}]\n", tc.cert, tc.key)), 0o644)
+		var stdout, stderr bytes.Buffer
+		code := runCheck([]string{"-config", file}, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) || tc.stderr == "" && stderr.Len() != 0 {
+			t.Errorf("%s: %d %q", tc.name, code, stderr.String())
+		}
+		if code == 0 && !strings.Contains(stdout.String(), "min_version: \"1.2\"") {
+			t.Errorf("%s: effective config without the TLS defaults:\n%s", tc.name, stdout.String())
+		}
+	}
+}

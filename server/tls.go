@@ -1,0 +1,206 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// TLSOptions terminate TLS on a listener (ServeTLS). The policy (which
+// certificate, versions, suites, client certificates, ticket keys) lives in
+// Config; package edgetls builds it from the configuration and reloads it
+// behind Config.GetConfigForClient.
+type TLSOptions struct {
+	Config *tls.Config
+	// HandshakeTimeout bounds the first byte and the handshake together;
+	// zero means defaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+}
+
+// defaultHandshakeTimeout mirrors edgetls.DefaultHandshakeTimeout for
+// library users who build their own tls.Config.
+const defaultHandshakeTimeout = 10 * time.Second
+
+// Errors of a TLS connection before its handshake; they end the connection
+// (the server answers nothing more, as for any stream error).
+var (
+	ErrPlainHTTPOnTLS = errors.New("server: plain HTTP request sent to a TLS listener")
+	ErrNotTLS         = errors.New("server: connection does not start with a TLS handshake record")
+)
+
+// ServeTLS serves the kernel TCP listener l with TLS terminated by o, until
+// l fails or the server shuts down (see ServeStream).
+//
+// Each connection is served on its own goroutine on either engine: the
+// handshake runs there, under its timeout, at the first read. Driving
+// crypto/tls from the event loop over its own buffers (so that TLS reads and
+// writes join the loop's io_uring batches) is the design to measure against
+// this one; its place is here, by e (ARCHITECTURE.md, "TLS").
+func (s *Server) ServeTLS(l net.Listener, e Engine, o TLSOptions) error {
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = defaultHandshakeTimeout
+	}
+	_ = e // both engines: goroutines, for now
+	return s.ServeStream(tlsListener{l, o})
+}
+
+type tlsListener struct {
+	net.Listener
+	o TLSOptions
+}
+
+// Accept returns the connection without a handshake: the handshake runs
+// on the connection's own goroutine, so a slow client never holds up
+// accepting the next one.
+func (l tlsListener) Accept() (Stream, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &tlsStream{raw: c, o: &l.o}, nil
+}
+
+// tlsStream is a TLS server connection whose handshake runs at the first
+// Read or Write, on the serving goroutine, bounded by the handshake
+// timeout. The server's own read and write deadlines are recorded and
+// applied once the handshake is done, so its idle and header timeouts
+// start after it.
+type tlsStream struct {
+	raw net.Conn
+	o   *TLSOptions
+	tc  *tls.Conn
+	// readDL and writeDL are the deadlines the server last asked for,
+	// in unix nanoseconds (0: none). Shutdown sets the read deadline
+	// from another goroutine, hence atomics.
+	readDL, writeDL atomic.Int64
+	done            bool // the handshake has run (successfully or not)
+	err             error
+}
+
+func (t *tlsStream) Read(p []byte) (int, error) {
+	if !t.done {
+		if err := t.handshake(); err != nil {
+			return 0, err
+		}
+	}
+	return t.tc.Read(p)
+}
+
+func (t *tlsStream) Write(p []byte) (int, error) {
+	if !t.done {
+		if err := t.handshake(); err != nil {
+			return 0, err
+		}
+	}
+	return t.tc.Write(p)
+}
+
+// Close sends close_notify after a completed handshake (crypto/tls bounds
+// that write), then closes the socket.
+func (t *tlsStream) Close() error {
+	if t.tc != nil && t.done && t.err == nil {
+		return t.tc.Close()
+	}
+	return t.raw.Close()
+}
+
+func (t *tlsStream) SetReadDeadline(d time.Time) error {
+	t.readDL.Store(unixNano(d))
+	return t.raw.SetReadDeadline(d)
+}
+
+func (t *tlsStream) SetWriteDeadline(d time.Time) error {
+	t.writeDL.Store(unixNano(d))
+	return t.raw.SetWriteDeadline(d)
+}
+
+func (t *tlsStream) RemoteAddr() net.Addr { return t.raw.RemoteAddr() }
+func (t *tlsStream) LocalAddr() net.Addr  { return t.raw.LocalAddr() }
+
+func unixNano(d time.Time) int64 {
+	if d.IsZero() {
+		return 0
+	}
+	return d.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// handshake sniffs the first bytes, then runs the TLS handshake under the
+// handshake timeout, and restores the server's deadlines. A deadline the
+// server set meanwhile (Shutdown waking idle connections) is restored too,
+// so the next read sees it.
+func (t *tlsStream) handshake() error {
+	t.done = true
+	t.raw.SetDeadline(time.Now().Add(t.o.HandshakeTimeout))
+	var first [sniffBytes]byte
+	n, err := t.raw.Read(first[:])
+	if err != nil {
+		t.err = err
+		return err
+	}
+	switch sniff(first[:n]) {
+	case sniffTLS:
+	case sniffHTTP:
+		t.err = ErrPlainHTTPOnTLS
+		t.answerPlainHTTP()
+		return t.err
+	default:
+		t.err = ErrNotTLS
+		return t.err
+	}
+	t.tc = tls.Server(&prefixConn{Conn: t.raw, pre: first[:n]}, t.o.Config)
+	if err := t.tc.Handshake(); err != nil {
+		t.err = err
+		return err
+	}
+	t.raw.SetReadDeadline(fromUnixNano(t.readDL.Load()))
+	t.raw.SetWriteDeadline(fromUnixNano(t.writeDL.Load()))
+	return nil
+}
+
+// prefixConn replays the sniffed bytes before reading the socket again.
+type prefixConn struct {
+	net.Conn
+	pre []byte
+}
+
+func (p *prefixConn) Read(b []byte) (int, error) {
+	if len(p.pre) > 0 {
+		n := copy(b, p.pre)
+		p.pre = p.pre[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
+}
+
+// TLS reports whether the request arrived over TLS: X-Forwarded-Proto is
+// "https" for it. A type check on the connection's stream, no allocation.
+func (r *Request) TLS() bool {
+	if r.c == nil {
+		return false
+	}
+	_, ok := r.c.st.(*tlsStream)
+	return ok
+}
+
+// TLSConnectionState returns the negotiated TLS parameters (version,
+// suite, ALPN, SNI, client certificates) and true, or false for a request
+// that did not arrive over TLS.
+func (r *Request) TLSConnectionState() (tls.ConnectionState, bool) {
+	if r.c == nil {
+		return tls.ConnectionState{}, false
+	}
+	t, ok := r.c.st.(*tlsStream)
+	if !ok || t.tc == nil {
+		return tls.ConnectionState{}, false
+	}
+	return t.tc.ConnectionState(), true
+}
