@@ -189,7 +189,8 @@ func TestActiveHealth(t *testing.T) {
 }
 
 // TestHashSticky: with balance: hash, a key always reaches the same
-// target; when one of three targets leaves, the keys it held move and
+// target, on another instance with the same targets too; when one of
+// three targets leaves, the keys it held move and
 // few others do.
 func TestHashSticky(t *testing.T) {
 	testenv.CheckGoroutines(t)
@@ -198,6 +199,9 @@ func TestHashSticky(t *testing.T) {
 	po := upstream.Options{Balance: upstream.Hash, HashKey: hk}
 	addr, _ := startPool(t, bs, po, nil)
 	addr2, _ := startPool(t, bs[:2], po, nil)
+	// Another instance with the same targets (a restart, or a second
+	// edge server) sends every key to the same target.
+	twin, _ := startPool(t, bs, po, nil)
 	c := client(t)
 	const keys = 200
 	where := func(a, key string) string {
@@ -216,6 +220,9 @@ func TestHashSticky(t *testing.T) {
 	for k, b := range first {
 		if again := where(addr, k); again != b {
 			t.Fatalf("key %s went to %q, then %q", k, b, again)
+		}
+		if other := where(twin, k); other != b {
+			t.Fatalf("key %s went to %q, and to %q on another instance", k, b, other)
 		}
 		now := where(addr2, k)
 		switch {
