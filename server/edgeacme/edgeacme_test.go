@@ -1,0 +1,67 @@
+package edgeacme
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestCheckStorage(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		storage string
+		ok      bool
+	}{
+		{dir, true},
+		{filepath.Join(dir, "new", "deeper"), true}, // creatable
+		{file, false},                         // a file
+		{filepath.Join(file, "under"), false}, // under a file
+	} {
+		err := Check(Options{Storage: tc.storage})
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrStorage)) {
+			t.Errorf("%s: %v, want ok=%v", tc.storage, err, tc.ok)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("Check created the storage directory")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("Check left files behind: %v", entries)
+	}
+	if err := Check(Options{Storage: dir, CA: file}); !errors.Is(err, ErrCA) {
+		t.Errorf("ca without PEM: %v", err)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	if _, err := New(Options{}); !errors.Is(err, ErrNoDomains) {
+		t.Errorf("no domains: %v", err)
+	}
+	for _, addr := range []string{"127.0.0.1", "127.0.0.1:x", "127.0.0.1:0"} {
+		if _, err := New(Options{Domains: []string{"a.example"}, TLSALPNAddress: addr}); !errors.Is(err, ErrPort) {
+			t.Errorf("%q: %v", addr, err)
+		}
+	}
+}
+
+// TestHTTPChallengeUnknown: only the challenge path is looked at, and a
+// token no challenge is under way for is not answered (the redirect
+// answers it instead).
+func TestHTTPChallengeUnknown(t *testing.T) {
+	m, err := New(Options{Domains: []string{"a.example"}, Storage: t.TempDir(),
+		Directory: "https://127.0.0.1:1/dir", HTTPAddress: "127.0.0.1:80"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop()
+	for _, p := range []string{"/", "/.well-known/acme-challenge/unknowntoken", "/.well-known/acme-challenge/../x"} {
+		if b, ok := m.HTTPChallenge([]byte("a.example"), []byte(p)); ok {
+			t.Errorf("%s answered %q", p, b)
+		}
+	}
+}
