@@ -65,3 +65,28 @@ func TestHTTPChallengeUnknown(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHTTPChallenge: any Host and target reaching the redirect listener's
+// challenge path go through certmagic without a panic, and nothing is
+// answered while no challenge is under way.
+func FuzzHTTPChallenge(f *testing.F) {
+	m, err := New(Options{Domains: []string{"a.example"}, Storage: f.TempDir(),
+		Directory: "https://127.0.0.1:1/dir", HTTPAddress: "127.0.0.1:80"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(m.Stop)
+	for _, seed := range [][2]string{
+		{"a.example", "/.well-known/acme-challenge/tok"},
+		{"[::1]", "/.well-known/acme-challenge/../../etc"},
+		{"a.example:80", "/.well-known/acme-challenge/%2e%2e"},
+		{"", "/.well-known/acme-challenge/"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, host, path string) {
+		if b, ok := m.HTTPChallenge([]byte(host), []byte(path)); ok {
+			t.Fatalf("answered %q with no challenge under way", b)
+		}
+	})
+}

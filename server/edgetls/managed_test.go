@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"testing"
+
+	"github.com/simdedge/simdedge/internal/testcert"
 )
 
 // TestManagedNames: names under ACME are answered by the manager before
@@ -95,4 +97,40 @@ func TestManagedOnly(t *testing.T) {
 	if got := s.Select("m.example"); got != nil {
 		t.Errorf("Select without files: %v", got)
 	}
+}
+
+// FuzzManagedHandshake: any SNI name and ALPN offer get a config and a
+// certificate (a managed name the manager's, another the files'), never a
+// panic.
+func FuzzManagedHandshake(f *testing.F) {
+	ca := testcert.NewCA(f, "fuzz CA")
+	a := ca.Leaf(f, "a", []string{"a.example"}, zero, zero)
+	s, err := New(Options{Certificates: files(a), ManagedNames: []string{"m.example"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	managed := &tls.Certificate{}
+	s.SetManager(func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return managed, nil })
+	for _, seed := range []struct{ name, proto string }{
+		{"m.example", ""}, {"M.EXAMPLE.", ACMETLS1}, {"a.example", "http/1.1"}, {"", ACMETLS1}, {"\x00", "\xff"},
+	} {
+		f.Add(seed.name, seed.proto)
+	}
+	f.Fuzz(func(t *testing.T, name, proto string) {
+		h := &tls.ClientHelloInfo{ServerName: name}
+		if proto != "" {
+			h.SupportedProtos = []string{proto}
+		}
+		cfg, err := s.TLSConfig().GetConfigForClient(h)
+		if err != nil || cfg == nil {
+			t.Fatalf("config: %v", err)
+		}
+		got, err := cfg.GetCertificate(h)
+		if err != nil || got == nil {
+			t.Fatalf("certificate: %v", err)
+		}
+		if normName(name) == "m.example" && got != managed {
+			t.Fatalf("managed name %q got a file's certificate", name)
+		}
+	})
 }
