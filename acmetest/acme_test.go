@@ -167,7 +167,8 @@ func startSimdedge(t *testing.T, conf string) (stop func()) {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	stopped := false
 	stop = func() {
 		if stopped {
@@ -177,9 +178,15 @@ func startSimdedge(t *testing.T, conf string) (stop func()) {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
+			// A clean drain exits 0 (a race report, under -race, would
+			// not).
+			if waitErr != nil {
+				t.Errorf("simdedge exited with %v after SIGTERM", waitErr)
+			}
 		case <-time.After(stopWait):
 			cmd.Process.Kill()
 			<-done
+			t.Errorf("simdedge did not stop within %v of SIGTERM", stopWait)
 		}
 		if t.Failed() {
 			t.Logf("simdedge output:\n%s", out.String())
