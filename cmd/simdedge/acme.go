@@ -71,7 +71,7 @@ func (a *acmeManagers) set(id string, e acmeEntry) {
 // (as opened), empty for `simdedge check`.
 func acmeOptions(l config.Listener, tlsAddr string, log *slog.Logger) edgeacme.Options {
 	a := l.TLS.ACME
-	o := edgeacme.Options{Email: a.Email, Directory: a.Directory, Domains: a.Domains, Storage: a.Storage, CA: a.CA}
+	o := edgeacme.Options{Email: a.Email, Directory: a.Directory, Domains: a.Domains, Storage: a.Storage, CA: a.CA, Logger: log}
 	if a.Allows(config.ChallengeTLSALPN01) {
 		o.TLSALPNAddress = tlsAddr
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // acmeConfig is a TLS listener under ACME whose directory nobody answers
@@ -63,5 +64,13 @@ func TestReloadRefusesACMEChange(t *testing.T) {
 	hup(t, logs)
 	if !strings.Contains(logs.String(), "reload failed") || !strings.Contains(logs.String(), "tls.acme cannot change") {
 		t.Fatalf("no refusal naming tls.acme: %s", logs.String())
+	}
+	// certmagic's own lines (its first obtain attempt) go to the server's
+	// JSON log.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), `"msg":"acme: `); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no certmagic line in the server's log: %s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -1,10 +1,15 @@
 package edgeacme
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"go.uber.org/zap"
 )
 
 func TestCheckStorage(t *testing.T) {
@@ -89,4 +94,20 @@ func FuzzHTTPChallenge(f *testing.F) {
 			t.Fatalf("answered %q with no challenge under way", b)
 		}
 	})
+}
+
+// TestLogToSlog: certmagic's zap lines reach the server's slog logger
+// with their fields, at their level.
+func TestLogToSlog(t *testing.T) {
+	var buf bytes.Buffer
+	zl := zapToSlog(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	zl.Named("obtain").With(zap.String("identifier", "a.example")).Warn("will retry", zap.Int("attempt", 2))
+	zl.Debug("not shown")
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("%v: %q", err, buf.String())
+	}
+	if line["msg"] != "acme: obtain: will retry" || line["level"] != "WARN" || line["identifier"] != "a.example" || line["attempt"] != float64(2) {
+		t.Errorf("line %v", line)
+	}
 }

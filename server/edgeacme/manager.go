@@ -6,11 +6,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
 
 	"github.com/caddyserver/certmagic"
+	"go.uber.org/zap"
 )
 
 // Errors.
@@ -39,6 +41,9 @@ type Options struct {
 	// HTTPAddress is the address of the plain listener that answers
 	// HTTP-01 (host:port); empty disables that challenge.
 	HTTPAddress string
+	// Logger receives certmagic's log (nil: certmagic's default, zap's
+	// console format on stderr).
+	Logger *slog.Logger
 }
 
 // Manager obtains and renews the certificates of one listener's domains.
@@ -88,11 +93,17 @@ func New(o Options) (*Manager, error) {
 		}
 		tmpl.AltHTTPPort = port
 	}
+	var zl *zap.Logger
+	if o.Logger != nil {
+		zl = zapToSlog(o.Logger)
+		tmpl.Logger = zl
+	}
 	m := &Manager{opts: o}
 	m.cache = certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert: func(certmagic.Certificate) (*certmagic.Config, error) { return m.cfg, nil },
+		Logger:           zl,
 	})
-	m.cfg = certmagic.New(m.cache, certmagic.Config{Storage: &certmagic.FileStorage{Path: o.Storage}})
+	m.cfg = certmagic.New(m.cache, certmagic.Config{Storage: &certmagic.FileStorage{Path: o.Storage}, Logger: zl})
 	m.issuer = certmagic.NewACMEIssuer(m.cfg, tmpl)
 	m.cfg.Issuers = []certmagic.Issuer{m.issuer}
 	return m, nil
