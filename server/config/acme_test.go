@@ -69,6 +69,7 @@ func TestACMEConfigErrors(t *testing.T) {
 		{"{domains: [a.example], directory: \"acme.example\"}", "listeners[0].tls.acme.directory"},
 		{"{domains: [a.example], challenges: [dns-01]}", "listeners[0].tls.acme.challenges[0]"},
 		{"{domains: [a.example], eab: x}", "listeners[0].tls.acme.eab"},
+		{"{domains: [a.example], challenges: [http-01]}", "listeners[0].tls.acme.challenges"},
 	} {
 		_, err := Parse([]byte(pre + tc.acme + "}\n" + routesOnly))
 		if err == nil || !strings.Contains(err.Error(), "line ") || !strings.Contains(err.Error(), tc.key+":") {

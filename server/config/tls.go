@@ -118,8 +118,11 @@ func (c *Config) validateTLS(d *decoder, at *yaml.Node, key string, l Listener) 
 	if l.TLS != nil && l.Transport != "" && l.Transport != TransportTCP {
 		d.fail(at, key+".tls", "only for transport: tcp")
 	}
-	if l.TLS != nil && l.TLS.ACME != nil {
-		l.TLS.ACME.httpAddr = c.httpChallengeAddress()
+	if a := l.TLS.acme(); a != nil {
+		a.httpAddr = c.httpChallengeAddress()
+		if a.httpAddr == "" && !a.Allows(ChallengeTLSALPN01) {
+			d.fail(at, key+".tls.acme.challenges", "http-01 alone needs a redirect_to_https listener to answer it")
+		}
 	}
 	if !l.RedirectToHTTPS {
 		return
@@ -143,6 +146,13 @@ func (c *Config) HTTPSListener() *Listener {
 		}
 	}
 	return nil
+}
+
+func (t *ListenerTLS) acme() *ACME {
+	if t == nil {
+		return nil
+	}
+	return t.ACME
 }
 
 // httpChallengeAddress is where ACME's HTTP-01 is answered: the first
