@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,4 +74,38 @@ func TestReloadRefusesACMEChange(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestReloadACMEListenerFails: a reload that adds an ACME listener and
+// then fails to open another one stops the manager it started (the
+// goroutine check of startServeLogs finds certmagic's maintenance
+// goroutine otherwise); a later reload that adds it alone serves it.
+func TestReloadACMEListenerFails(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	plain, tlsAddr := freeAddr(t), freeAddr(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	writeFile(t, file, "listen: \""+plain+"\"\n"+routeV("one"))
+	_, logs := startServeLogs(t, "-config", file)
+	acme := fmt.Sprintf("  - address: %q\n    tls: {acme: {directory: \"https://127.0.0.1:1/dir\", domains: [a.example], storage: %q}}\n",
+		tlsAddr, filepath.Join(dir, "acme"))
+	writeFile(t, file, "listen: \""+plain+"\"\nlisteners:\n"+acme+"  - address: \""+busy.Addr().String()+"\"\n"+routeV("two"))
+	hup(t, logs)
+	if !strings.Contains(logs.String(), "reload failed") {
+		t.Fatalf("reload onto a busy address did not fail: %s", logs.String())
+	}
+	writeFile(t, file, "listen: \""+plain+"\"\nlisteners:\n"+acme+routeV("two"))
+	hup(t, logs)
+	if !strings.Contains(logs.String(), `"msg":"reloaded"`) {
+		t.Fatalf("reload adding the acme listener: %s", logs.String())
+	}
+	c, err := net.DialTimeout("tcp", tlsAddr, 10*time.Second)
+	if err != nil {
+		t.Fatalf("acme listener not open after the reload: %v", err)
+	}
+	c.Close()
 }

@@ -219,8 +219,10 @@ func (s *listenerSet) stop(specs []string, srv *server.Server) {
 // wait returns when every serve goroutine has.
 func (s *listenerSet) wait() { s.wg.Wait() }
 
-// closeListeners closes listeners that were opened but never served.
+// closeListeners closes listeners that were opened but never served, and
+// stops their ACME managers.
 func (s *listenerSet) closeListeners() {
+	s.stopACME(nil)
 	for _, l := range s.tcp {
 		l.l.Close()
 	}
