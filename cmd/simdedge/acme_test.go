@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testenv"
 )
 
 // acmeConfig is a TLS listener under ACME whose directory nobody answers
@@ -50,17 +55,15 @@ func TestCheckACME(t *testing.T) {
 
 // TestReloadRefusesACMEChange: the manager of a listener that stays is
 // not restarted by a reload, so a changed acme block is refused by name
-// and the running configuration stays. (The test lasts about 5 s:
-// certmagic's FileStorage keeps its obtain lock fresh from a goroutine
-// that notices the unlock at its next tick, and the goroutine check
-// waits for it.)
+// and the running configuration stays. (The test lasts about 5 s: see
+// waitACMELocks.)
 func TestReloadRefusesACMEChange(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.yaml")
 	addr := freeAddr(t)
 	storage := filepath.Join(dir, "acme")
 	writeFile(t, file, acmeConfig(addr, storage, "a.example"))
-	_, logs := startServeLogs(t, "-config", file)
+	logs := startServeACME(t, "-config", file)
 	writeFile(t, file, acmeConfig(addr, storage, "b.example"))
 	hup(t, logs)
 	if !strings.Contains(logs.String(), "reload failed") || !strings.Contains(logs.String(), "tls.acme cannot change") {
@@ -73,6 +76,59 @@ func TestReloadRefusesACMEChange(t *testing.T) {
 			t.Fatalf("no certmagic line in the server's log: %s", logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// lockWait bounds waitACMELocks: certmagic's lock goroutine notices the
+// unlock at its next 5 s tick.
+const lockWait = 15 * time.Second
+
+// startServeACME is startServeLogs for configurations with tls.acme: after
+// the server stops, it waits for certmagic's lock goroutines before the
+// goroutine check. An obtain holds its FileStorage lock through its
+// retries (here: the directory is a refused port) and releases it when
+// the manager stops; the goroutine that keeps the lock file fresh ends at
+// its next tick, up to 5 s later, which is as long as the check waits.
+func startServeACME(t *testing.T, args ...string) *syncBuffer {
+	t.Helper()
+	testenv.CheckGoroutines(t)
+	addrc := make(chan []string, 1)
+	onListen = func(a []string) { addrc <- a }
+	t.Cleanup(func() { onListen = nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- runServe(ctx, args, io.Discard, &logs) }()
+	select {
+	case <-addrc:
+	case code := <-done:
+		t.Fatalf("serve exited with %d: %s", code, logs.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited with %d: %s", code, logs.String())
+		}
+		waitACMELocks(t)
+	})
+	return &logs
+}
+
+// waitACMELocks waits until no certmagic lock goroutine is left.
+func waitACMELocks(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(lockWait); ; {
+		n := runtime.Stack(buf, true)
+		if !strings.Contains(string(buf[:n]), "certmagic.keepLockfileFresh") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("certmagic's lock goroutines still running after %v", lockWait)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -90,7 +146,7 @@ func TestReloadACMEListenerFails(t *testing.T) {
 	}
 	defer busy.Close()
 	writeFile(t, file, "listen: \""+plain+"\"\n"+routeV("one"))
-	_, logs := startServeLogs(t, "-config", file)
+	logs := startServeACME(t, "-config", file)
 	acme := fmt.Sprintf("  - address: %q\n    tls: {acme: {directory: \"https://127.0.0.1:1/dir\", domains: [a.example], storage: %q}}\n",
 		tlsAddr, filepath.Join(dir, "acme"))
 	writeFile(t, file, "listen: \""+plain+"\"\nlisteners:\n"+acme+"  - address: \""+busy.Addr().String()+"\"\n"+routeV("two"))
