@@ -10,12 +10,13 @@ import (
 // Serve it with ServeStream (goroutines): redirects are a trickle, and the
 // answer keeps the connection alive like any response.
 func RedirectHTTPS(l net.Listener, httpsPort string) StreamListener {
-	return redirectListener{l, httpsPort}
+	return redirectListener{l, httpsPort, nil}
 }
 
 type redirectListener struct {
 	net.Listener
 	port string
+	acme HTTPChallenger // may be nil (challenge.go)
 }
 
 func (l redirectListener) Accept() (Stream, error) {
@@ -23,7 +24,7 @@ func (l redirectListener) Accept() (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &redirectStream{Conn: c, port: l.port}, nil
+	return &redirectStream{Conn: c, port: l.port, acme: l.acme}, nil
 }
 
 // redirectStream marks a connection whose requests get the redirect: the
@@ -31,6 +32,7 @@ func (l redirectListener) Accept() (Stream, error) {
 type redirectStream struct {
 	net.Conn
 	port string
+	acme HTTPChallenger
 }
 
 // defaultHTTPSPort is left out of Location.
@@ -40,6 +42,9 @@ const defaultHTTPSPort = "443"
 // its port; a request without a usable host or with a target that is not
 // a path gets 400, so that Location never carries bytes it should not.
 func (rs *redirectStream) ServeEdge(w *ResponseWriter, r *Request) {
+	if serveChallenge(rs.acme, w, r) {
+		return
+	}
 	host := hostWithoutPort(r.Host())
 	target := r.Target()
 	if len(host) == 0 || !validRedirectHost(host) || len(target) == 0 || target[0] != '/' {

@@ -33,6 +33,8 @@ type listenerSet struct {
 	// tlsStores are the TLS listeners' certificates by configured
 	// address, which a reload swaps (tls.go).
 	tlsStores map[string]*edgetls.Store
+	// acme are the TLS listeners' ACME managers (acme.go).
+	acme acmeManagers
 }
 
 type tcpListener struct {
@@ -96,6 +98,9 @@ func (s *listenerSet) open(l config.Listener, id string, log *slog.Logger) error
 			}
 			s.tcp = append(s.tcp, tcpListener{l: nl, engine: server.Engine(l.Engine), spec: id, addr: addr, first: i == 0,
 				tls: st, redirect: l.RedirectToHTTPS})
+		}
+		if st != nil && l.TLS.ACME != nil {
+			return s.openACME(l, id, addr, st, log)
 		}
 	case config.TransportXDP:
 		st, msg, closer, err := openXDP(*l.XDP, log)
@@ -171,6 +176,7 @@ func (s *listenerSet) adopt(fresh *listenerSet, srv *server.Server) {
 		}
 		s.tlsStores[a] = st
 	}
+	s.adoptACME(fresh)
 	for _, l := range fresh.tcp {
 		s.tcp = append(s.tcp, l)
 		if l.first {
@@ -184,6 +190,9 @@ func (s *listenerSet) adopt(fresh *listenerSet, srv *server.Server) {
 // specs; their connections are served to their end.
 func (s *listenerSet) stop(specs []string, srv *server.Server) {
 	gone := map[string]bool{}
+	if len(specs) > 0 {
+		s.stopACME(specs)
+	}
 	for _, a := range specs {
 		gone[a] = true
 		delete(s.tlsStores, a)
@@ -210,8 +219,10 @@ func (s *listenerSet) stop(specs []string, srv *server.Server) {
 // wait returns when every serve goroutine has.
 func (s *listenerSet) wait() { s.wg.Wait() }
 
-// closeListeners closes listeners that were opened but never served.
+// closeListeners closes listeners that were opened but never served, and
+// stops their ACME managers.
 func (s *listenerSet) closeListeners() {
+	s.stopACME(nil)
 	for _, l := range s.tcp {
 		l.l.Close()
 	}
@@ -224,6 +235,7 @@ func (s *listenerSet) closeListeners() {
 }
 
 func (s *listenerSet) close() {
+	s.stopACME(nil)
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i].Close()
 	}

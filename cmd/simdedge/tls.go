@@ -10,6 +10,7 @@ import (
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/config"
+	"github.com/simdedge/simdedge/server/edgeacme"
 	"github.com/simdedge/simdedge/server/edgetls"
 )
 
@@ -43,7 +44,7 @@ func (s *listenerSet) serveKind(srv *server.Server, l tcpListener) error {
 	case l.tls != nil:
 		return srv.ServeTLS(l.l, l.engine, server.TLSOptions{Config: l.tls.TLSConfig(), HandshakeTimeout: l.tls.HandshakeTimeout()})
 	case l.redirect:
-		return srv.ServeStream(server.RedirectHTTPS(l.l, s.httpsPort()))
+		return srv.ServeStream(server.RedirectHTTPSWithChallenges(l.l, s.httpsPort(), &s.acme))
 	}
 	return srv.ServeTCP(l.l, l.engine)
 }
@@ -68,6 +69,9 @@ func (s *listenerSet) checkTLSReload(cfg *config.Config) error {
 	for i, l := range cfg.EffectiveListeners() {
 		if l.TLS == nil || s.tlsStores[listenerID(l, i)] == nil {
 			continue
+		}
+		if err := s.checkACMEReload(l, listenerID(l, i)); err != nil {
+			errs = append(errs, fmt.Errorf("listener %s: %w", l.Address, err))
 		}
 		if _, err := edgetls.New(l.TLS.Options()); err != nil {
 			errs = append(errs, fmt.Errorf("listener %s: %w", l.Address, err))
@@ -106,6 +110,11 @@ func checkTLS(cfg *config.Config, w io.Writer) error {
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("listener %s: %w", l.Address, err))
+		}
+		if l.TLS.ACME != nil {
+			if err := edgeacme.Check(acmeOptions(l, "", nil)); err != nil {
+				errs = append(errs, fmt.Errorf("listener %s: %w", l.Address, err))
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -25,7 +25,10 @@ type ListenerTLS struct {
 	// TicketRotation is how often a new session ticket key starts
 	// (default 1h; 24 keys are kept for resumption).
 	TicketRotation Duration `yaml:"ticket_rotation"`
-	line           int
+	// ACME obtains and renews certificates for its domains (acme.go);
+	// with it, certificates may be empty.
+	ACME *ACME `yaml:"acme,omitempty"`
+	line int
 }
 
 // TLSCertificate is a PEM certificate chain and its PEM key.
@@ -97,9 +100,10 @@ func (d *decoder) listenerTLS(dst **ListenerTLS) func(*yaml.Node, string) {
 			},
 			"handshake_timeout": d.duration(&t.HandshakeTimeout),
 			"ticket_rotation":   d.duration(&t.TicketRotation),
+			"acme":              d.acme(&t.ACME),
 		})
-		if len(t.Certificates) == 0 {
-			d.fail(v, key+".certificates", "at least one {cert, key} is needed")
+		if len(t.Certificates) == 0 && t.ACME == nil {
+			d.fail(v, key+".certificates", "at least one {cert, key} is needed (or acme)")
 		}
 	}
 }
@@ -113,6 +117,12 @@ const maxALPNProtocol = 255
 func (c *Config) validateTLS(d *decoder, at *yaml.Node, key string, l Listener) {
 	if l.TLS != nil && l.Transport != "" && l.Transport != TransportTCP {
 		d.fail(at, key+".tls", "only for transport: tcp")
+	}
+	if a := l.TLS.acme(); a != nil {
+		a.httpAddr = c.httpChallengeAddress()
+		if a.httpAddr == "" && !a.Allows(ChallengeTLSALPN01) {
+			d.fail(at, key+".tls.acme.challenges", "http-01 alone needs a redirect_to_https listener to answer it")
+		}
 	}
 	if !l.RedirectToHTTPS {
 		return
@@ -138,6 +148,24 @@ func (c *Config) HTTPSListener() *Listener {
 	return nil
 }
 
+func (t *ListenerTLS) acme() *ACME {
+	if t == nil {
+		return nil
+	}
+	return t.ACME
+}
+
+// httpChallengeAddress is where ACME's HTTP-01 is answered: the first
+// redirect_to_https listener (port 80 in production).
+func (c *Config) httpChallengeAddress() string {
+	for _, l := range c.Listeners {
+		if l.RedirectToHTTPS {
+			return l.Address
+		}
+	}
+	return ""
+}
+
 func (t *ListenerTLS) withDefaults() *ListenerTLS {
 	if t == nil {
 		return nil
@@ -149,6 +177,7 @@ func (t *ListenerTLS) withDefaults() *ListenerTLS {
 	e.ALPN = o.ALPN
 	e.HandshakeTimeout = Duration(o.HandshakeTimeout)
 	e.TicketRotation = Duration(o.TicketRotation)
+	e.ACME = t.ACME.withDefaults()
 	if t.ClientAuth != nil {
 		ca := *t.ClientAuth
 		ca.Mode = string(o.ClientAuth)
@@ -169,6 +198,9 @@ func (t *ListenerTLS) Options() edgetls.Options {
 	o.MinVersion, _ = edgetls.ParseVersion(t.MinVersion)
 	for _, c := range t.Certificates {
 		o.Certificates = append(o.Certificates, edgetls.CertFiles{Cert: c.Cert, Key: c.Key})
+	}
+	if t.ACME != nil {
+		o.ManagedNames = append([]string(nil), t.ACME.Domains...)
 	}
 	if t.ClientAuth != nil {
 		o.ClientCA = t.ClientAuth.CA

@@ -17,7 +17,7 @@ var (
 // and the client CA file holds certificates. It returns warnings for
 // certificates that expire within ExpiryWarning, and every error joined.
 func Check(o Options, now time.Time) (warnings []string, err error) {
-	if _, err := load(o); err != nil {
+	if _, err := load(o, &Store{}); err != nil {
 		return nil, err
 	}
 	var errs []error

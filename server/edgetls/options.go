@@ -8,8 +8,13 @@ import (
 // Options configure one TLS listener.
 type Options struct {
 	// Certificates are chosen by SNI; the first is the default, served to
-	// clients that send no name or a name no certificate covers.
+	// clients that send no name or a name no certificate covers. It may be
+	// empty when ManagedNames is not.
 	Certificates []CertFiles
+	// ManagedNames are answered by the manager (ACME) given to
+	// Store.SetManager, before the files; with no file the manager is also
+	// the default.
+	ManagedNames []string
 	// MinVersion is tls.VersionTLS12 or tls.VersionTLS13; zero means
 	// DefaultMinVersion. TLS 1.3 is preferred whenever the client has it.
 	MinVersion uint16

@@ -30,6 +30,9 @@ type Store struct {
 	cur     atomic.Pointer[certSet]
 	base    *tls.Config
 	tickets tickets
+	// managed answers for Options.ManagedNames (ACME, managed.go); nil
+	// until SetManager.
+	managed atomic.Pointer[manager]
 }
 
 // certSet is one loaded generation of a Store: immutable once published.
@@ -39,17 +42,20 @@ type certSet struct {
 	// names maps a lowercase DNS name (or "*.example.com") to the index
 	// of the first certificate that names it.
 	names map[string]int
-	cfg   *tls.Config
+	// managed are the lowercase names the Store's manager answers for
+	// (Options.ManagedNames).
+	managed map[string]bool
+	cfg     *tls.Config
 }
 
 // New loads o's files. It fails if a file is missing or malformed, a key
 // does not match its certificate, or an option is invalid.
 func New(o Options) (*Store, error) {
-	set, err := load(o)
+	s := &Store{}
+	set, err := load(o, s)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{}
 	s.cur.Store(set)
 	// The base config is what the listener holds; every handshake is
 	// answered with the current set's config (GetConfigForClient), which
@@ -64,7 +70,7 @@ func New(o Options) (*Store, error) {
 // handshakes. On failure the previous certificates stay in use and the
 // error (wrapping ErrReloadKept) says why.
 func (s *Store) Reload(o Options) error {
-	set, err := load(o)
+	set, err := load(o, s)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrReloadKept, err)
 	}
@@ -82,18 +88,22 @@ func (s *Store) HandshakeTimeout() time.Duration { return s.cur.Load().opts.Hand
 // Select returns the certificate for SNI name (see certSet.selectCert).
 func (s *Store) Select(name string) *tls.Certificate { return s.cur.Load().selectCert(name) }
 
-func (s *Store) configFor(*tls.ClientHelloInfo) (*tls.Config, error) {
+func (s *Store) configFor(h *tls.ClientHelloInfo) (*tls.Config, error) {
 	set := s.cur.Load()
 	s.tickets.rotateIfDue(s.base, set.opts.TicketRotation, time.Now())
+	if m := s.managed.Load(); m != nil && isALPNChallenge(h) {
+		return m.challengeCfg, nil
+	}
 	return set.cfg, nil
 }
 
 // selectCert picks the certificate for SNI name: the one that names it
 // exactly, else the one with a wildcard for its parent (one label only,
-// as RFC 6125 §6.4.3 allows), else the default (the first). Names compare
-// case-insensitively, without a trailing dot.
+// as RFC 6125 §6.4.3 allows), else the default (the first; nil when the
+// listener has only managed names). Names compare case-insensitively,
+// without a trailing dot.
 func (c *certSet) selectCert(name string) *tls.Certificate {
-	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	name = normName(name)
 	if name != "" {
 		if i, ok := c.names[name]; ok {
 			return &c.certs[i]
@@ -104,18 +114,27 @@ func (c *certSet) selectCert(name string) *tls.Certificate {
 			}
 		}
 	}
+	if len(c.certs) == 0 {
+		return nil
+	}
 	return &c.certs[0]
 }
 
-func load(o Options) (*certSet, error) {
+func normName(name string) string { return strings.ToLower(strings.TrimSuffix(name, ".")) }
+
+// load reads o's files into a set whose handshakes s answers (s.certificate).
+func load(o Options, s *Store) (*certSet, error) {
 	o = o.WithDefaults()
-	if len(o.Certificates) == 0 {
+	if len(o.Certificates) == 0 && len(o.ManagedNames) == 0 {
 		return nil, ErrNoCertificates
 	}
 	if o.MinVersion != tls.VersionTLS12 && o.MinVersion != tls.VersionTLS13 {
 		return nil, ErrVersion
 	}
-	set := &certSet{opts: o, names: map[string]int{}}
+	set := &certSet{opts: o, names: map[string]int{}, managed: map[string]bool{}}
+	for _, n := range o.ManagedNames {
+		set.managed[normName(n)] = true
+	}
 	for i, f := range o.Certificates {
 		c, err := loadPair(f)
 		if err != nil {
@@ -134,7 +153,7 @@ func load(o Options) (*certSet, error) {
 		CipherSuites: cipherSuites,
 		NextProtos:   o.ALPN,
 		GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			return set.selectCert(h.ServerName), nil
+			return s.certificate(set, h)
 		},
 	}
 	if o.ClientCA != "" {
