@@ -13,7 +13,8 @@ import (
 
 // Active health checks (upstream.Checker) probe a target over the same
 // transport as requests: a new TCP connection with the connect timeout and
-// an HTTP/1.1 GET of the check path for stream targets, a message round
+// an HTTP/1.1 GET of the check path for stream targets (over TLS for
+// https targets), a message round
 // trip for message targets. They run on the checker's goroutines, never on
 // an event loop. Only the status line is read: the verdict is the status.
 
@@ -33,8 +34,15 @@ func (u *Upstream) probe(ctx context.Context, ut *upstream.Target) (int, error) 
 	if t.mt != nil {
 		return probeMessage(ctx, t.mt, req)
 	}
-	d := net.Dialer{Timeout: u.connect}
-	nc, err := d.DialContext(ctx, "tcp", t.addr)
+	var nc net.Conn
+	var err error
+	if cfg := t.tlsc.Load(); cfg != nil {
+		// An https target is checked over TLS, as requests reach it.
+		nc, err = dialTLSContext(ctx, t.addr, cfg, u.connect)
+	} else {
+		d := net.Dialer{Timeout: u.connect}
+		nc, err = d.DialContext(ctx, "tcp", t.addr)
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/netip"
@@ -60,6 +61,12 @@ type UpstreamOptions struct {
 	// them): an HTTP/1.1 GET of Active.Path over a new connection
 	// (stream targets) or a message round trip (message targets).
 	Active *upstream.ActiveOptions
+	// TLS, when set, makes every stream target an https target
+	// (upstream_tls.go): connections are dialed with a copy of it per
+	// target (ServerName defaults to the target's host, and each target
+	// has its own session cache, so pooled new connections resume).
+	// TLS upstreams are proxied on goroutines: LoopProxy hands them off.
+	TLS *tls.Config
 	// Previous is the upstream this one replaces on a reload: targets at
 	// the same address keep their health, their counters and their idle
 	// connections (and, for message targets, their open transport: the
@@ -87,6 +94,9 @@ type Upstream struct {
 	loopTO          server.LoopTimeouts
 	checkMu         sync.Mutex
 	checker         *upstream.Checker
+	// tlsConfs are the targets' TLS configs (nil without TLS), in
+	// target order; Start gives them to kept targets.
+	tlsConfs []*tls.Config
 }
 
 // ErrNoTargets is returned by NewUpstream for an empty target list.
@@ -165,10 +175,16 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 		nt := &target{addr: a, ut: ut}
 		if u.messages {
 			nt.mt = o.MessageTargets[i]
-		} else if ap, err := netip.ParseAddrPort(a); err == nil {
-			// An IP address: the event loop may connect to it
-			// without a (blocking) name lookup.
-			nt.ap, nt.apOK = ap, true
+		} else {
+			if o.TLS != nil {
+				u.tlsConfs = append(u.tlsConfs, targetTLS(o.TLS, a))
+				nt.tlsc.Store(u.tlsConfs[i])
+			}
+			if ap, err := netip.ParseAddrPort(a); err == nil {
+				// An IP address: the event loop may connect to it
+				// without a (blocking) name lookup.
+				nt.ap, nt.apOK = ap, true
+			}
 		}
 		// A target kept from the previous upstream keeps its idle
 		// connections (and its message transport).
@@ -182,7 +198,9 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 		t.owner.CompareAndSwap(nil, u)
 		u.targets = append(u.targets, t)
 	}
-	u.loopable = !u.messages
+	// The loop cannot do a blocking handshake: TLS upstreams stay on
+	// goroutines (upstream_tls.go).
+	u.loopable = !u.messages && o.TLS == nil
 	for _, t := range u.targets {
 		u.loopable = u.loopable && t.apOK
 	}
@@ -221,8 +239,13 @@ func (u *Upstream) changed(ut *upstream.Target) {
 // Close stops them. A reload stops the previous upstream's checks first
 // (StopChecks), so no target is probed twice.
 func (u *Upstream) Start() {
-	for _, t := range u.targets {
+	for i, t := range u.targets {
 		t.owner.Store(u)
+		if !u.messages {
+			// Idle connections dialed with another TLS config (or
+			// none) are closed when next taken (target.get).
+			t.tlsc.Store(u.tlsConf(i))
+		}
 	}
 	if u.opts.Active == nil {
 		return
@@ -282,6 +305,8 @@ type target struct {
 	// ap is addr parsed, when it is an IP address and port (apOK).
 	ap   netip.AddrPort
 	apOK bool
+	// tlsc is the owner's TLS config for this target (nil: plain TCP).
+	tlsc atomic.Pointer[tls.Config]
 	mu   sync.Mutex
 	idle []*upConn
 }
@@ -300,6 +325,9 @@ type upConn struct {
 	lastUsed time.Time
 	// fresh: dialed for this exchange (not taken from the pool).
 	fresh bool
+	// tlsc is the TLS config the connection was dialed with (nil: plain
+	// TCP); a reload that changes it retires the connection.
+	tlsc *tls.Config
 	// probe checks a pooled connection before a request that may not
 	// be resent (probe_linux.go); nil where it cannot.
 	probe *prober
@@ -338,6 +366,7 @@ const upstreamReadBuf = 16 << 10
 // closed is skipped (probe_linux.go).
 func (t *target) get(now time.Time, probe bool, connect time.Duration) (*upConn, error) {
 	maxIdle := t.owner.Load().opts.IdleConnTimeout
+	tlsc := t.tlsc.Load()
 	for t.ut.Reusable() {
 		t.mu.Lock()
 		n := len(t.idle)
@@ -349,12 +378,15 @@ func (t *target) get(now time.Time, probe bool, connect time.Duration) (*upConn,
 		t.idle[n-1] = nil
 		t.idle = t.idle[:n-1]
 		t.mu.Unlock()
-		if now.Sub(c.lastUsed) > maxIdle || probe && c.probe.closedByPeer() {
+		if now.Sub(c.lastUsed) > maxIdle || c.tlsc != tlsc || probe && c.probe.closedByPeer() {
 			c.nc.Close()
 			continue
 		}
 		c.fresh = false
 		return c, nil
+	}
+	if tlsc != nil {
+		return t.dialTLS(tlsc, connect)
 	}
 	nc, err := net.DialTimeout("tcp", t.addr, connect)
 	if err != nil {
@@ -371,7 +403,7 @@ func (t *target) put(c *upConn, now time.Time) {
 	c.out = c.out[:0]
 	up := t.owner.Load()
 	t.mu.Lock()
-	if len(t.idle) < up.opts.MaxIdlePerTarget && !up.closed.Load() && t.ut.Reusable() {
+	if len(t.idle) < up.opts.MaxIdlePerTarget && !up.closed.Load() && t.ut.Reusable() && c.tlsc == t.tlsc.Load() {
 		t.idle = append(t.idle, c)
 		t.mu.Unlock()
 		return
