@@ -178,8 +178,18 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			}
 			targets = t
 		}
+		targets = streamTargets(targets)
 		names, mts, ok := d.messageTargets(&u, key, targets, o.Schemes)
 		if !ok {
+			continue
+		}
+		tlsc, err := u.clientTLS(o.Logger)
+		if err != nil {
+			at := &yaml.Node{Line: u.line}
+			if u.TLS != nil {
+				at.Line = u.TLS.line
+			}
+			d.fail(at, key+".tls", err.Error())
 			continue
 		}
 		var prev *proxy.Upstream
@@ -207,6 +217,7 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			MessageTargets: mts,
 			Policy:         po,
 			Active:         active,
+			TLS:            tlsc,
 			Previous:       prev,
 		})
 		if err != nil {
@@ -248,6 +259,9 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 				continue // reported for the upstream
 			}
 			h = proxy.New(up, proxy.Options{Logger: o.Logger})
+		}
+		if r.HSTS != nil && h != nil {
+			h = router.HSTS(h, r.HSTS.policy())
 		}
 		routes = append(routes, router.Route{
 			Name:    r.Name,

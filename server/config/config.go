@@ -65,6 +65,8 @@ type Route struct {
 	Echo    *Echo    `yaml:"echo,omitempty"`
 	Handler string   `yaml:"handler,omitempty"`
 	Proxy   *Proxy   `yaml:"proxy,omitempty"`
+	// HSTS: see hsts.go.
+	HSTS    *HSTS `yaml:"hsts,omitempty"`
 	line    int
 	keyLine map[string]int
 }
@@ -362,6 +364,7 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 			d.fields(v, key, nil)
 		}),
 		"handler": mark("handler", d.str(&r.Handler)),
+		"hsts":    d.hsts(&r.HSTS),
 		"proxy": mark("proxy", func(v *yaml.Node, key string) {
 			r.Proxy = &Proxy{}
 			d.fields(v, key, map[string]func(*yaml.Node, string){

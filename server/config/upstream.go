@@ -46,7 +46,9 @@ type Upstream struct {
 	Timeouts          UpstreamTimeouts `yaml:"timeouts"`
 	MaxConnsPerTarget int              `yaml:"max_conns_per_target"`
 	Queue             Queue            `yaml:"queue"`
-	line              int
+	// TLS: see UpstreamTLS (upstream_tls.go).
+	TLS  *UpstreamTLS `yaml:"tls,omitempty"`
+	line int
 	// builtinLine is the line of the builtin key, for Build's errors.
 	builtinLine int
 	// keyLine holds the lines of keys that cross-field checks report.
@@ -242,6 +244,7 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) {
 			})
 		},
 		"max_conns_per_target": d.intField(&u.MaxConnsPerTarget),
+		"tls":                  d.upstreamTLS(&u.TLS),
 		"queue": func(v *yaml.Node, key string) {
 			d.fields(v, key, map[string]func(*yaml.Node, string){
 				"size":    d.optInt(&u.Queue.Size),
@@ -358,6 +361,7 @@ func (c *Config) validateUpstreams(d *decoder) map[string]bool {
 			d.fail(line("targets"), key+".targets", fmt.Sprintf("more than %d targets", upstream.MaxTargets))
 			bad = true
 		}
+		d.validateUpstreamTLS(at, key, &u)
 		hashing := u.Balance == string(upstream.Hash)
 		switch {
 		case hashing && (u.Hash == nil || u.Hash.Key == ""):
