@@ -201,11 +201,10 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			po = u.PoolOptions(targets)
 		}
 		po.Logger = o.Logger
-		if mts != nil {
-			// Message targets are named by host:port.
-			for i := range po.Targets {
-				po.Targets[i].Address = names[i]
-			}
+		// Message targets, and http:// and https:// ones, are named by
+		// host:port.
+		for i := range po.Targets {
+			po.Targets[i].Address = names[i]
 		}
 		var active *upstream.ActiveOptions
 		if a, ok := u.ActiveOptions(); ok {

@@ -361,7 +361,7 @@ func (c *Config) validateUpstreams(d *decoder) map[string]bool {
 			d.fail(line("targets"), key+".targets", fmt.Sprintf("more than %d targets", upstream.MaxTargets))
 			bad = true
 		}
-		d.validateUpstreamTLS(at, key, &u)
+		d.validateUpstreamTLS(line("targets"), key, &u)
 		hashing := u.Balance == string(upstream.Hash)
 		switch {
 		case hashing && (u.Hash == nil || u.Hash.Key == ""):
