@@ -212,7 +212,7 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			}
 			err = errRetriedStatus
 		}
-		if res.Outcome != upstream.ConnectFailure || timeoutError(err) {
+		if res.Outcome != upstream.ConnectFailure || timeoutError(err) || handshakeFailed(err) {
 			refusedOnly = false // not "every target refused"
 		}
 		last, lastT = err, t

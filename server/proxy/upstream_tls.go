@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"time"
 )
@@ -58,15 +59,39 @@ func (t *target) dialTLS(cfg *tls.Config, connect time.Duration) (*upConn, error
 	return &upConn{t: t, nc: tc, buf: make([]byte, upstreamReadBuf), fresh: true, probe: newProber(tc.NetConn()), tlsc: cfg}, nil
 }
 
+// handshakeError is a TLS handshake that failed after the TCP connect
+// succeeded: the target is listening, so this is not "refused" (the pool
+// is not down, and a Retry-After would mislead). The request gets 502, as
+// from nginx; for the policy it stays a connect failure (nothing was
+// sent: it fails over, and passive health counts it).
+type handshakeError struct{ err error }
+
+func (e *handshakeError) Error() string { return "proxy: upstream tls handshake: " + e.err.Error() }
+func (e *handshakeError) Unwrap() error { return e.err }
+
+// handshakeFailed reports whether err is a failed TLS handshake.
+func handshakeFailed(err error) bool {
+	var he *handshakeError
+	return errors.As(err, &he)
+}
+
 // dialTLSContext dials addr and completes a handshake with cfg, all
-// within timeout and ctx.
+// within timeout and ctx. A handshake failure is a *handshakeError.
 func dialTLSContext(ctx context.Context, addr string, cfg *tls.Config, timeout time.Duration) (*tls.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	d := tls.Dialer{Config: cfg}
+	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	return nc.(*tls.Conn), nil
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		if timeoutError(err) || ctx.Err() != nil {
+			return nil, err // a timeout, as a slow connect
+		}
+		return nil, &handshakeError{err}
+	}
+	return tc, nil
 }

@@ -18,12 +18,14 @@ import (
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/edgetls"
+	"github.com/simdedge/simdedge/server/upstream"
 )
 
 // https upstreams (issue 20, "Upstreams"), on every engine: TLS upstreams
 // are handed to goroutines by the loop-proxy run too. A failed handshake
-// is a connect failure for the policy (it fails over; with every target
-// refused the pool is down: 503), and the log says why.
+// is a connect failure for the policy (it fails over) answered 502, not
+// the 503 of a pool whose targets refuse connections, and the log says
+// why.
 
 // tlsBackend is an https origin whose handler records each request's TLS
 // state.
@@ -32,6 +34,7 @@ type tlsBackend struct {
 	mu      sync.Mutex
 	resumed []bool
 	peers   int // requests that presented a client certificate
+	checks  int // active health checks, over TLS
 }
 
 func startTLSBackend(t *testing.T, leaf *testcert.Pair, clientCA *testcert.CA, connState ...func(net.Conn, http.ConnState)) *tlsBackend {
@@ -42,6 +45,9 @@ func startTLSBackend(t *testing.T, leaf *testcert.Pair, clientCA *testcert.CA, c
 		b.resumed = append(b.resumed, r.TLS != nil && r.TLS.DidResume)
 		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
 			b.peers++
+		}
+		if r.TLS != nil && r.UserAgent() == probeUserAgent {
+			b.checks++
 		}
 		b.mu.Unlock()
 		io.WriteString(w, "secure")
@@ -137,11 +143,11 @@ func TestHTTPSUpstream(t *testing.T) {
 		log    string
 	}{
 		{"verified", edgetls.ClientOptions{CA: ca.File, ServerName: "backend.internal"}, 200, ""},
-		{"wrong CA", edgetls.ClientOptions{CA: other.File, ServerName: "backend.internal"}, 503, "certificate signed by unknown authority"},
-		{"wrong server_name", edgetls.ClientOptions{CA: ca.File, ServerName: "other.internal"}, 503, "not other.internal"},
+		{"wrong CA", edgetls.ClientOptions{CA: other.File, ServerName: "backend.internal"}, 502, "failed to verify certificate: x509: certificate signed by unknown authority"},
+		{"wrong server_name", edgetls.ClientOptions{CA: ca.File, ServerName: "other.internal"}, 502, "not other.internal"},
 		// The default name is the target's host, 127.0.0.1: not in the
 		// certificate.
-		{"default server_name", edgetls.ClientOptions{CA: ca.File}, 503, "127.0.0.1"},
+		{"default server_name", edgetls.ClientOptions{CA: ca.File}, 502, "127.0.0.1"},
 		{"insecure_skip_verify", edgetls.ClientOptions{CA: other.File, InsecureSkipVerify: true}, 200, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,8 +174,8 @@ func TestHTTPSUpstreamClientCert(t *testing.T) {
 	be := startTLSBackend(t, leaf, ca)
 	base := edgetls.ClientOptions{CA: ca.File, ServerName: "backend.internal"}
 	edge, _, _ := startTLSProxy(t, be.addr(), base)
-	if status, _ := fetch(t, client(t), edge); status < 500 {
-		t.Fatalf("without a client certificate: status %d, want a 5xx", status)
+	if status, _ := fetch(t, client(t), edge); status != 502 {
+		t.Fatalf("without a client certificate: status %d, want 502", status)
 	}
 	withCert := base
 	withCert.Cert = edgetls.CertFiles{Cert: cc.CertFile, Key: cc.KeyFile}
@@ -237,5 +243,109 @@ func TestHTTPSUpstreamKeepAlive(t *testing.T) {
 	conns.Range(func(any, any) bool { n++; return true })
 	if n != 1 {
 		t.Fatalf("%d upstream connections for 5 sequential requests, want 1", n)
+	}
+}
+
+// TestHTTPSUpstreamActiveHealth: active checks of an https target speak
+// TLS (the backend sees them), and a target whose certificate fails
+// verification is taken out.
+func TestHTTPSUpstreamActiveHealth(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const interval = 50 * time.Millisecond
+	// wait covers a loaded machine; the checks need 2-3 intervals.
+	const wait = 5 * time.Second
+	ca, other := testcert.NewCA(t, "backend CA"), testcert.NewCA(t, "other CA")
+	leaf := ca.Leaf(t, "backend", []string{"backend.internal"}, time.Time{}, time.Time{})
+	be := startTLSBackend(t, leaf, nil)
+	active := &upstream.ActiveOptions{Path: "/healthz", Interval: interval, Timeout: interval, HealthyAfter: 1, UnhealthyAfter: 2}
+	for _, tc := range []struct {
+		name      string
+		ca        string
+		available bool
+	}{
+		{"verified", ca.File, true},
+		{"wrong CA", other.File, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := edgetls.ClientConfig(edgetls.ClientOptions{CA: tc.ca, ServerName: "backend.internal"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			up, err := NewUpstream(UpstreamOptions{Targets: []string{be.addr()}, TLS: cfg, Active: active})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer up.Close()
+			up.Start()
+			target := up.Pool().Targets()[0]
+			if tc.available {
+				took, ok := waitFor(wait, func() bool {
+					be.mu.Lock()
+					defer be.mu.Unlock()
+					return be.checks >= 2
+				})
+				if !ok {
+					t.Fatalf("no TLS health checks reached the backend after %v", took)
+				}
+				if !target.Available() {
+					t.Fatal("verified target out")
+				}
+				return
+			}
+			if took, ok := waitFor(wait, func() bool { return !target.Available() }); !ok {
+				t.Fatalf("target with an unverifiable certificate still in after %v", took)
+			}
+		})
+	}
+}
+
+// TestHTTPSUpstreamReload: a reload keeps the target (its health) but not
+// its idle connections dialed with another TLS config, or with none.
+func TestHTTPSUpstreamReload(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	ca := testcert.NewCA(t, "backend CA")
+	leaf := ca.Leaf(t, "backend", []string{"backend.internal"}, time.Time{}, time.Time{})
+	be := startTLSBackend(t, leaf, nil)
+	cfg := func() *tls.Config {
+		c, err := edgetls.ClientConfig(edgetls.ClientOptions{CA: ca.File, ServerName: "backend.internal"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first, err := NewUpstream(UpstreamOptions{Targets: []string{be.addr()}, TLS: cfg()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Start()
+	tg := first.targets[0]
+	now := time.Now()
+	c, err := tg.get(now, false, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.put(c, now)
+	if again, err := tg.get(now, false, testTimeout); err != nil || again != c {
+		t.Fatalf("same config: pooled connection not reused (%v)", err)
+	} else {
+		tg.put(again, now)
+	}
+	second, err := NewUpstream(UpstreamOptions{Targets: []string{be.addr()}, TLS: cfg(), Previous: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Start()
+	first.Close()
+	defer second.Close()
+	if second.targets[0] != tg {
+		t.Fatal("target not kept across the reload")
+	}
+	c2, err := tg.get(now, false, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.nc.Close()
+	if c2 == c || !c2.fresh || c2.tlsc != tg.tlsc.Load() {
+		t.Fatal("a connection of the previous TLS config was reused")
 	}
 }
