@@ -28,6 +28,7 @@ import (
 //	    timeouts: {connect: 2s, response_header: 30s, try: 30s, total: 60s}
 //	    max_conns_per_target: 0   # 0: no cap
 //	    queue: {size: 1024, timeout: 1s}
+//	    tls: {ca: backend-ca.pem, server_name: backend.internal}   # optional, see UpstreamTLS
 //
 // Active checks run only when health.active is given.
 // consecutive_failures: 0 turns passive ejection off, attempts: 0 turns

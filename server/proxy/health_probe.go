@@ -14,9 +14,9 @@ import (
 // Active health checks (upstream.Checker) probe a target over the same
 // transport as requests: a new TCP connection with the connect timeout and
 // an HTTP/1.1 GET of the check path for stream targets (over TLS for
-// https targets), a message round
-// trip for message targets. They run on the checker's goroutines, never on
-// an event loop. Only the status line is read: the verdict is the status.
+// https targets, with the requests' config), a message round trip for
+// message targets. They run on the checker's goroutines, never on an
+// event loop. Only the status line is read: the verdict is the status.
 
 // errProbe: the check's response was not an HTTP/1.x response.
 var errProbe = errors.New("proxy: health check response malformed")
