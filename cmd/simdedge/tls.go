@@ -97,7 +97,8 @@ func (s *listenerSet) applyTLS(cfg *config.Config) error {
 }
 
 // checkTLS validates every TLS listener's files for `simdedge check`:
-// pairs that load and match, none expired; warnings go to w.
+// pairs that load and match, none expired; warnings go to w, including
+// upstreams that skip certificate verification.
 func checkTLS(cfg *config.Config, w io.Writer) error {
 	var errs []error
 	for _, l := range cfg.EffectiveListeners() {
@@ -115,6 +116,13 @@ func checkTLS(cfg *config.Config, w io.Writer) error {
 			if err := edgeacme.Check(acmeOptions(l, "", nil)); err != nil {
 				errs = append(errs, fmt.Errorf("listener %s: %w", l.Address, err))
 			}
+		}
+	}
+	// Upstream TLS files were loaded by Build; skipping verification is
+	// legal but said out loud, as at start-up.
+	for _, u := range cfg.Upstreams {
+		if u.TLS != nil && u.TLS.InsecureSkipVerify {
+			fmt.Fprintf(w, "simdedge: warning: upstream %s: tls.insecure_skip_verify is set, certificates are not verified\n", u.Name)
 		}
 	}
 	return errors.Join(errs...)

@@ -141,3 +141,30 @@ func TestCheckTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckUpstreamTLS: `simdedge check` loads an upstream's CA and client
+// pair, and warns when verification is skipped.
+func TestCheckUpstreamTLS(t *testing.T) {
+	ca := testcert.NewCA(t, "backend CA")
+	a, b := ca.Client(t, "a", "a.internal"), ca.Client(t, "b", "b.internal")
+	junk := filepath.Join(t.TempDir(), "junk.pem")
+	os.WriteFile(junk, []byte("junk"), 0o644)
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	for _, tc := range []struct {
+		name, tls string
+		code      int
+		stderr    string
+	}{
+		{"good", fmt.Sprintf("{ca: %q, client_cert: {cert: %q, key: %q}}", ca.File, a.CertFile, a.KeyFile), 0, ""},
+		{"ca not PEM", fmt.Sprintf("{ca: %q}", junk), 1, "upstreams[0].tls: edgetls: upstream tls ca holds no PEM certificate"},
+		{"pair mismatch", fmt.Sprintf("{client_cert: {cert: %q, key: %q}}", a.CertFile, b.KeyFile), 1, "private key does not match"},
+		{"insecure", "{insecure_skip_verify: true}", 0, "warning: upstream s: tls.insecure_skip_verify is set"},
+	} {
+		os.WriteFile(file, []byte("upstreams:\n  - name: s\n    targets: [\"https://127.0.0.1:9443\"]\n    tls: "+tc.tls+"\nroutes: [{proxy: {upstream: s}}]\n"), 0o644)
+		var stdout, stderr bytes.Buffer
+		code := runCheck([]string{"-config", file}, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) || tc.stderr == "" && stderr.Len() != 0 {
+			t.Errorf("%s: %d %q", tc.name, code, stderr.String())
+		}
+	}
+}

@@ -121,14 +121,9 @@ func (d *decoder) validateUpstreamTLS(at *yaml.Node, key string, u *Upstream) {
 // streamTargets strips the http:// and https:// schemes: those targets
 // are host:port stream targets.
 func streamTargets(targets []string) []string {
-	out := targets
+	out := make([]string, len(targets))
 	for i, a := range targets {
-		if hp, _, ok := webScheme(a); ok {
-			if &out[0] == &targets[0] {
-				out = append([]string(nil), targets...)
-			}
-			out[i] = hp
-		}
+		out[i], _, _ = webScheme(a)
 	}
 	return out
 }
