@@ -248,3 +248,28 @@ func TestParseHandshakes(t *testing.T) {
 		t.Errorf("no handshakes line: err = %v", err)
 	}
 }
+
+// TestStartProcEnv: a row's environment reaches the server process, on
+// top of benchrun's own.
+func TestStartProcEnv(t *testing.T) {
+	envBin := "/usr/bin/env"
+	if !fileExists(envBin) {
+		t.Skip("no /usr/bin/env")
+	}
+	p, err := startProcEnv("env", []string{envBin}, t.TempDir(), []string{loopTLSOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.stop()
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("env did not exit")
+	}
+	p.out.mu.Lock()
+	out := string(p.out.buf)
+	p.out.mu.Unlock()
+	if !strings.Contains(out, loopTLSOff+"\n") || !strings.Contains(out, "PATH=") {
+		t.Errorf("environment lacks %s or benchrun's own:\n%s", loopTLSOff, out)
+	}
+}
