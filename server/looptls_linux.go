@@ -41,6 +41,9 @@ const (
 	// every read unless the request side is blocked, so reaching this
 	// means a client that pushes data the server does not take.
 	tlsInMax = 4 * tlsInBuf
+	// tlsRecordHeader is the length of a TLS record header: type,
+	// version, length (RFC 8446 §5.1).
+	tlsRecordHeader = 5
 	// loopTLSEnv names the environment variable that, set to "off",
 	// serves TLS listeners of the loop engine on goroutines (design B,
 	// kept for measurement).
@@ -70,6 +73,9 @@ type tlsWire struct {
 	// crypto/tls.
 	in     []byte
 	ir, iw int
+	// skip is how much of the current record is still to be handed to
+	// crypto/tls (0: the next byte starts a record header).
+	skip int
 	// out[opos:] is sealed ciphertext still to be sent.
 	out  []byte
 	opos int
@@ -79,20 +85,46 @@ type tlsWire struct {
 	remote, local net.Addr
 }
 
+// Read hands crypto/tls ciphertext one record at a time: never bytes past
+// the end of the record it is reading. So once a Read of the tls.Conn
+// returned less plaintext than asked for, crypto/tls holds nothing more,
+// and the loop knows from the wire alone whether another Read would find
+// anything (tlsFill): a Read that only says "would block" costs a lock and
+// an allocation inside crypto/tls. The framing is followed from the first
+// byte, the handshake's included (blocking mode reads through the buffer).
 func (w *tlsWire) Read(p []byte) (int, error) {
-	if w.ir < w.iw {
-		n := copy(p, w.in[w.ir:w.iw])
-		w.ir += n
-		if w.ir == w.iw {
-			w.ir, w.iw = 0, 0
+	for {
+		if w.skip == 0 && w.iw-w.ir >= tlsRecordHeader {
+			h := w.in[w.ir:]
+			w.skip = tlsRecordHeader + (int(h[3])<<8 | int(h[4]))
 		}
-		return n, nil
+		if w.skip > 0 && w.ir < w.iw {
+			n := copy(p[:min(len(p), w.skip)], w.in[w.ir:w.iw])
+			w.ir += n
+			w.skip -= n
+			if w.ir == w.iw {
+				w.ir, w.iw = 0, 0
+			}
+			return n, nil
+		}
+		if w.raw == nil {
+			return 0, errWouldBlock
+		}
+		room := w.room()
+		if len(room) == 0 {
+			return 0, errTLSInputFull
+		}
+		n, err := w.raw.Read(room)
+		w.iw += n
+		if n == 0 && err != nil {
+			return 0, err
+		}
 	}
-	if w.raw == nil {
-		return 0, errWouldBlock
-	}
-	return w.raw.Read(p)
 }
+
+// buffered reports whether the wire holds ciphertext crypto/tls has not
+// taken.
+func (w *tlsWire) buffered() bool { return w.ir < w.iw }
 
 func (w *tlsWire) Write(p []byte) (int, error) {
 	if w.raw == nil {
@@ -252,10 +284,16 @@ func (lp *loop) tlsFill(lc *lconn) bool {
 			}
 			lp.compact(c)
 		}
+		room := len(c.rbuf) - c.w
 		n, err := t.tc.Read(c.rbuf[c.w:])
 		c.w += n
 		switch {
 		case err == nil:
+			if n < room && !t.w.buffered() {
+				// Less than asked: crypto/tls holds no more (see
+				// tlsWire.Read), and neither does the wire.
+				t.more = false
+			}
 		case err == errWouldBlock:
 			t.more = false
 		case err == io.EOF:
@@ -370,7 +408,7 @@ func (t *loopTLS) shake(nc net.Conn, o *TLSOptions) bool {
 	default:
 		return false
 	}
-	t.w.ir, t.w.iw = 0, n
+	t.w.ir, t.w.iw, t.w.skip = 0, n, 0
 	t.w.raw = nc
 	t.tc = tls.Server(&t.w, o.Config)
 	if t.tc.Handshake() != nil {
