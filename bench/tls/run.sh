@@ -98,11 +98,18 @@ run() { # name pid url
 		'BEGIN { printf "%-22s %9.0f req/s  %7.2f us CPU/req\n", n, r, t * 1e6 / hz / q }'
 }
 echo "# $(date -u +%FT%TZ) rounds=$ROUNDS duration=$DURATION conns=$CONNS; $(nproc) CPUs, shared machine; $(go version | cut -d' ' -f3)"
+NAMES=("A loop-driven TLS" "B loop, TLS on gorout." "goroutine engine TLS" "plain HTTP, loop" "nginx TLS")
 for r in $(seq "$ROUNDS"); do
 	echo "## round $r"
-	run "A loop-driven TLS" "$PID_loopA" https://127.0.0.1:$P_A
-	run "B loop, TLS on gorout." "$PID_loopB" https://127.0.0.1:$P_B
-	run "goroutine engine TLS" "$PID_goroutine" https://127.0.0.1:$P_G
-	run "plain HTTP, loop" "$PID_plain" http://127.0.0.1:$P_PLAIN
-	run "nginx TLS" "$PID_nginx" https://127.0.0.1:$P_NGINX
+	run "${NAMES[0]}" "$PID_loopA" https://127.0.0.1:$P_A
+	run "${NAMES[1]}" "$PID_loopB" https://127.0.0.1:$P_B
+	run "${NAMES[2]}" "$PID_goroutine" https://127.0.0.1:$P_G
+	run "${NAMES[3]}" "$PID_plain" http://127.0.0.1:$P_PLAIN
+	run "${NAMES[4]}" "$PID_nginx" https://127.0.0.1:$P_NGINX
+done | tee "$W/rounds.txt"
+echo "## medians over $ROUNDS rounds"
+for n in "${NAMES[@]}"; do
+	grep -F "$n " "$W/rounds.txt" | awk '{print $(NF-2)}' | sort -n |
+		awk -v n="$n" '{v[NR] = $1} END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%-22s %7.2f us CPU/req (min %.2f, max %.2f)\n", n, m, v[1], v[NR] }'
 done
