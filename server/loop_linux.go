@@ -375,6 +375,12 @@ func (lp *loop) scan(now int64) {
 	if closing && lp.held.ok {
 		lp.dropHeld() // never served: as if still in the backlog
 	}
+	if closing && lp.shaking.Load() > 0 {
+		// Handshakes have sent no request yet: Shutdown ends them, as
+		// it wakes the goroutine engine's connections waiting for a
+		// first request, instead of waiting for their timeout.
+		lp.killHandshakes()
+	}
 	for _, lc := range lp.conns {
 		if lc == nil {
 			continue

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -219,5 +220,37 @@ func TestLoopTLSGarbageRecord(t *testing.T) {
 	c2.Write([]byte("GET /ok HTTP/1.1\r\nHost: a.example\r\n\r\n"))
 	if resp, err := http.ReadResponse(bufio.NewReader(c2), nil); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("next connection: %v", err)
+	}
+}
+
+// TestLoopTLSShutdownHandshake: Shutdown does not wait for the handshake
+// timeout of a client that stalls in its handshake.
+func TestLoopTLSShutdownHandshake(t *testing.T) {
+	p := newPKI(t)
+	s := New(Options{Handler: pathHandler()})
+	st, err := edgetls.New(edgetls.Options{Certificates: certFiles(p.a), HandshakeTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- s.ServeTLS(l, testEngine, TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
+	}()
+	c := dial(t, l.Addr().String())
+	hello := clientHello(t)
+	c.Write(hello[:len(hello)/2])
+	time.Sleep(50 * time.Millisecond) // the server is in the handshake
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v after %v, want nil (the stalled handshake ended)", err, time.Since(start))
+	}
+	if err := <-done; err != ErrServerClosed {
+		t.Fatalf("ServeTLS returned %v", err)
 	}
 }
