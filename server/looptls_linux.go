@@ -231,7 +231,7 @@ func (t *loopTLS) seal(out []byte) []byte {
 
 // release gives the buffers back once the connection is closed.
 func (t *loopTLS) release() {
-	if t.w.in != nil && len(t.w.in) == tlsInBuf {
+	if len(t.w.in) == tlsInBuf {
 		b := t.w.in
 		tlsInPool.Put(&b)
 	}
