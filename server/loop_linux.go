@@ -145,6 +145,15 @@ type loop struct {
 
 	wakeMu sync.Mutex
 	exited bool // the eventfd is closed; wake must not write to it
+
+	// tlsOpts: the listener terminates TLS on the loop (looptls_linux.go).
+	// shaking counts the connections between accept and adoption;
+	// pending (their handshakes' connections) and adoptq (handshaken,
+	// for the loop to take) are under wakeMu.
+	tlsOpts         *TLSOptions
+	shaking         atomic.Int64
+	pending         map[*loopTLS]net.Conn
+	adoptq, adoptq2 []*loopTLS
 }
 
 // ServeLoop serves kernel TCP connections accepted from l on an epoll event
@@ -152,9 +161,15 @@ type loop struct {
 // returns ErrServerClosed. Requests run on the loop when Options.Handler
 // implements Inliner and says so; the others run on goroutines. l must be a
 // *net.TCPListener (other listeners are served by ServeStream). It closes l.
-func (s *Server) ServeLoop(l net.Listener) error {
+func (s *Server) ServeLoop(l net.Listener) error { return s.serveLoop(l, nil) }
+
+// serveLoop is ServeLoop, terminating TLS with o if it is not nil.
+func (s *Server) serveLoop(l net.Listener, o *TLSOptions) error {
 	tl, ok := l.(*net.TCPListener)
 	if !ok {
+		if o != nil {
+			return s.ServeStream(tlsListener{l, *o})
+		}
 		return s.ServeStream(TCPListener(l))
 	}
 	lp, err := newLoop(s, tl)
@@ -162,6 +177,7 @@ func (s *Server) ServeLoop(l net.Listener) error {
 		l.Close()
 		return err
 	}
+	lp.tlsOpts = o
 	if !s.trackLoop(lp, lp.stop, lp.kill) {
 		lp.exit()
 		return ErrServerClosed
@@ -262,6 +278,7 @@ func (lp *loop) stop() error {
 // kill makes the loop close every connection and end (Close).
 func (lp *loop) kill() {
 	lp.abort.Store(true)
+	lp.killHandshakes()
 	lp.wake()
 }
 
@@ -285,7 +302,7 @@ func (lp *loop) run() error {
 			lp.closeAll()
 			return nil
 		}
-		if lp.lclosed && lp.nconns == 0 && !lp.held.ok {
+		if lp.lclosed && lp.nconns == 0 && !lp.held.ok && lp.shaking.Load() == 0 {
 			return nil
 		}
 		// Poll first without parking: under load the next events are
@@ -315,6 +332,9 @@ func (lp *loop) run() error {
 			switch fd := int(ev.Fd); fd {
 			case lp.wfd:
 				unix.Read(lp.wfd, drain[:])
+				if lp.tlsOpts != nil {
+					lp.adopt(now)
+				}
 			case lp.lfd:
 				if !lp.lclosed {
 					lp.accept(now)
@@ -361,6 +381,12 @@ func (lp *loop) scan(now int64) {
 	closing := lp.srv.closing.Load()
 	if closing && lp.held.ok {
 		lp.dropHeld() // never served: as if still in the backlog
+	}
+	if closing && lp.shaking.Load() > 0 {
+		// Handshakes have sent no request yet: Shutdown ends them, as
+		// it wakes the goroutine engine's connections waiting for a
+		// first request, instead of waiting for their timeout.
+		lp.killHandshakes()
 	}
 	for _, lc := range lp.conns {
 		if lc == nil {
@@ -436,6 +462,7 @@ func (lp *loop) exit() {
 	lp.exited = true
 	lp.closeFDs()
 	lp.wakeMu.Unlock()
+	lp.dropAdopted()
 }
 
 // wait parks the loop until the epoll set has events or the next scan is

@@ -11,3 +11,9 @@ const loopSupported = false
 func (s *Server) ServeLoop(l net.Listener) error {
 	return s.ServeStream(TCPListener(l))
 }
+
+func loopTLSOn() bool { return false }
+
+func (s *Server) serveLoopTLS(l net.Listener, o TLSOptions) error {
+	return s.ServeStream(tlsListener{l, o})
+}

@@ -193,6 +193,7 @@ func sockaddrKey(sa unix.Sockaddr) (netip.Addr, bool) {
 // finish closes a connection whose last response is written, lingering
 // first when the client may still be sending (linger.go).
 func (lp *loop) finish(lc *lconn, now int64) {
+	lp.tlsBye(lc)
 	if !lc.c.lingerWanted() || unix.Shutdown(lc.fd, unix.SHUT_WR) != nil {
 		lp.closeConn(lc)
 		return

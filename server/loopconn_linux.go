@@ -59,6 +59,9 @@ type lconn struct {
 	queued bool
 	// rd is a read done by the ring for the current event (prefetch).
 	rd ringResult
+	// tls is the connection's TLS state when its listener terminates
+	// TLS on the loop (looptls_linux.go); nil for plain TCP.
+	tls *loopTLS
 }
 
 // maxFreeLconns bounds a loop's list of released lconns.
@@ -95,12 +98,28 @@ func (lc *lconn) idle() bool {
 }
 
 func (lp *loop) add(h heldConn, now int64) {
+	if lp.tlsOpts != nil {
+		lp.addTLS(h)
+		return
+	}
+	if lp.register(h, nil, now) != nil {
+		lp.count.Add(1)
+	}
+}
+
+// register makes the loop serve the connection h (t: its TLS state, after
+// the handshake), or closes it if epoll refuses it.
+func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 	fd := h.fd
 	// As net does for TCP: small responses must not wait for Nagle.
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	lc := lp.newLconn()
 	*lc = lconn{fd: fd, st: fdStream{fd: fd, remote: sockaddrTCP(h.sa), local: lp.laddr}}
-	lc.c = newConn(lp.srv, &lc.st)
+	var st Stream = &lc.st
+	if t != nil {
+		lc.tls, st = t, t
+	}
+	lc.c = newConn(lp.srv, st)
 	lc.c.inLoop = true
 	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
 	if rh := lc.c.cfg.Timeouts.ReadHeader; rh > 0 {
@@ -109,15 +128,19 @@ func (lp *loop) add(h heldConn, now int64) {
 	if err := lp.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN); err != nil {
 		unix.Close(fd)
 		lc.c.release()
+		if t != nil {
+			t.release()
+			lp.count.Add(-1)
+		}
 		lp.putLconn(lc)
-		return
+		return nil
 	}
 	for fd >= len(lp.conns) {
 		lp.conns = append(lp.conns, make([]*lconn, len(lp.conns)+64)...)
 	}
 	lp.conns[fd] = lc
 	lp.nconns++
-	lp.count.Add(1)
+	return lc
 }
 
 func (lp *loop) closeConn(lc *lconn) {
@@ -129,6 +152,10 @@ func (lp *loop) closeConn(lc *lconn) {
 		// count and the retry budget's token are released).
 		lp.exRelease(lc)
 		lc.ex = lexchange{}
+	}
+	if lc.tls != nil {
+		lp.tlsBye(lc)
+		lc.tls.release()
 	}
 	// Closing the descriptor also removes it from the epoll set.
 	unix.Close(lc.fd)
@@ -181,7 +208,7 @@ func (lp *loop) read(lc *lconn, now int64) {
 	if lc.rd.got {
 		n, err = lc.rd.take()
 	} else {
-		n, err = rawRead(lc.fd, c.rbuf[c.w:])
+		n, err = rawRead(lc.fd, lc.recvBuf())
 	}
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
@@ -196,7 +223,16 @@ func (lp *loop) read(lc *lconn, now int64) {
 		lp.lingered(lc, n, now)
 		return
 	}
-	c.w += n
+	if lc.tls != nil {
+		lc.tls.w.iw += n
+		lc.tls.more = true
+		if lc.tls.w.iw == len(lc.tls.w.in) && len(lc.tls.w.in) >= tlsInMax {
+			lp.closeConn(lc) // errTLSInputFull
+			return
+		}
+	} else {
+		c.w += n
+	}
 	lp.process(lc, now)
 }
 
@@ -206,8 +242,14 @@ func (lp *loop) read(lc *lconn, now int64) {
 func (lp *loop) process(lc *lconn, now int64) {
 	c := lc.c
 	for {
+		if lc.tls != nil && !lp.tlsFill(lc) {
+			return // closed
+		}
 		if !lp.serveBuffered(lc, now) {
 			return // handed off or closed
+		}
+		if lc.tls != nil && lp.tlsMore(lc) {
+			continue
 		}
 		if len(c.out) < flushThreshold {
 			// The turn's outputs go out together (writeSoon).
@@ -367,7 +409,12 @@ func (lp *loop) compact(c *conn) {
 func (lp *loop) write(lc *lconn, now int64) bool {
 	c := lc.c
 	for lc.wpos < len(c.out) {
-		n, err := rawWrite(lc.fd, c.out[lc.wpos:])
+		p := lc.outBytes()
+		if len(p) == 0 {
+			lp.closeConn(lc) // TLS: sealing failed
+			return false
+		}
+		n, err := rawWrite(lc.fd, p)
 		if err == unix.EINTR {
 			continue
 		}
@@ -385,7 +432,7 @@ func (lp *loop) write(lc *lconn, now int64) bool {
 			lp.closeConn(lc)
 			return false
 		}
-		lc.wpos += n
+		lc.wrote(n)
 		if lc.writing {
 			// Progress: the Write timeout bounds each write, as on
 			// the goroutine engine.
@@ -396,6 +443,9 @@ func (lp *loop) write(lc *lconn, now int64) bool {
 	}
 	c.out = c.out[:0]
 	lc.wpos = 0
+	if lc.tls != nil {
+		lc.tls.sealed = 0
+	}
 	if lc.closeAfter {
 		lp.finish(lc, now)
 		return false
@@ -417,7 +467,13 @@ func (lp *loop) handoff(lc *lconn) {
 	lp.conns[fd] = nil
 	lp.nconns--
 	lp.ctl(unix.EPOLL_CTL_DEL, fd, 0)
-	if lc.wpos > 0 {
+	t := lc.tls
+	if t != nil {
+		// Sealed ciphertext not yet sent stays in the wire, which
+		// sends it before anything else.
+		c.out = c.out[:copy(c.out, c.out[t.sealed:])]
+		t.sealed = 0
+	} else if lc.wpos > 0 {
 		c.out = c.out[:copy(c.out, c.out[lc.wpos:])]
 	}
 	lp.putLconn(lc)
@@ -432,7 +488,13 @@ func (lp *loop) handoff(lc *lconn) {
 		lp.count.Add(-1)
 		return
 	}
-	c.st, c.inLoop = nc, false
+	if t != nil {
+		t.w.raw = nc
+		c.st = t
+	} else {
+		c.st = nc
+	}
+	c.inLoop = false
 	c.readDL, c.writeDL = time.Time{}, time.Time{}
 	if !s.addConn(c) {
 		nc.Close()

@@ -314,7 +314,7 @@ func (lp *loop) prefetch(evs []unix.EpollEvent) {
 		if fd < len(lp.conns) && lp.conns[fd] != nil {
 			// The conditions of event's read.
 			lc := lp.conns[fd]
-			if c := lc.c; !lc.writing && !lc.ex.active && c.w < len(c.rbuf) {
+			if c := lc.c; !lc.writing && !lc.ex.active && (c.w < len(c.rbuf) || lc.tls != nil) {
 				jobs = append(jobs, ringJob{lc: lc})
 			}
 		} else if fd < len(lp.ups) && lp.ups[fd] != nil {
@@ -330,8 +330,7 @@ func (lp *loop) prefetch(evs []unix.EpollEvent) {
 	}
 	for i := range jobs {
 		if lc := jobs[i].lc; lc != nil {
-			c := lc.c
-			lp.ring.op(ringOpRecv, lc.fd, c.rbuf[c.w:], uint64(i))
+			lp.ring.op(ringOpRecv, lc.fd, lc.recvBuf(), uint64(i))
 		} else {
 			u := jobs[i].u
 			u.buf, u.w = rbuf.Compact(u.buf, u.r, u.w)
@@ -447,7 +446,7 @@ func (lp *loop) sendJobs(now int64) {
 	if len(jobs) >= lp.ringMin {
 		for i := range jobs {
 			if lc := jobs[i].lc; lc != nil {
-				lp.ring.op(ringOpSend, lc.fd, lc.c.out[lc.wpos:], uint64(i))
+				lp.ring.op(ringOpSend, lc.fd, lc.outBytes(), uint64(i))
 			} else {
 				u := jobs[i].u
 				lp.ring.op(ringOpSend, u.fd, u.out[u.wpos:], uint64(i))
@@ -468,7 +467,7 @@ func (lp *loop) sendJobs(now int64) {
 			if j.got {
 				switch res := j.res; {
 				case res > 0:
-					lc.wpos += int(res)
+					lc.wrote(int(res))
 				case res == -int32(unix.EAGAIN) || res == -int32(unix.EINTR):
 				default:
 					// An error, or 0 bytes for a non-empty

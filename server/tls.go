@@ -33,18 +33,30 @@ var (
 // ServeTLS serves the kernel TCP listener l with TLS terminated by o, until
 // l fails or the server shuts down (see ServeStream).
 //
-// Each connection is served on its own goroutine on either engine: the
-// handshake runs there, under its timeout, at the first read. Driving
-// crypto/tls from the event loop over its own buffers (so that TLS reads and
-// writes join the loop's io_uring batches) is the design to measure against
-// this one; its place is here, by e (ARCHITECTURE.md, "TLS").
+// On the goroutine engine each connection is served on its own goroutine:
+// the handshake runs there, under its timeout, at the first read. On the
+// loop engine the handshake runs on a goroutine too, and the event loop
+// then drives crypto/tls over the connection's buffers (looptls_linux.go;
+// ARCHITECTURE.md, "TLS"), unless SIMDEDGE_LOOP_TLS=off serves the
+// listener on goroutines as the goroutine engine does (kept to measure the
+// two designs against each other).
 func (s *Server) ServeTLS(l net.Listener, e Engine, o TLSOptions) error {
 	if o.HandshakeTimeout <= 0 {
 		o.HandshakeTimeout = defaultHandshakeTimeout
 	}
-	_ = e // both engines: goroutines, for now
+	if e == EngineLoop && loopTLSOn() {
+		return s.serveLoopTLS(l, o)
+	}
 	return s.ServeStream(tlsListener{l, o})
 }
+
+// tlsConnStream is a Stream that carries TLS (tlsStream on goroutines,
+// loopTLS on the loop).
+type tlsConnStream interface {
+	tlsConn() *tls.Conn
+}
+
+func (t *tlsStream) tlsConn() *tls.Conn { return t.tc }
 
 type tlsListener struct {
 	net.Listener
@@ -150,7 +162,7 @@ func (t *tlsStream) handshake() error {
 	case sniffTLS:
 	case sniffHTTP:
 		t.err = ErrPlainHTTPOnTLS
-		t.answerPlainHTTP()
+		answerPlainHTTP(t.raw)
 		return t.err
 	default:
 		t.err = ErrNotTLS
@@ -187,7 +199,7 @@ func (r *Request) TLS() bool {
 	if r.c == nil {
 		return false
 	}
-	_, ok := r.c.st.(*tlsStream)
+	_, ok := r.c.st.(tlsConnStream)
 	return ok
 }
 
@@ -198,9 +210,9 @@ func (r *Request) TLSConnectionState() (tls.ConnectionState, bool) {
 	if r.c == nil {
 		return tls.ConnectionState{}, false
 	}
-	t, ok := r.c.st.(*tlsStream)
-	if !ok || t.tc == nil {
+	t, ok := r.c.st.(tlsConnStream)
+	if !ok || t.tlsConn() == nil {
 		return tls.ConnectionState{}, false
 	}
-	return t.tc.ConnectionState(), true
+	return t.tlsConn().ConnectionState(), true
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"time"
 )
 
@@ -55,18 +56,18 @@ const plainHTTPAnswer = "HTTP/1.1 400 Bad Request\r\n" +
 // answerPlainHTTP writes the 400, closes the writing side and reads what
 // the client still sends, for at most plainHTTPLinger and plainHTTPDrain
 // bytes, so that the close does not reset the answer before it is read.
-func (t *tlsStream) answerPlainHTTP() {
+func answerPlainHTTP(raw net.Conn) {
 	deadline := time.Now().Add(plainHTTPLinger)
-	t.raw.SetDeadline(deadline)
-	if _, err := t.raw.Write([]byte(plainHTTPAnswer)); err != nil {
+	raw.SetDeadline(deadline)
+	if _, err := raw.Write([]byte(plainHTTPAnswer)); err != nil {
 		return
 	}
-	if cw, ok := t.raw.(interface{ CloseWrite() error }); ok {
+	if cw, ok := raw.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
 	var buf [4 << 10]byte
 	for left := plainHTTPDrain; left > 0; {
-		n, err := t.raw.Read(buf[:])
+		n, err := raw.Read(buf[:])
 		left -= n
 		if err != nil {
 			return

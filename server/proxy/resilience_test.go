@@ -105,8 +105,11 @@ func TestBlackHoleBounded(t *testing.T) {
 	bs[2].Set(faultsrv.Behavior{Kind: faultsrv.BlackHole})
 	addr, up := startPool(t, bs, upstream.Options{
 		Passive: upstream.PassiveOptions{ConsecutiveFailures: failures, EjectFor: time.Minute},
-		// Long enough that a healthy target never times out on a loaded machine.
-		Timeouts: upstream.Timeouts{ResponseHeader: 500 * time.Millisecond},
+		// Long enough that a healthy target never times out on a loaded
+		// machine: 500 ms was not, under CI's -tags purego run with other
+		// jobs (a healthy target's 504 after the ejection). The black hole
+		// costs consecutive_failures of these.
+		Timeouts: upstream.Timeouts{ResponseHeader: 2 * time.Second},
 	}, nil)
 	c := client(t)
 	errs := 0

@@ -19,11 +19,12 @@ func TestParseAreas(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy", "balance"}},
+		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy", "balance", "https"}},
 		{"micro", []string{"url", "http", "json", "asm", "xdp", "rdma"}},
 		{"rdma", []string{"rdma"}},
-		{"load,url", []string{"origin", "pipelined", "proxy", "balance", "url"}},
+		{"load,url", []string{"origin", "pipelined", "proxy", "balance", "https", "url"}},
 		{"balance", []string{"balance"}},
+		{"https", []string{"https"}},
 		{"asm, asm", []string{"asm"}},
 	}
 	for _, tt := range tests {

@@ -25,6 +25,9 @@ type loadOpts struct {
 	// pipeline is the number of requests wrk writes at once on a
 	// connection (0: one at a time).
 	pipeline int
+	// https makes wrk use https (the https area); handshake replaces wrk
+	// with hsload, a new TLS connection per request.
+	https, handshake bool
 }
 
 // wrkSlack is added to a wrk run's timeout beyond its duration.
@@ -63,6 +66,10 @@ type scenario struct {
 	// out near 80 k requests/s here, where nginx, fasthttp and simdedge
 	// all end up.
 	pipeline int
+	// https serves the scenario over TLS with the run's certificate
+	// (env.tls); handshake measures a new connection per request with
+	// hsload instead of wrk's keep-alive.
+	https, handshake bool
 }
 
 func (s scenario) plan(o loadOpts) float64 {
@@ -87,8 +94,14 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 		pin = fmt.Sprintf("server on CPU %s, wrk on CPU %s", e.serverCPU, e.clientCPU)
 	}
 	o.pipeline = s.pipeline
-	l.Setup = fmt.Sprintf("wrk -t1 -c%d -d%s --latency, %s, %d interleaved rounds after a %s warm-up per server.",
-		o.conns, o.duration, pin, o.rounds, o.warmup)
+	o.https, o.handshake = s.https, s.handshake
+	client := fmt.Sprintf("wrk -t1 -c%d -d%s --latency", o.conns, o.duration)
+	if o.handshake {
+		client = fmt.Sprintf("hsload -conns %d -d %s (a new TLS connection per request)", o.conns, o.duration)
+		pin = strings.Replace(pin, "wrk on", "hsload on", 1)
+	}
+	l.Setup = fmt.Sprintf("%s, %s, %d interleaved rounds after a %s warm-up per server.",
+		client, pin, o.rounds, o.warmup)
 	if s.alternate {
 		l.Setup += " Every other round runs the servers in reverse order, so that none always follows another."
 	}
@@ -143,7 +156,11 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 		}
 		if err == nil {
 			defer p.stop()
-			err = waitReady(ctx, p, port)
+			if s.https {
+				err = waitReadyTLS(ctx, e, p, port)
+			} else {
+				err = waitReady(ctx, p, port)
+			}
 		}
 		bar.Done(startupEstimate)
 		if err != nil {
@@ -156,7 +173,7 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 	}
 	for _, sv := range ls {
 		bar.Set(area, "warm-up "+sv.row.Server)
-		_, _, _ = runWrk(ctx, e, sv.port, o.warmup, o.conns, o.pipeline)
+		_, _, _ = runClient(ctx, e, sv.port, o.warmup, o)
 		bar.Done(o.warmup.Seconds())
 	}
 	for r := 0; r < o.rounds; r++ {
@@ -232,7 +249,7 @@ func measure(ctx context.Context, e *env, sv live, backends []*proc, o loadOpts)
 	}
 	busyBefore, busyErr := procstat.SystemBusy()
 	start := time.Now()
-	w, wrkTotal, err := runWrk(ctx, e, sv.port, o.duration, o.conns, o.pipeline)
+	w, wrkTotal, err := runClient(ctx, e, sv.port, o.duration, o)
 	if err != nil {
 		return report.Round{}, err
 	}
@@ -322,12 +339,25 @@ func (s scenario) startBackend(ctx context.Context, e *env) ([]*proc, []string, 
 	return ps, addrs, nil
 }
 
+// runClient runs the scenario's client for d: wrk, or hsload for the
+// handshake rate.
+func runClient(ctx context.Context, e *env, port int, d time.Duration, o loadOpts) (wrkout.Result, time.Duration, error) {
+	if o.handshake {
+		return runHandshakes(ctx, e, port, d, o.conns)
+	}
+	scheme := "http"
+	if o.https {
+		scheme = "https"
+	}
+	return runWrk(ctx, e, scheme, port, d, o.conns, o.pipeline)
+}
+
 // runWrk runs wrk with benchrun's script. Its percentiles come from the
 // dumped histogram with wrk's coordinated-omission correction undone
 // (wrkout.Result.UseHistogram): the recorded latencies, per request or,
 // pipelined, per batch. wrk's CPU time is its own figure from the script,
 // else its rusage at exit.
-func runWrk(ctx context.Context, e *env, port int, d time.Duration, conns, pipeline int) (wrkout.Result, time.Duration, error) {
+func runWrk(ctx context.Context, e *env, scheme string, port int, d time.Duration, conns, pipeline int) (wrkout.Result, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, d+wrkSlack)
 	defer cancel()
 	secs := max(1, int(d.Round(time.Second).Seconds()))
@@ -336,7 +366,7 @@ func runWrk(ctx context.Context, e *env, port int, d time.Duration, conns, pipel
 		return wrkout.Result{}, 0, err
 	}
 	args := []string{e.wrk, "-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(secs) + "s", "--latency", "-s", script}
-	argv := e.pinned(e.clientCPU, append(args, "http://127.0.0.1:"+strconv.Itoa(port)+"/")...)
+	argv := e.pinned(e.clientCPU, append(args, scheme+"://127.0.0.1:"+strconv.Itoa(port)+"/")...)
 	out, usage, err := runCmdUsage(ctx, e.tmp, argv...)
 	if err != nil {
 		return wrkout.Result{}, 0, fmt.Errorf("wrk: %v: %s", err, lastLine(out))

@@ -2,14 +2,15 @@
 // benchmarks (URL, HTTP and JSON parsers, asm kernels) beside their peers,
 // and load benchmarks of simdedge, net/http, fasthttp and nginx as origins
 // and of simdedge, httputil.ReverseProxy and nginx as proxies (and of
-// simdedge's balancing policies and nginx's in front of a pool), driven by
+// simdedge's balancing policies and nginx's in front of a pool, and of
+// simdedge and nginx over TLS: keep-alive and handshake rate), driven by
 // wrk. It writes bench/results/<date>-<host>.md with tables of medians and
 // ratios against the peer measured in the same run, SVG plots beside it,
 // and the raw results in benchstat format (<date>-<host>.txt).
 //
 // Usage (from the bench module, or `make bench` at the root):
 //
-//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,pipelined,proxy,balance]
+//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,pipelined,proxy,balance,https]
 //
 // A peer that cannot run (nginx not installed, simdedge serve not ready)
 // becomes a note in the report; the others still run.
@@ -38,7 +39,7 @@ import (
 // Area names accepted by -areas; "micro", "load" and "all" expand.
 var (
 	microNames = []string{"url", "http", "json", "asm", "xdp", "rdma"}
-	loadNames  = []string{"origin", "pipelined", "proxy", "balance"}
+	loadNames  = []string{"origin", "pipelined", "proxy", "balance", "https"}
 )
 
 // enumerateEstimate is the planned seconds to build and enumerate one
@@ -56,6 +57,9 @@ type config struct {
 	out      string
 	install  bool
 	engines  []string // simdedge engines to load; empty: the default
+	// loopTLSOff adds the https area's row of the loop engine with
+	// SIMDEDGE_LOOP_TLS=off.
+	loopTLSOff bool
 }
 
 func main() {
@@ -64,7 +68,7 @@ func main() {
 
 func run() int {
 	var (
-		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,pipelined,proxy,balance (or load), all")
+		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,pipelined,proxy,balance,https (or load), all")
 		quick     = flag.Bool("quick", false, "few rounds and short runs (a smoke run of the whole suite in a few minutes)")
 		count     = flag.Int("count", 0, "micro rounds, each a go test -count 1 (default 10, quick 5)")
 		benchtime = flag.String("benchtime", "", "go test -benchtime (default 1s, quick 100ms)")
@@ -73,10 +77,11 @@ func run() int {
 		conns     = flag.Int("connections", 64, "wrk connections")
 		out       = flag.String("out", "", "results directory (default <bench>/results)")
 		install   = flag.Bool("install", true, "apt-get install wrk and nginx-light when missing")
+		loopOff   = flag.Bool("https-loop-tls-off", false, "https area: also run the loop engine with "+loopTLSOff+" (TLS connections handed to goroutines)")
 		engines   = flag.String("engines", "", "simdedge's kernel TCP engines to load, comma-separated (loop, goroutine; loop-proxy and loop-handoff: loop with proxy_on_loop true or false): the first is reported as simdedge, the others as simdedge-<engine>; empty runs the configuration's default")
 	)
 	flag.Parse()
-	cfg := config{quick: *quick, install: *install}
+	cfg := config{quick: *quick, install: *install, loopTLSOff: *loopOff}
 	if *engines != "" {
 		cfg.engines = strings.Split(*engines, ",")
 	}
@@ -456,6 +461,14 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 			engine = cfg.engines[0]
 		}
 		out = append(out, balanceScenario(engine, backend))
+	}
+	if slices.Contains(want, "https") {
+		// The simdedge rows are the engines themselves (-engines does
+		// not apply): the targets compare loop, goroutine and nginx.
+		if err := prepareHTTPS(ctx, e); err != nil {
+			note("https: %v", err)
+		}
+		out = append(out, httpsScenarios(cfg.loopTLSOff)...)
 	}
 	return out
 }

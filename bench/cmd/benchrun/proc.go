@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -67,8 +68,17 @@ func ownProcAttr() *syscall.SysProcAttr {
 
 // startProc starts argv in the background.
 func startProc(name string, argv []string, dir string) (*proc, error) {
+	return startProcEnv(name, argv, dir, nil)
+}
+
+// startProcEnv is startProc with env ("KEY=value") added to benchrun's
+// own environment.
+func startProcEnv(name string, argv []string, dir string, env []string) (*proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	out := &tailBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = ownProcAttr()
