@@ -34,16 +34,23 @@ func (p HSTSPolicy) Value() string {
 }
 
 // HSTS wraps h so that its responses on TLS connections carry
-// Strict-Transport-Security: p. The wrapper keeps h's Inliner and
-// LoopProxier behaviour on plain connections; TLS requests run h on
-// goroutines (where the field is added).
+// Strict-Transport-Security: p. The wrapper keeps h's Inliner (on TLS
+// connections too, which the event loop drives) and LoopProxier (plain
+// requests only: the loop's proxy writes the upstream's head itself, so a
+// TLS request of a proxy route with HSTS is proxied on goroutines, where
+// ServeEdge adds the field).
 func HSTS(h server.Handler, p HSTSPolicy) server.Handler {
-	return &hsts{h: h, value: p.Value()}
+	s := &hsts{h: h, value: p.Value()}
+	s.inline.s = s
+	return s
 }
 
 type hsts struct {
 	h     server.Handler
 	value string
+	// inline serves the TLS requests h's InlineHandler accepts; made
+	// once, so that answering one allocates nothing.
+	inline hstsInline
 }
 
 const hstsField = "Strict-Transport-Security"
@@ -58,10 +65,28 @@ func (s *hsts) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 // InlineHandler implements server.Inliner.
 func (s *hsts) InlineHandler(r *server.Request) server.Handler {
 	in, ok := s.h.(server.Inliner)
-	if !ok || r.TLS() {
+	if !ok {
 		return nil
 	}
-	return in.InlineHandler(r)
+	ih := in.InlineHandler(r)
+	if ih == nil || !r.TLS() {
+		return ih
+	}
+	return &s.inline
+}
+
+// hstsInline adds the field, then serves r with the handler h's
+// InlineHandler gives (asked again: an Inliner answers from r alone, and
+// holding its answer would take an allocation per request).
+type hstsInline struct{ s *hsts }
+
+func (x *hstsInline) ServeEdge(w *server.ResponseWriter, r *server.Request) {
+	w.AddHeader(hstsField, x.s.value)
+	if ih := x.s.h.(server.Inliner).InlineHandler(r); ih != nil {
+		ih.ServeEdge(w, r)
+		return
+	}
+	x.s.h.ServeEdge(w, r)
 }
 
 // LoopProxy implements server.LoopProxier.
