@@ -114,6 +114,11 @@ type conn struct {
 	// writes out itself, without blocking, after a batch of requests, so
 	// flushOut only buffers.
 	inLoop bool
+	// shard is the metrics shard the connection counts into, and
+	// reqBegin when its current request's head was complete (both only
+	// with Options.Metrics; metrics.go).
+	shard    int
+	reqBegin time.Time
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -137,10 +142,12 @@ func newConn(s *Server, st Stream) *conn {
 	c.req.srv = s
 	c.req.remote = st.RemoteAddr()
 	c.req.remoteIP = c.req.remoteIP[:0]
+	c.countOpen()
 	return c
 }
 
 func (c *conn) release() {
+	c.srv.opts.Metrics.Closed(c.shard)
 	poison(c.rbuf[:c.w])
 	if c.ipHeld {
 		c.srv.ips.release(c.ip)
@@ -401,6 +408,7 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 		return reqStart, false
 	}
 	c.req.begin(c.rbuf[reqStart:c.r], c.r)
+	c.beginCount()
 	c.resp.begin(head, head.Close || s.closing.Load())
 	return reqStart, true
 }
@@ -415,6 +423,7 @@ func (c *conn) endRequest(reqStart int) bool {
 	c.now = time.Now()
 	c.resp.now = c.now
 	c.resp.finish()
+	c.count()
 	c.req.end()
 	poison(c.rbuf[reqStart:c.r])
 	return !c.resp.closeConn && !c.broken
@@ -457,6 +466,7 @@ const continueLine = "HTTP/1.1 100 Continue\r\n\r\n"
 // writeError queues a minimal error response that closes the connection,
 // for input rejected before any handler ran.
 func (c *conn) writeError(status int) {
+	c.srv.opts.Metrics.ParseError(c.shard, status)
 	c.errSent = true
 	c.out = appendErrorResponse(c.out, status)
 }

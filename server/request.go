@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/simdedge/simdedge/server/metrics"
 	"io"
 	"net"
 	"net/netip"
@@ -45,12 +46,20 @@ type Request struct {
 	bodyBuf []byte // holds a body that was not contiguous in the transport buffer
 	full    []byte // the whole body once BodyBytes ran
 	fullOK  bool
+
+	// route is what the request counts into when it ends (SetRoute).
+	route *metrics.Route
 }
+
+// SetRoute names the counters the request is counted into when its
+// response ends (Options.Metrics): the router sets its matched route's.
+func (r *Request) SetRoute(m *metrics.Route) { r.route = m }
 
 func (r *Request) begin(raw []byte, bodyStart int) {
 	r.raw = raw
 	r.urlDone, r.urlErr = false, nil
 	r.full, r.fullOK = nil, false
+	r.route = nil
 	r.body.reset(r.head.Body, r.head.ContentLength, bodyStart, r.limits().MaxBodyBytes)
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/simdedge/simdedge/server/metrics"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -156,6 +157,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		// a slot or a goroutine (admit.go).
 		ip, counted := clientKey(st.RemoteAddr())
 		if counted && !s.ips.acquire(ip, s.settings().Limits.MaxConnsPerIP) {
+			s.opts.Metrics.Refused(0, metrics.RefusedPerIP)
 			st.Close()
 			continue
 		}

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/simdedge/simdedge/server/metrics"
 	"log/slog"
 	"net/url"
 	"sort"
@@ -119,6 +120,9 @@ type BuildOptions struct {
 	// connections of the targets that remain (Snapshot.Start commits
 	// it, the previous snapshot's Close drains the targets that left).
 	Previous *Snapshot
+	// Metrics, if set, gives every route its counters, by the route's
+	// name (RouteMetricName).
+	Metrics *metrics.Set
 }
 
 // Snapshot is what a configuration builds: an immutable routing table and
@@ -249,11 +253,15 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			}
 			h = proxy.New(up, proxy.Options{Logger: o.Logger})
 		}
-		routes = append(routes, router.Route{
+		rt := router.Route{
 			Name:    r.Name,
 			Match:   router.Match{Host: r.Match.Host, Path: r.Match.Path, PathPrefix: r.Match.PathPrefix, Methods: r.Match.Methods},
 			Handler: h,
-		})
+		}
+		if o.Metrics != nil {
+			rt.Metrics = o.Metrics.Route(RouteMetricName(r.Name, i))
+		}
+		routes = append(routes, rt)
 	}
 	if len(d.errs) > 0 {
 		s.Close()
