@@ -67,6 +67,11 @@ func (c *Config) WithDefaults() *Config {
 	if t.BodyMinRate == 0 {
 		t.BodyMinRate = server.DefaultBodyMinRate
 	}
+	var a Admin
+	if c.Admin != nil {
+		a = *c.Admin
+	}
+	e.Admin = a.withDefaults()
 	e.Upstreams = append([]Upstream(nil), c.Upstreams...)
 	for i := range e.Upstreams {
 		u := &e.Upstreams[i]
