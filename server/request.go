@@ -59,12 +59,14 @@ func (r *Request) begin(raw []byte, bodyStart int) {
 	r.raw = raw
 	r.urlDone, r.urlErr = false, nil
 	r.full, r.fullOK = nil, false
-	r.route = nil
 	r.body.reset(r.head.Body, r.head.ContentLength, bodyStart, r.limits().MaxBodyBytes)
 }
 
 func (r *Request) end() {
 	r.raw, r.full = nil, nil
+	// The route is cleared at the end, not at begin: the event loop
+	// looks the route up (InlineHandler) before the request begins.
+	r.route = nil
 	if cap(r.bodyBuf) > maxPooledBuf {
 		r.bodyBuf = nil
 	}

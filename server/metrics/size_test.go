@@ -1,0 +1,5 @@
+package metrics
+
+import "unsafe"
+
+func unsafeSizeof[T any](v T) uintptr { return unsafe.Sizeof(v) }
