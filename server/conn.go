@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/simdedge/simdedge/server/metrics"
 	"io"
 	"net/netip"
 	"sync"
@@ -114,9 +115,10 @@ type conn struct {
 	// writes out itself, without blocking, after a batch of requests, so
 	// flushOut only buffers.
 	inLoop bool
-	// shard is the metrics shard the connection counts into, and
-	// reqBegin when its current request's head was complete (both only
-	// with Options.Metrics; metrics.go).
+	// lst and shard are the listener counters and the shard the
+	// connection counts into, and reqBegin when its current request's
+	// head was complete (only with Options.Metrics; metrics.go).
+	lst      *metrics.Listener
 	shard    int
 	reqBegin time.Time
 }
@@ -142,12 +144,12 @@ func newConn(s *Server, st Stream) *conn {
 	c.req.srv = s
 	c.req.remote = st.RemoteAddr()
 	c.req.remoteIP = c.req.remoteIP[:0]
-	c.countOpen()
+	c.lst = nil // countOpen sets it
 	return c
 }
 
 func (c *conn) release() {
-	c.srv.opts.Metrics.Closed(c.shard)
+	c.lst.Closed(c.shard)
 	poison(c.rbuf[:c.w])
 	if c.ipHeld {
 		c.srv.ips.release(c.ip)
@@ -466,7 +468,7 @@ const continueLine = "HTTP/1.1 100 Continue\r\n\r\n"
 // writeError queues a minimal error response that closes the connection,
 // for input rejected before any handler ran.
 func (c *conn) writeError(status int) {
-	c.srv.opts.Metrics.ParseError(c.shard, status)
+	c.lst.ParseError(c.shard, status)
 	c.errSent = true
 	c.out = appendErrorResponse(c.out, status)
 }

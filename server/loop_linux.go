@@ -4,6 +4,7 @@ package server
 
 import (
 	"errors"
+	"github.com/simdedge/simdedge/server/metrics"
 	"net"
 	"os"
 	"runtime"
@@ -82,6 +83,7 @@ type loop struct {
 	free  []*lconn
 	ln    *net.TCPListener
 	laddr net.Addr
+	mlst  *metrics.Listener // its connections' counters (nil: metrics off)
 	lfd   int
 	epfd  int
 	// epf is epfd as an *os.File in Go's netpoller: an idle loop parks
@@ -186,6 +188,7 @@ func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
 		srv:          s,
 		ln:           tl,
 		laddr:        tl.Addr(),
+		mlst:         s.opts.Metrics.Listener(tl.Addr().String()),
 		lfd:          -1,
 		epfd:         -1,
 		wfd:          -1,

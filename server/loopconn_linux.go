@@ -103,6 +103,7 @@ func (lp *loop) add(h heldConn, now int64) {
 	lc.c = newConn(lp.srv, &lc.st)
 	lc.c.inLoop = true
 	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
+	lc.c.countOpen(lp.mlst)
 	if rh := lc.c.cfg.Timeouts.ReadHeader; rh > 0 {
 		lc.rdl = now + int64(rh)
 	}

@@ -11,11 +11,12 @@ import (
 // (its start: the end shares endRequest's) and a handful of atomic adds on
 // the connection's own shard.
 
-// countOpen gives a new connection its shard and counts it.
-func (c *conn) countOpen() {
-	if m := c.srv.opts.Metrics; m != nil {
-		c.shard = m.Shard()
-		m.Opened(c.shard)
+// countOpen counts a new connection on its listener's counters (nil:
+// metrics off) and gives it its shard.
+func (c *conn) countOpen(l *metrics.Listener) {
+	if l != nil {
+		c.lst, c.shard = l, c.srv.opts.Metrics.Shard()
+		l.Opened(c.shard)
 	}
 }
 

@@ -133,6 +133,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 	defer s.untrack(l)
 	defer l.Close()
 	sl := newStreamSlots()
+	lst := s.opts.Metrics.Listener(l.Addr().String())
 	var delay time.Duration
 	for {
 		st, err := l.Accept()
@@ -157,7 +158,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		// a slot or a goroutine (admit.go).
 		ip, counted := clientKey(st.RemoteAddr())
 		if counted && !s.ips.acquire(ip, s.settings().Limits.MaxConnsPerIP) {
-			s.opts.Metrics.Refused(0, metrics.RefusedPerIP)
+			lst.Refused(0, metrics.RefusedPerIP)
 			st.Close()
 			continue
 		}
@@ -170,6 +171,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		}
 		c := newConn(s, st)
 		c.home, c.ip, c.ipHeld = sl, ip, counted
+		c.countOpen(lst)
 		if !s.addConn(c) {
 			st.Close()
 			c.release()

@@ -25,8 +25,9 @@ func testAdmin(t *testing.T) (*Admin, *metrics.Set) {
 		r.Observe(shard, metrics.MethodGet, 200, time.Millisecond, 10, 20)
 	}
 	r.Observe(1, metrics.MethodPost, 503, time.Second, 10, 20)
-	set.Opened(0)
-	set.ParseError(3, 414)
+	l := set.Listener("127.0.0.1:80")
+	l.Opened(0)
+	l.ParseError(3, 414)
 	pool, err := upstream.New(upstream.Options{Name: "app", Targets: []upstream.TargetSpec{{Address: "127.0.0.1:1"}, {Address: "127.0.0.1:2"}}})
 	if err != nil {
 		t.Fatal(err)

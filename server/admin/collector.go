@@ -23,13 +23,13 @@ var (
 	descBytesOut = prometheus.NewDesc(namespace+"_response_body_bytes_total",
 		"Response body bytes sent, by route.", []string{"route"}, nil)
 	descConnsOpened = prometheus.NewDesc(namespace+"_connections_total",
-		"Connections accepted and served.", nil, nil)
+		"Connections accepted and served, by listener address.", []string{"listener"}, nil)
 	descConnsActive = prometheus.NewDesc(namespace+"_connections_active",
-		"Connections open now.", nil, nil)
+		"Connections open now, by listener address.", []string{"listener"}, nil)
 	descRefused = prometheus.NewDesc(namespace+"_connections_refused_total",
-		"Connections closed unserved by a limit, by reason.", []string{"reason"}, nil)
+		"Connections closed unserved by a limit, by listener address and reason.", []string{"listener", "reason"}, nil)
 	descParseErrors = prometheus.NewDesc(namespace+"_parse_errors_total",
-		"Requests answered with an error before any handler ran (malformed, too large, unsupported, timed out), by status.", []string{"status"}, nil)
+		"Requests answered with an error before any handler ran (malformed, too large, unsupported, timed out), by listener address and status.", []string{"listener", "status"}, nil)
 
 	descUpRequests = prometheus.NewDesc(namespace+"_upstream_requests_total",
 		"Requests sent to an upstream target.", []string{"upstream", "target"}, nil)
@@ -101,18 +101,20 @@ func (c *collector) collectRoutes(ch chan<- prometheus.Metric) {
 }
 
 func (c *collector) collectConns(ch chan<- prometheus.Metric) {
-	t := c.set.Conns()
-	ch <- prometheus.MustNewConstMetric(descConnsOpened, prometheus.CounterValue, float64(t.Opened))
-	ch <- prometheus.MustNewConstMetric(descConnsActive, prometheus.GaugeValue, float64(t.Active()))
-	for k, n := range t.Refused {
-		ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(n), metrics.RefusalNames[k])
-	}
-	for k, n := range t.ParseErrors {
-		status := "other"
-		if k < len(metrics.ParseStatuses) {
-			status = strconv.Itoa(metrics.ParseStatuses[k])
+	for _, l := range c.set.Listeners() {
+		t, name := l.Totals(), l.Name()
+		ch <- prometheus.MustNewConstMetric(descConnsOpened, prometheus.CounterValue, float64(t.Opened), name)
+		ch <- prometheus.MustNewConstMetric(descConnsActive, prometheus.GaugeValue, float64(t.Active()), name)
+		for k, n := range t.Refused {
+			ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(n), name, metrics.RefusalNames[k])
 		}
-		ch <- prometheus.MustNewConstMetric(descParseErrors, prometheus.CounterValue, float64(n), status)
+		for k, n := range t.ParseErrors {
+			status := "other"
+			if k < len(metrics.ParseStatuses) {
+				status = strconv.Itoa(metrics.ParseStatuses[k])
+			}
+			ch <- prometheus.MustNewConstMetric(descParseErrors, prometheus.CounterValue, float64(n), name, status)
+		}
 	}
 }
 

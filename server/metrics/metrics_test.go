@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestIndexes(t *testing.T) {
@@ -28,8 +29,9 @@ func TestIndexes(t *testing.T) {
 func TestMergeShards(t *testing.T) {
 	s := NewSet()
 	r := s.Route("api")
-	if s.Route("api") != r {
-		t.Fatal("Route by the same name gave another block")
+	l := s.Listener("127.0.0.1:80")
+	if s.Route("api") != r || s.Listener("127.0.0.1:80") != l {
+		t.Fatal("Route or Listener by the same name gave another block")
 	}
 	const workers, each = 8, 1000
 	var wg sync.WaitGroup
@@ -38,7 +40,7 @@ func TestMergeShards(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			shard := s.Shard() + w*97 // any int is a valid shard index
-			s.Opened(shard)
+			l.Opened(shard)
 			for i := range each {
 				d := 50 * time.Microsecond // first bucket
 				if i%2 == 1 {
@@ -46,8 +48,8 @@ func TestMergeShards(t *testing.T) {
 				}
 				r.Observe(shard, MethodGet, 200+i%2*300, d, 10, 100)
 			}
-			s.ParseError(shard, 431)
-			s.Closed(shard)
+			l.ParseError(shard, 431)
+			l.Closed(shard)
 		}()
 	}
 	wg.Wait()
@@ -64,7 +66,7 @@ func TestMergeShards(t *testing.T) {
 	if tot.BytesIn != 10*workers*each || tot.BytesOut != 100*workers*each {
 		t.Errorf("bytes in/out = %d/%d", tot.BytesIn, tot.BytesOut)
 	}
-	c := s.Conns()
+	c := l.Totals()
 	if c.Opened != workers || c.Active() != 0 || c.ParseErrors[ParseStatusIndex(431)] != workers {
 		t.Errorf("conns = %+v", c)
 	}
@@ -80,22 +82,21 @@ func TestMergeShards(t *testing.T) {
 // TestNilSafe: with metrics off the hooks take a nil Set and Route.
 func TestNilSafe(t *testing.T) {
 	var s *Set
-	s.Opened(1)
-	s.Closed(1)
-	s.Refused(1, RefusedPerIP)
-	s.ParseError(1, 400)
+	l := s.Listener("x")
+	l.Opened(1)
+	l.Closed(1)
+	l.Refused(1, RefusedPerIP)
+	l.ParseError(1, 400)
 	var r *Route
 	r.Observe(1, MethodGet, 200, time.Millisecond, 1, 1)
 }
 
 func TestShardSize(t *testing.T) {
-	var rs routeShard
-	var cs connShard
-	if sz := int(unsafeSizeof(rs)); sz%cacheLine != 0 {
+	if sz := int(unsafe.Sizeof(routeShard{})); sz%cacheLine != 0 {
 		t.Errorf("routeShard is %d bytes, not whole cache lines", sz)
 	}
-	if sz := int(unsafeSizeof(cs)); sz%cacheLine != 0 {
-		t.Errorf("connShard is %d bytes, not whole cache lines", sz)
+	if sz := int(unsafe.Sizeof(listenerShard{})); sz%cacheLine != 0 {
+		t.Errorf("listenerShard is %d bytes, not whole cache lines", sz)
 	}
 }
 

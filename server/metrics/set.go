@@ -11,38 +11,14 @@ import (
 // rarely land on the shard of another busy connection on another CPU.
 const shardsPerCPU = 2
 
-// Refusal reasons: why a connection was closed unserved.
-const (
-	RefusedPerIP    = iota // over limits.max_conns_per_ip
-	RefusedMaxConns        // no slot under limits.max_conns
-	RefusalKinds
-)
-
-// RefusalNames are the label values of the refusal reasons.
-var RefusalNames = [RefusalKinds]string{"per_ip", "max_conns"}
-
-// connCounters is one shard of the server-wide counters.
-type connCounters struct {
-	opened, closed atomic.Uint64
-	refused        [RefusalKinds]atomic.Uint64
-	parseErrors    [ParseKinds]atomic.Uint64
-}
-
-type connShard struct {
-	connCounters
-	_ [cacheLine - connCountersSize%cacheLine]byte
-}
-
-const connCountersSize = 8 * (2 + RefusalKinds + ParseKinds)
-
-// Set is the counters of one server: its routes and its connections.
+// Set is the counters of one server: its routes and its listeners.
 type Set struct {
-	mask  int // shards-1; the shard count is a power of two
-	next  atomic.Uint32
-	conns []connShard
+	mask int // shards-1; the shard count is a power of two
+	next atomic.Uint32
 
-	mu     sync.Mutex
-	routes map[string]*Route
+	mu        sync.Mutex
+	routes    map[string]*Route
+	listeners map[string]*Listener
 	// unmatched counts requests no route took (404s, OPTIONS *).
 	unmatched *Route
 }
@@ -56,7 +32,7 @@ func NewSet() *Set {
 	for n < shardsPerCPU*runtime.GOMAXPROCS(0) {
 		n *= 2
 	}
-	s := &Set{mask: n - 1, conns: make([]connShard, n), routes: map[string]*Route{}}
+	s := &Set{mask: n - 1, routes: map[string]*Route{}, listeners: map[string]*Listener{}}
 	s.unmatched = s.Route(UnmatchedRoute)
 	return s
 }
@@ -92,67 +68,4 @@ func (s *Set) Routes() []*Route {
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
-}
-
-// The connection hooks below accept a nil Set (metrics off).
-
-// Opened counts an accepted connection.
-func (s *Set) Opened(shard int) {
-	if s != nil {
-		s.conns[shard&s.mask].opened.Add(1)
-	}
-}
-
-// Closed counts a connection's end.
-func (s *Set) Closed(shard int) {
-	if s != nil {
-		s.conns[shard&s.mask].closed.Add(1)
-	}
-}
-
-// Refused counts a connection closed unserved for reason (RefusedPerIP...).
-func (s *Set) Refused(shard, reason int) {
-	if s != nil {
-		s.conns[shard&s.mask].refused[reason].Add(1)
-	}
-}
-
-// ParseError counts a request answered with status before any handler
-// ran (malformed, too large, unsupported).
-func (s *Set) ParseError(shard, status int) {
-	if s != nil {
-		s.conns[shard&s.mask].parseErrors[ParseStatusIndex(status)].Add(1)
-	}
-}
-
-// ConnTotals are the server-wide counters summed over the shards.
-type ConnTotals struct {
-	Opened, Closed uint64
-	Refused        [RefusalKinds]uint64
-	ParseErrors    [ParseKinds]uint64
-}
-
-// Active is the number of open connections.
-func (t ConnTotals) Active() uint64 {
-	if t.Closed > t.Opened { // shards read at different instants
-		return 0
-	}
-	return t.Opened - t.Closed
-}
-
-// Conns sums the server-wide counters.
-func (s *Set) Conns() ConnTotals {
-	var t ConnTotals
-	for i := range s.conns {
-		c := &s.conns[i]
-		t.Opened += c.opened.Load()
-		t.Closed += c.closed.Load()
-		for k := range c.refused {
-			t.Refused[k] += c.refused[k].Load()
-		}
-		for k := range c.parseErrors {
-			t.ParseErrors[k] += c.parseErrors[k].Load()
-		}
-	}
-	return t
 }
