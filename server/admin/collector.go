@@ -45,6 +45,14 @@ var (
 		"1 while the target is ejected.", []string{"upstream", "target"}, nil)
 	descUpInFlight = prometheus.NewDesc(namespace+"_upstream_target_in_flight",
 		"Requests in flight to the target.", []string{"upstream", "target"}, nil)
+	descUpResponses = prometheus.NewDesc(namespace+"_upstream_responses_total",
+		"Upstream responses, by status class.", []string{"upstream", "target", "status_class"}, nil)
+	descUpErrors = prometheus.NewDesc(namespace+"_upstream_errors_total",
+		"Upstream attempts that got no response, by kind (connect_failure, reset, timeout, canceled).", []string{"upstream", "target", "kind"}, nil)
+	descUpRetriesTotal = prometheus.NewDesc(namespace+"_upstream_retries_total",
+		"Retries made (failovers after a connect failure included).", []string{"upstream"}, nil)
+	descUpBudget = prometheus.NewDesc(namespace+"_upstream_retry_budget_refusals_total",
+		"Retries the retry budget refused.", []string{"upstream"}, nil)
 	descUpRetries = prometheus.NewDesc(namespace+"_upstream_retries_in_flight",
 		"Retry-budget tokens held now.", []string{"upstream"}, nil)
 )
@@ -59,7 +67,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descDuration, descBytesIn, descBytesOut,
 		descConnsOpened, descConnsActive, descRefused, descParseErrors,
 		descUpRequests, descUpFailures, descUpEjections, descUpChecks, descUpHealthy,
-		descUpEjected, descUpInFlight, descUpRetries} {
+		descUpEjected, descUpInFlight, descUpRetries, descUpResponses, descUpErrors,
+		descUpRetriesTotal, descUpBudget} {
 		ch <- d
 	}
 }
@@ -132,8 +141,16 @@ func (c *collector) collectUpstreams(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descUpHealthy, prometheus.GaugeValue, healthValue(s.Health), l...)
 			ch <- prometheus.MustNewConstMetric(descUpEjected, prometheus.GaugeValue, boolValue(s.Ejected), l...)
 			ch <- prometheus.MustNewConstMetric(descUpInFlight, prometheus.GaugeValue, float64(s.InFlight), l...)
+			for cl, n := range s.ByClass {
+				ch <- prometheus.MustNewConstMetric(descUpResponses, prometheus.CounterValue, float64(n), name, s.Address, metrics.ClassNames[cl])
+			}
+			for o := upstream.Response + 1; int(o) < upstream.Outcomes; o++ {
+				ch <- prometheus.MustNewConstMetric(descUpErrors, prometheus.CounterValue, float64(s.ByOutcome[o]), name, s.Address, o.String())
+			}
 		}
 		ch <- prometheus.MustNewConstMetric(descUpRetries, prometheus.GaugeValue, float64(p.RetriesInFlight()), name)
+		ch <- prometheus.MustNewConstMetric(descUpRetriesTotal, prometheus.CounterValue, float64(p.Retries()), name)
+		ch <- prometheus.MustNewConstMetric(descUpBudget, prometheus.CounterValue, float64(p.BudgetRefusals()), name)
 	}
 }
 
