@@ -1,12 +1,13 @@
 package server
 
 import (
-	"github.com/simdedge/simdedge/server/metrics"
 	"io"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Server cost per request without the kernel: each server runs one

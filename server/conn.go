@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"github.com/simdedge/simdedge/server/metrics"
 	"io"
 	"net/netip"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Buffer sizes of a stream connection.

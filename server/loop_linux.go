@@ -4,7 +4,6 @@ package server
 
 import (
 	"errors"
-	"github.com/simdedge/simdedge/server/metrics"
 	"net"
 	"os"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/upstream"
 	"golang.org/x/sys/unix"
 )

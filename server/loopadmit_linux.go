@@ -3,10 +3,10 @@
 package server
 
 import (
-	"github.com/simdedge/simdedge/server/metrics"
 	"net/netip"
 	"time"
 
+	"github.com/simdedge/simdedge/server/metrics"
 	"golang.org/x/sys/unix"
 )
 

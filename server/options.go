@@ -1,11 +1,11 @@
 package server
 
 import (
-	"github.com/simdedge/simdedge/server/metrics"
 	"log/slog"
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Default limits and timeouts. Unlike net/http and fasthttp, every timeout

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"github.com/simdedge/simdedge/server/metrics"
 	"io"
 	"net"
 	"net/netip"
@@ -11,6 +10,7 @@ import (
 	"github.com/simdedge/simdedge/parse/json"
 	"github.com/simdedge/simdedge/parse/json/body"
 	"github.com/simdedge/simdedge/parse/url"
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Request is one parsed request, handed to a Handler.

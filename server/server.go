@@ -3,11 +3,12 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/simdedge/simdedge/server/metrics"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Handler serves one request. The Request's views (method, target, headers,

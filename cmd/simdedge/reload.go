@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/simdedge/simdedge/server/metrics"
 	"log/slog"
 	"net"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/config"
+	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/router"
 )
 

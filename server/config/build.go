@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/simdedge/simdedge/server/metrics"
 	"log/slog"
 	"net/url"
 	"sort"
@@ -12,6 +11,7 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/proxy"
 	"github.com/simdedge/simdedge/server/router"
 	"github.com/simdedge/simdedge/server/upstream"
