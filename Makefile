@@ -9,7 +9,7 @@ export PATH := $(PATH):/usr/local/go/bin
 # Debian packages the tests need: curl (end-to-end server tests), iproute2 and
 # ethtool (network namespaces and veth for the xdp tests), libfabric-dev (the
 # rdma transport, built with -tags rdma).
-TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev
+TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus
 # The load benchmarks' wrk and nginx-light are installed by bench/cmd/benchrun.
 # Packages whose code has concurrency (or lazy shared state), run under the
 # race detector. asm is left out: it starts no goroutines and its exhaustive

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Server cost per request without the kernel: each server runs one
@@ -92,6 +94,20 @@ func BenchmarkServeStatic(b *testing.B) {
 			w.WriteString("ok\n")
 		})
 		s := New(Options{Handler: h})
+		serverRun(b, func(l *serverOneShot) { s.ServeStream(TCPListener(l)) })
+		s.Close()
+	})
+	// With Options.Metrics: the cost of counting (a clock read and the
+	// route's atomic adds per request).
+	b.Run("impl=simdedge-metrics", func(b *testing.B) {
+		set := metrics.NewSet()
+		rt := set.Route("static")
+		h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+			r.SetRoute(rt)
+			w.AddHeader("Content-Type", "text/plain")
+			w.WriteString("ok\n")
+		})
+		s := New(Options{Handler: h, Metrics: set})
 		serverRun(b, func(l *serverOneShot) { s.ServeStream(TCPListener(l)) })
 		s.Close()
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Buffer sizes of a stream connection.
@@ -114,6 +115,12 @@ type conn struct {
 	// writes out itself, without blocking, after a batch of requests, so
 	// flushOut only buffers.
 	inLoop bool
+	// lst and shard are the listener counters and the shard the
+	// connection counts into, and reqBegin when its current request's
+	// head was complete (only with Options.Metrics; metrics.go).
+	lst      *metrics.Listener
+	shard    int
+	reqBegin time.Time
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -137,10 +144,12 @@ func newConn(s *Server, st Stream) *conn {
 	c.req.srv = s
 	c.req.remote = st.RemoteAddr()
 	c.req.remoteIP = c.req.remoteIP[:0]
+	c.lst = nil // countOpen sets it
 	return c
 }
 
 func (c *conn) release() {
+	c.lst.Closed(c.shard)
 	poison(c.rbuf[:c.w])
 	if c.ipHeld {
 		c.srv.ips.release(c.ip)
@@ -401,6 +410,7 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 		return reqStart, false
 	}
 	c.req.begin(c.rbuf[reqStart:c.r], c.r)
+	c.beginCount()
 	c.resp.begin(head, head.Close || s.closing.Load())
 	return reqStart, true
 }
@@ -415,6 +425,7 @@ func (c *conn) endRequest(reqStart int) bool {
 	c.now = time.Now()
 	c.resp.now = c.now
 	c.resp.finish()
+	c.count()
 	c.req.end()
 	poison(c.rbuf[reqStart:c.r])
 	return !c.resp.closeConn && !c.broken
@@ -457,6 +468,7 @@ const continueLine = "HTTP/1.1 100 Continue\r\n\r\n"
 // writeError queues a minimal error response that closes the connection,
 // for input rejected before any handler ran.
 func (c *conn) writeError(status int) {
+	c.lst.ParseError(c.shard, status)
 	c.errSent = true
 	c.out = appendErrorResponse(c.out, status)
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/upstream"
 	"golang.org/x/sys/unix"
 )
@@ -82,6 +83,7 @@ type loop struct {
 	free  []*lconn
 	ln    *net.TCPListener
 	laddr net.Addr
+	mlst  *metrics.Listener // its connections' counters (nil: metrics off)
 	lfd   int
 	epfd  int
 	// epf is epfd as an *os.File in Go's netpoller: an idle loop parks
@@ -202,6 +204,7 @@ func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
 		srv:          s,
 		ln:           tl,
 		laddr:        tl.Addr(),
+		mlst:         s.opts.Metrics.Listener(tl.Addr().String()),
 		lfd:          -1,
 		epfd:         -1,
 		wfd:          -1,

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/simdedge/simdedge/server/metrics"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,6 +62,7 @@ func (lp *loop) accept(now int64) {
 		h := heldConn{ok: true, fd: fd, sa: sa}
 		h.ip, h.counted = sockaddrKey(sa)
 		if h.counted && !lp.srv.ips.acquire(h.ip, lp.srv.settings().Limits.MaxConnsPerIP) {
+			lp.mlst.Refused(0, metrics.RefusedPerIP)
 			// Over its address's share: refused before it costs
 			// anything more.
 			unix.Close(fd)

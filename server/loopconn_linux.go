@@ -122,6 +122,7 @@ func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 	lc.c = newConn(lp.srv, st)
 	lc.c.inLoop = true
 	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
+	lc.c.countOpen(lp.mlst)
 	if rh := lc.c.cfg.Timeouts.ReadHeader; rh > 0 {
 		lc.rdl = now + int64(rh)
 	}

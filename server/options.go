@@ -5,6 +5,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Default limits and timeouts. Unlike net/http and fasthttp, every timeout
@@ -98,6 +99,11 @@ type Options struct {
 	// upstream connections in its epoll set, instead of handing their
 	// connections to goroutines. The goroutine engine ignores it.
 	LoopProxy bool
+	// Metrics, when set, receives the counts of requests (into the route
+	// the router set with Request.SetRoute, else Unmatched), connections
+	// and parse errors (metrics.go). Nil counts nothing and takes no clock
+	// reads for it.
+	Metrics *metrics.Set
 }
 
 func orDefault(d, def time.Duration) time.Duration {

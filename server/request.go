@@ -10,6 +10,7 @@ import (
 	"github.com/simdedge/simdedge/parse/json"
 	"github.com/simdedge/simdedge/parse/json/body"
 	"github.com/simdedge/simdedge/parse/url"
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Request is one parsed request, handed to a Handler.
@@ -45,7 +46,14 @@ type Request struct {
 	bodyBuf []byte // holds a body that was not contiguous in the transport buffer
 	full    []byte // the whole body once BodyBytes ran
 	fullOK  bool
+
+	// route is what the request counts into when it ends (SetRoute).
+	route *metrics.Route
 }
+
+// SetRoute names the counters the request is counted into when its
+// response ends (Options.Metrics): the router sets its matched route's.
+func (r *Request) SetRoute(m *metrics.Route) { r.route = m }
 
 func (r *Request) begin(raw []byte, bodyStart int) {
 	r.raw = raw
@@ -56,6 +64,9 @@ func (r *Request) begin(raw []byte, bodyStart int) {
 
 func (r *Request) end() {
 	r.raw, r.full = nil, nil
+	// The route is cleared at the end, not at begin: the event loop
+	// looks the route up (InlineHandler) before the request begins.
+	r.route = nil
 	if cap(r.bodyBuf) > maxPooledBuf {
 		r.bodyBuf = nil
 	}

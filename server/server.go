@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Handler serves one request. The Request's views (method, target, headers,
@@ -132,6 +134,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 	defer s.untrack(l)
 	defer l.Close()
 	sl := newStreamSlots()
+	lst := s.opts.Metrics.Listener(l.Addr().String())
 	var delay time.Duration
 	for {
 		st, err := l.Accept()
@@ -156,6 +159,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		// a slot or a goroutine (admit.go).
 		ip, counted := clientKey(st.RemoteAddr())
 		if counted && !s.ips.acquire(ip, s.settings().Limits.MaxConnsPerIP) {
+			lst.Refused(0, metrics.RefusedPerIP)
 			st.Close()
 			continue
 		}
@@ -168,6 +172,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		}
 		c := newConn(s, st)
 		c.home, c.ip, c.ipHeld = sl, ip, counted
+		c.countOpen(lst)
 		if !s.addConn(c) {
 			st.Close()
 			c.release()

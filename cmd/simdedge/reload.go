@@ -9,6 +9,7 @@ import (
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/config"
+	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -27,6 +28,7 @@ type running struct {
 	cfg      *config.Config
 	snap     *config.Snapshot
 	set      *listenerSet
+	metrics  *metrics.Set // nil without an admin listener
 }
 
 // reload applies the file's configuration as a whole or not at all. It
@@ -63,7 +65,7 @@ func (r *running) apply() error {
 	}
 	// Upstreams of the same name keep the health state and idle
 	// connections of the targets that remain (Previous).
-	snap, err := cfg.Build(config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap})
+	snap, err := cfg.Build(config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap, Metrics: r.metrics})
 	if err != nil {
 		return err
 	}
@@ -152,6 +154,9 @@ func tcpDiff(prev, next *config.Config) (added []idListener, removed []string) {
 // devices, rings and fabrics are set up at start), and proxy_on_loop
 // (read when a loop starts). The error names the key.
 func checkReloadable(prev, next *config.Config) error {
+	if err := checkAdminReloadable(prev, next); err != nil {
+		return err
+	}
 	pe, ne := prev.WithDefaults(), next.WithDefaults()
 	if *pe.ProxyOnLoop != *ne.ProxyOnLoop {
 		return unreloadable("proxy_on_loop", "")

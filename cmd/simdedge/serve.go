@@ -53,7 +53,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	defer stopBuiltins()
-	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log})
+	mset := newMetrics(cfg)
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset})
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
@@ -62,7 +63,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts := cfg.ServerOptions()
 	opts.Handler = sw
 	opts.Logger = log
+	opts.Metrics = mset
 	srv := server.New(opts)
+	lv := &live{}
+	lv.store(cfg, snap)
+	adm, err := startAdmin(cfg, mset, lv, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		snap.Close()
+		return 1
+	}
+	defer adm.close()
 
 	opened, err := openListeners(cfg, log)
 	if err != nil {
@@ -80,12 +91,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		onListen(opened.addrs)
 	}
 	served := opened.serve(srv)
-	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened}
+	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset}
 	for {
 		select {
 		case <-hup:
 			rt.reload()
 			snap = rt.snap
+			lv.store(rt.cfg, rt.snap)
 			continue
 		case err := <-served:
 			if !errors.Is(err, server.ErrServerClosed) {
@@ -96,6 +108,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 		case <-ctx.Done():
 			drain := time.Duration(rt.cfg.WithDefaults().Timeouts.Drain) // as last reloaded
+			adm.setDraining()                                            // /ready turns 503 first
 			log.Info("draining", "timeout", drain.String())
 			dctx, cancel := context.WithTimeout(context.Background(), drain)
 			err := srv.Shutdown(dctx)

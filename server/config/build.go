@@ -11,6 +11,7 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/proxy"
 	"github.com/simdedge/simdedge/server/router"
 	"github.com/simdedge/simdedge/server/upstream"
@@ -66,6 +67,11 @@ func (c *Config) WithDefaults() *Config {
 	if t.BodyMinRate == 0 {
 		t.BodyMinRate = server.DefaultBodyMinRate
 	}
+	var a Admin
+	if c.Admin != nil {
+		a = *c.Admin
+	}
+	e.Admin = a.withDefaults()
 	e.Upstreams = append([]Upstream(nil), c.Upstreams...)
 	for i := range e.Upstreams {
 		u := &e.Upstreams[i]
@@ -119,6 +125,9 @@ type BuildOptions struct {
 	// connections of the targets that remain (Snapshot.Start commits
 	// it, the previous snapshot's Close drains the targets that left).
 	Previous *Snapshot
+	// Metrics, if set, gives every route its counters, by the route's
+	// name (RouteMetricName).
+	Metrics *metrics.Set
 }
 
 // Snapshot is what a configuration builds: an immutable routing table and
@@ -262,11 +271,15 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 		if r.HSTS != nil && h != nil {
 			h = router.HSTS(h, r.HSTS.policy())
 		}
-		routes = append(routes, router.Route{
+		rt := router.Route{
 			Name:    r.Name,
 			Match:   router.Match{Host: r.Match.Host, Path: r.Match.Path, PathPrefix: r.Match.PathPrefix, Methods: r.Match.Methods},
 			Handler: h,
-		})
+		}
+		if o.Metrics != nil {
+			rt.Metrics = o.Metrics.Route(RouteMetricName(r.Name, i))
+		}
+		routes = append(routes, rt)
 	}
 	if len(d.errs) > 0 {
 		s.Close()

@@ -30,6 +30,8 @@ type Config struct {
 	Timeouts  Timeouts   `yaml:"timeouts"`
 	Upstreams []Upstream `yaml:"upstreams,omitempty"`
 	Routes    []Route    `yaml:"routes"`
+	// Admin is the admin listener (admin.go); nil: off.
+	Admin *Admin `yaml:"admin,omitempty"`
 }
 
 // Limits mirrors server.Limits.
@@ -304,6 +306,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				c.Upstreams = append(c.Upstreams, u)
 			}
 		},
+		"admin": func(v *yaml.Node, key string) { d.admin(v, key, c) },
 		"routes": func(v *yaml.Node, key string) {
 			if v.Kind != yaml.SequenceNode {
 				d.fail(v, key, "must be a list")
@@ -380,6 +383,7 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 // validate checks what the decoder cannot: references, ranges, exclusive
 // actions.
 func (c *Config) validate(d *decoder) {
+	c.validateAdmin(d)
 	if c.ProxyOnLoop != nil && *c.ProxyOnLoop {
 		loop := false
 		for _, l := range c.EffectiveListeners() {

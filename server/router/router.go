@@ -7,6 +7,7 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Match selects requests. Empty fields match everything.
@@ -34,6 +35,10 @@ type Route struct {
 	Name    string
 	Match   Match
 	Handler server.Handler
+	// Metrics, if set, are the counters the route's requests count into
+	// (server.Options.Metrics; metrics.Set.Route gives them by name when
+	// the table is built, so no lookup happens per request).
+	Metrics *metrics.Route
 }
 
 // Table routes requests: the first route whose Match accepts the request
@@ -113,6 +118,7 @@ func (t *Table) Lookup(r *server.Request) *Route {
 	for i := range t.routes {
 		c := &t.routes[i]
 		if c.accepts(host, path, method) {
+			r.SetRoute(c.Metrics)
 			return &c.Route
 		}
 	}

@@ -74,10 +74,14 @@ func (p *Pool) Decide(rs *RetryState, t *Target, f Facts) Decision {
 	p.releaseToken(rs)
 	d := Decide(&p.opts.Retry, f, rs.Retries, func() bool {
 		rs.token = p.budget.TryAcquire(p.inflight())
+		if !rs.token {
+			p.lin.budgetRefusals.Add(1)
+		}
 		return rs.token
 	})
 	if d == Retry {
 		rs.Retries++
+		p.lin.retries.Add(1)
 	}
 	rs.last = d
 	return d

@@ -349,6 +349,7 @@ func (p *Pool) why(ex *Exclude, health bool) error {
 // passive health. Call it exactly once per successful Select.
 func (p *Pool) Done(t *Target, r Result) {
 	t.inflight.Add(-1)
+	t.count(r)
 	if r.Outcome != Canceled {
 		t.requests.Add(1)
 		if r.Failed() {

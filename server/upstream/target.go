@@ -44,6 +44,10 @@ func (h Health) String() string {
 // selection and without a clock read.
 type lineage struct {
 	epoch atomic.Uint64
+	// retries and budgetRefusals count the pool's retries and the
+	// retries its budget refused (only on the failure path), here so
+	// that they survive reloads as the targets' counters do.
+	retries, budgetRefusals atomic.Uint64
 }
 
 // Target is one upstream address and its state. Every field that changes
@@ -76,8 +80,11 @@ type Target struct {
 	health   atomic.Uint32
 	checkRun atomic.Int32
 
-	// Counters for Snapshot (metrics).
+	// Counters for Snapshot (metrics). byClass and byOutcome sit next to
+	// requests, whose line Done dirties anyway (counters.go).
 	requests, failures     atomic.Uint64
+	byClass                [StatusClasses]atomic.Uint64
+	byOutcome              [Outcomes]atomic.Uint64
 	checksOK, checksFailed atomic.Uint64
 	ejectedTotal           atomic.Uint64
 
@@ -186,6 +193,11 @@ type TargetState struct {
 	Requests, Failures     uint64
 	ChecksOK, ChecksFailed uint64
 	EjectedTotal           uint64
+	// ByClass counts responses by status class (index 1..5 for 1xx..5xx,
+	// 0 for anything else); ByOutcome counts attempts by Outcome
+	// (Response included).
+	ByClass   [StatusClasses]uint64
+	ByOutcome [Outcomes]uint64
 }
 
 func (t *Target) snapshot() TargetState {
@@ -203,6 +215,13 @@ func (t *Target) snapshot() TargetState {
 		ChecksOK:            t.checksOK.Load(),
 		ChecksFailed:        t.checksFailed.Load(),
 		EjectedTotal:        t.ejectedTotal.Load(),
+	}
+	for i := range ts.ByClass {
+		ts.ByClass[i] = t.byClass[i].Load()
+		ts.ByOutcome[Response] += ts.ByClass[i]
+	}
+	for i := Response + 1; int(i) < Outcomes; i++ {
+		ts.ByOutcome[i] = t.byOutcome[i].Load()
 	}
 	if ts.Ejected {
 		ts.EjectedUntil = time.Unix(0, t.ejectedUntil.Load())

@@ -1,0 +1,172 @@
+package admin
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdedge/simdedge/server/metrics"
+	"github.com/simdedge/simdedge/server/upstream"
+)
+
+// Metric names, declared once (Prometheus naming: the simdedge_ prefix,
+// base units, _total on counters).
+const namespace = "simdedge"
+
+var (
+	descRequests = prometheus.NewDesc(namespace+"_requests_total",
+		"Requests answered, by route, method and status class.", []string{"route", "method", "status_class"}, nil)
+	descDuration = prometheus.NewDesc(namespace+"_request_duration_seconds",
+		"Time from a complete request head to the end of its response, by route.", []string{"route"}, nil)
+	descBytesIn = prometheus.NewDesc(namespace+"_request_bytes_total",
+		"Request bytes received (head and declared body length), by route.", []string{"route"}, nil)
+	descBytesOut = prometheus.NewDesc(namespace+"_response_body_bytes_total",
+		"Response body bytes sent, by route.", []string{"route"}, nil)
+	descConnsOpened = prometheus.NewDesc(namespace+"_connections_total",
+		"Connections accepted and served, by listener address.", []string{"listener"}, nil)
+	descConnsActive = prometheus.NewDesc(namespace+"_connections_active",
+		"Connections open now, by listener address.", []string{"listener"}, nil)
+	descRefused = prometheus.NewDesc(namespace+"_connections_refused_total",
+		"Connections closed unserved by a limit, by listener address and reason.", []string{"listener", "reason"}, nil)
+	descParseErrors = prometheus.NewDesc(namespace+"_parse_errors_total",
+		"Requests answered with an error before any handler ran (malformed, too large, unsupported, timed out), by listener address and status.", []string{"listener", "status"}, nil)
+
+	descUpRequests = prometheus.NewDesc(namespace+"_upstream_requests_total",
+		"Requests sent to an upstream target.", []string{"upstream", "target"}, nil)
+	descUpFailures = prometheus.NewDesc(namespace+"_upstream_failures_total",
+		"Upstream requests that failed (connect, timeout, bad response).", []string{"upstream", "target"}, nil)
+	descUpEjections = prometheus.NewDesc(namespace+"_upstream_ejections_total",
+		"Times a target was ejected by passive health checks.", []string{"upstream", "target"}, nil)
+	descUpChecks = prometheus.NewDesc(namespace+"_upstream_health_checks_total",
+		"Active health checks, by result.", []string{"upstream", "target", "result"}, nil)
+	descUpHealthy = prometheus.NewDesc(namespace+"_upstream_target_healthy",
+		"Active health verdict: 1 healthy, 0 unhealthy, -1 not decided (no checks).", []string{"upstream", "target"}, nil)
+	descUpEjected = prometheus.NewDesc(namespace+"_upstream_target_ejected",
+		"1 while the target is ejected.", []string{"upstream", "target"}, nil)
+	descUpInFlight = prometheus.NewDesc(namespace+"_upstream_target_in_flight",
+		"Requests in flight to the target.", []string{"upstream", "target"}, nil)
+	descUpResponses = prometheus.NewDesc(namespace+"_upstream_responses_total",
+		"Upstream responses, by status class.", []string{"upstream", "target", "status_class"}, nil)
+	descUpErrors = prometheus.NewDesc(namespace+"_upstream_errors_total",
+		"Upstream attempts that got no response, by kind (connect_failure, reset, timeout, canceled).", []string{"upstream", "target", "kind"}, nil)
+	descUpRetriesTotal = prometheus.NewDesc(namespace+"_upstream_retries_total",
+		"Retries made (failovers after a connect failure included).", []string{"upstream"}, nil)
+	descUpBudget = prometheus.NewDesc(namespace+"_upstream_retry_budget_refusals_total",
+		"Retries the retry budget refused.", []string{"upstream"}, nil)
+	descUpRetries = prometheus.NewDesc(namespace+"_upstream_retries_in_flight",
+		"Retry-budget tokens held now.", []string{"upstream"}, nil)
+)
+
+// collector publishes a metrics.Set and the upstream pools at scrape time.
+type collector struct {
+	set   *metrics.Set
+	pools func() map[string]*upstream.Pool
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRequests, descDuration, descBytesIn, descBytesOut,
+		descConnsOpened, descConnsActive, descRefused, descParseErrors,
+		descUpRequests, descUpFailures, descUpEjections, descUpChecks, descUpHealthy,
+		descUpEjected, descUpInFlight, descUpRetries, descUpResponses, descUpErrors,
+		descUpRetriesTotal, descUpBudget} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	if c.set != nil {
+		c.collectRoutes(ch)
+		c.collectConns(ch)
+	}
+	if c.pools != nil {
+		c.collectUpstreams(ch)
+	}
+}
+
+func (c *collector) collectRoutes(ch chan<- prometheus.Metric) {
+	for _, r := range c.set.Routes() {
+		t := r.Totals()
+		name := r.Name()
+		for m := range t.Requests {
+			for cl, n := range t.Requests[m] {
+				if n == 0 {
+					continue // a series per route appears with its first request
+				}
+				ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n), name, metrics.MethodNames[m], metrics.ClassNames[cl])
+			}
+		}
+		count := t.Buckets[len(t.Buckets)-1]
+		if count == 0 {
+			continue
+		}
+		buckets := make(map[float64]uint64, len(metrics.DurationBuckets))
+		for i, ub := range metrics.DurationBuckets {
+			buckets[ub] = t.Buckets[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(descDuration, count, t.Sum.Seconds(), buckets, name)
+		ch <- prometheus.MustNewConstMetric(descBytesIn, prometheus.CounterValue, float64(t.BytesIn), name)
+		ch <- prometheus.MustNewConstMetric(descBytesOut, prometheus.CounterValue, float64(t.BytesOut), name)
+	}
+}
+
+func (c *collector) collectConns(ch chan<- prometheus.Metric) {
+	for _, l := range c.set.Listeners() {
+		t, name := l.Totals(), l.Name()
+		ch <- prometheus.MustNewConstMetric(descConnsOpened, prometheus.CounterValue, float64(t.Opened), name)
+		ch <- prometheus.MustNewConstMetric(descConnsActive, prometheus.GaugeValue, float64(t.Active()), name)
+		for k, n := range t.Refused {
+			ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(n), name, metrics.RefusalNames[k])
+		}
+		for k, n := range t.ParseErrors {
+			status := "other"
+			if k < len(metrics.ParseStatuses) {
+				status = strconv.Itoa(metrics.ParseStatuses[k])
+			}
+			ch <- prometheus.MustNewConstMetric(descParseErrors, prometheus.CounterValue, float64(n), name, status)
+		}
+	}
+}
+
+func (c *collector) collectUpstreams(ch chan<- prometheus.Metric) {
+	var buf []upstream.TargetState
+	for name, p := range c.pools() {
+		buf = p.Snapshot(buf[:0])
+		for _, s := range buf {
+			l := []string{name, s.Address}
+			ch <- prometheus.MustNewConstMetric(descUpRequests, prometheus.CounterValue, float64(s.Requests), l...)
+			ch <- prometheus.MustNewConstMetric(descUpFailures, prometheus.CounterValue, float64(s.Failures), l...)
+			ch <- prometheus.MustNewConstMetric(descUpEjections, prometheus.CounterValue, float64(s.EjectedTotal), l...)
+			ch <- prometheus.MustNewConstMetric(descUpChecks, prometheus.CounterValue, float64(s.ChecksOK), name, s.Address, "ok")
+			ch <- prometheus.MustNewConstMetric(descUpChecks, prometheus.CounterValue, float64(s.ChecksFailed), name, s.Address, "failed")
+			ch <- prometheus.MustNewConstMetric(descUpHealthy, prometheus.GaugeValue, healthValue(s.Health), l...)
+			ch <- prometheus.MustNewConstMetric(descUpEjected, prometheus.GaugeValue, boolValue(s.Ejected), l...)
+			ch <- prometheus.MustNewConstMetric(descUpInFlight, prometheus.GaugeValue, float64(s.InFlight), l...)
+			for cl, n := range s.ByClass {
+				ch <- prometheus.MustNewConstMetric(descUpResponses, prometheus.CounterValue, float64(n), name, s.Address, metrics.ClassNames[cl])
+			}
+			for o := upstream.Response + 1; int(o) < upstream.Outcomes; o++ {
+				ch <- prometheus.MustNewConstMetric(descUpErrors, prometheus.CounterValue, float64(s.ByOutcome[o]), name, s.Address, o.String())
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(descUpRetries, prometheus.GaugeValue, float64(p.RetriesInFlight()), name)
+		ch <- prometheus.MustNewConstMetric(descUpRetriesTotal, prometheus.CounterValue, float64(p.Retries()), name)
+		ch <- prometheus.MustNewConstMetric(descUpBudget, prometheus.CounterValue, float64(p.BudgetRefusals()), name)
+	}
+}
+
+func healthValue(h upstream.Health) float64 {
+	switch h {
+	case upstream.HealthHealthy:
+		return 1
+	case upstream.HealthUnhealthy:
+		return 0
+	}
+	return -1
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,5 @@
+package admin
+
+import "runtime"
+
+func goVersion() string { return runtime.Version() }

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"time"
+
+	"github.com/simdedge/simdedge/server/metrics"
+)
+
+// The counting hooks of Options.Metrics (server/metrics). Each is a nil
+// check when metrics are off; with them on, a request costs one clock read
+// (its start: the end shares endRequest's) and a handful of atomic adds on
+// the connection's own shard.
+
+// countOpen counts a new connection on its listener's counters (nil:
+// metrics off) and gives it its shard.
+func (c *conn) countOpen(l *metrics.Listener) {
+	if l != nil {
+		c.lst, c.shard = l, c.srv.opts.Metrics.Shard()
+		l.Opened(c.shard)
+	}
+}
+
+// beginCount notes when a request's head was complete.
+func (c *conn) beginCount() {
+	if c.srv.opts.Metrics != nil {
+		c.reqBegin = time.Now()
+	}
+}
+
+// count counts the request that started at just
+// ended (c.now is its end) into its route's counters. Bytes in are the
+// head and a declared body length (a chunked body's size is not known
+// without counting every read: phase 2); bytes out are the body bytes
+// written.
+func (c *conn) count() {
+	m := c.srv.opts.Metrics
+	if m == nil {
+		return
+	}
+	rt := c.req.route
+	if rt == nil {
+		rt = m.Unmatched()
+	}
+	h := &c.req.head
+	in := int64(len(c.req.raw))
+	if h.ContentLength > 0 {
+		in += h.ContentLength
+	}
+	rt.Observe(c.shard, metrics.MethodIndex(h.Method), c.resp.status, c.now.Sub(c.reqBegin), in, c.resp.written)
+}

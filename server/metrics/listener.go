@@ -1,0 +1,135 @@
+package metrics
+
+import (
+	"sort"
+	"sync/atomic"
+)
+
+// Refusal reasons: why a connection was closed unserved.
+const (
+	RefusedPerIP    = iota // over limits.max_conns_per_ip
+	RefusedMaxConns        // no slot under limits.max_conns
+	RefusalKinds
+)
+
+// RefusalNames are the label values of the refusal reasons.
+var RefusalNames = [RefusalKinds]string{"per_ip", "max_conns"}
+
+// listenerCounters is one shard of a listener's counters.
+type listenerCounters struct {
+	opened, closed atomic.Uint64
+	refused        [RefusalKinds]atomic.Uint64
+	parseErrors    [ParseKinds]atomic.Uint64
+}
+
+type listenerShard struct {
+	listenerCounters
+	_ [cacheLine - listenerCountersSize%cacheLine]byte
+}
+
+const listenerCountersSize = 8 * (2 + RefusalKinds + ParseKinds)
+
+// Listener is one listener's connection counters (all the sockets of one
+// address: `loops: N` share them). Its methods accept a nil Listener
+// (metrics off) and then count nothing.
+type Listener struct {
+	name   string
+	shards []listenerShard
+}
+
+// Listener returns the counters of the listener named name (its address),
+// creating them on first use; nil on a nil Set. Called when a listener
+// starts serving, never per connection.
+func (s *Set) Listener(name string) *Listener {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.listeners[name]
+	if l == nil {
+		l = &Listener{name: name, shards: make([]listenerShard, s.mask+1)}
+		s.listeners[name] = l
+	}
+	return l
+}
+
+// Listeners returns the listeners counted so far, in name order.
+func (s *Set) Listeners() []*Listener {
+	s.mu.Lock()
+	out := make([]*Listener, 0, len(s.listeners))
+	for _, l := range s.listeners {
+		out = append(out, l)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// Name is the listener's label value.
+func (l *Listener) Name() string { return l.name }
+
+func (l *Listener) shard(i int) *listenerCounters {
+	return &l.shards[i&(len(l.shards)-1)].listenerCounters
+}
+
+// Opened counts an accepted connection.
+func (l *Listener) Opened(shard int) {
+	if l != nil {
+		l.shard(shard).opened.Add(1)
+	}
+}
+
+// Closed counts a connection's end.
+func (l *Listener) Closed(shard int) {
+	if l != nil {
+		l.shard(shard).closed.Add(1)
+	}
+}
+
+// Refused counts a connection closed unserved for reason (RefusedPerIP...).
+func (l *Listener) Refused(shard, reason int) {
+	if l != nil {
+		l.shard(shard).refused[reason].Add(1)
+	}
+}
+
+// ParseError counts a request answered with status before any handler
+// ran (malformed, too large, unsupported, too slow).
+func (l *Listener) ParseError(shard, status int) {
+	if l != nil {
+		l.shard(shard).parseErrors[ParseStatusIndex(status)].Add(1)
+	}
+}
+
+// ListenerTotals are a listener's counters summed over the shards.
+type ListenerTotals struct {
+	Opened, Closed uint64
+	Refused        [RefusalKinds]uint64
+	ParseErrors    [ParseKinds]uint64
+}
+
+// Active is the number of open connections.
+func (t ListenerTotals) Active() uint64 {
+	if t.Closed > t.Opened { // shards read at different instants
+		return 0
+	}
+	return t.Opened - t.Closed
+}
+
+// Totals sums the shards.
+func (l *Listener) Totals() ListenerTotals {
+	var t ListenerTotals
+	for i := range l.shards {
+		c := &l.shards[i]
+		t.Opened += c.opened.Load()
+		t.Closed += c.closed.Load()
+		for k := range c.refused {
+			t.Refused[k] += c.refused[k].Load()
+		}
+		for k := range c.parseErrors {
+			t.ParseErrors[k] += c.parseErrors[k].Load()
+		}
+	}
+	return t
+}

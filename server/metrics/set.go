@@ -1,0 +1,71 @@
+package metrics
+
+import (
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// shardsPerCPU: with two shards per CPU, connections handed out in turn
+// rarely land on the shard of another busy connection on another CPU.
+const shardsPerCPU = 2
+
+// Set is the counters of one server: its routes and its listeners.
+type Set struct {
+	mask int // shards-1; the shard count is a power of two
+	next atomic.Uint32
+
+	mu        sync.Mutex
+	routes    map[string]*Route
+	listeners map[string]*Listener
+	// unmatched counts requests no route took (404s, OPTIONS *).
+	unmatched *Route
+}
+
+// UnmatchedRoute is the route label of requests that no route matched.
+const UnmatchedRoute = "(none)"
+
+// NewSet returns an empty Set sized for the machine's CPUs.
+func NewSet() *Set {
+	n := 1
+	for n < shardsPerCPU*runtime.GOMAXPROCS(0) {
+		n *= 2
+	}
+	s := &Set{mask: n - 1, routes: map[string]*Route{}, listeners: map[string]*Listener{}}
+	s.unmatched = s.Route(UnmatchedRoute)
+	return s
+}
+
+// Unmatched returns the counters of requests no route matched.
+func (s *Set) Unmatched() *Route { return s.unmatched }
+
+// Shard hands out a shard index for a new connection (or an event loop),
+// in turn. Called once per connection, not per request.
+func (s *Set) Shard() int { return int(s.next.Add(1)) & s.mask }
+
+// Route returns the counters of the route named name, creating them on
+// first use: a reload that keeps a route's name keeps its counts. Called
+// when a routing table is built, never per request.
+func (s *Set) Route(name string) *Route {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.routes[name]
+	if r == nil {
+		r = &Route{name: name, shards: make([]routeShard, s.mask+1)}
+		s.routes[name] = r
+	}
+	return r
+}
+
+// Routes returns the routes counted so far, in name order.
+func (s *Set) Routes() []*Route {
+	s.mu.Lock()
+	out := make([]*Route, 0, len(s.routes))
+	for _, r := range s.routes {
+		out = append(out, r)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
