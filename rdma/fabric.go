@@ -217,11 +217,21 @@ func (f *Fabric) stats() Counts {
 	return c
 }
 
+// processStats sums the open fabrics' counts. It copies the set and lets
+// go of the set's lock before it takes each fabric's: Fabric.close holds
+// its fabric's lock while it takes the set's, and taking them in the other
+// order deadlocked Stats against a closing fabric (seen once, in CI's
+// -race run of TestTransportDisconnect). A fabric closed in between counts
+// as closed.
 func processStats() Counts {
 	fabrics.Lock()
-	defer fabrics.Unlock()
-	var c Counts
+	open := make([]*Fabric, 0, len(fabrics.m))
 	for f := range fabrics.m {
+		open = append(open, f)
+	}
+	fabrics.Unlock()
+	var c Counts
+	for _, f := range open {
 		s := f.stats()
 		c.Fabrics += s.Fabrics
 		c.Regions += s.Regions
