@@ -5,6 +5,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -104,6 +105,11 @@ type Options struct {
 	// and parse errors (metrics.go). Nil counts nothing and takes no clock
 	// reads for it.
 	Metrics *metrics.Set
+	// TrustedProxies are the peers whose X-Forwarded-For is believed
+	// (Request.ClientIP), whose X-Forwarded-For the proxy extends instead
+	// of replacing, and who may send PROXY protocol headers (listener.go).
+	// Nil trusts nobody. Server.SetTrustedProxies replaces it at run time.
+	TrustedProxies *access.Prefixes
 }
 
 func orDefault(d, def time.Duration) time.Duration {

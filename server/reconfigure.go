@@ -2,6 +2,7 @@ package server
 
 import (
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/access"
 )
 
 // settings are the limits and timeouts a Server applies, with the parser
@@ -14,12 +15,15 @@ type settings struct {
 	Limits   Limits
 	Timeouts Timeouts
 	parser   *phttp.Parser
+	// trusted are Options.TrustedProxies: reloadable like the limits.
+	trusted *access.Prefixes
 }
 
 func newSettings(o *Options) *settings {
 	return &settings{
 		Limits:   o.Limits,
 		Timeouts: o.Timeouts,
+		trusted:  o.TrustedProxies,
 		parser: phttp.NewParser(phttp.Options{
 			MaxRequestLine: o.Limits.MaxRequestLine,
 			MaxHeaderBytes: o.Limits.MaxHeaderBytes,
@@ -43,9 +47,21 @@ func (s *Server) settings() *settings { return s.cur.Load() }
 func (s *Server) Reconfigure(l Limits, t Timeouts) {
 	o := s.opts
 	o.Limits, o.Timeouts = l, t
+	o.TrustedProxies = s.settings().trusted
 	o.normalize()
 	s.cur.Store(newSettings(&o))
 }
+
+// SetTrustedProxies replaces Options.TrustedProxies for the connections
+// accepted from then on (like Reconfigure; open connections keep theirs).
+func (s *Server) SetTrustedProxies(p *access.Prefixes) {
+	n := *s.settings()
+	n.trusted = p
+	s.cur.Store(&n)
+}
+
+// TrustedProxies returns the trusted proxies in force for new connections.
+func (s *Server) TrustedProxies() *access.Prefixes { return s.settings().trusted }
 
 // Limits returns the limits in force for new connections.
 func (s *Server) Limits() Limits { return s.settings().Limits }

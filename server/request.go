@@ -36,6 +36,9 @@ type Request struct {
 
 	remote   net.Addr
 	remoteIP []byte // cached text form of the client's IP, per connection
+	// client is ClientIP's answer for the current request (clientOK).
+	client   netip.Addr
+	clientOK bool
 
 	url     url.URL
 	urlDone bool
@@ -57,6 +60,7 @@ func (r *Request) SetRoute(m *metrics.Route) { r.route = m }
 
 func (r *Request) begin(raw []byte, bodyStart int) {
 	r.raw = raw
+	r.clientOK = false
 	r.urlDone, r.urlErr = false, nil
 	r.full, r.fullOK = nil, false
 	r.body.reset(r.head.Body, r.head.ContentLength, bodyStart, r.limits().MaxBodyBytes)
@@ -64,6 +68,9 @@ func (r *Request) begin(raw []byte, bodyStart int) {
 
 func (r *Request) end() {
 	r.raw, r.full = nil, nil
+	// ClientIP may run before begin (the loop's InlineHandler): the
+	// next request must not see this one's answer.
+	r.clientOK = false
 	// The route is cleared at the end, not at begin: the event loop
 	// looks the route up (InlineHandler) before the request begins.
 	r.route = nil

@@ -91,8 +91,7 @@ func trimOWS(b []byte) []byte {
 func skipRequestField(hs phttp.Headers, name []byte) bool {
 	return isHopByHop(name) || namedIn(hs, name) ||
 		phttp.EqualFold(name, "Expect") || phttp.EqualFold(name, "Content-Length") ||
-		phttp.EqualFold(name, "X-Forwarded-For") || phttp.EqualFold(name, "X-Forwarded-Proto") ||
-		phttp.EqualFold(name, "Via")
+		isForwardingField(name) || phttp.EqualFold(name, "Via")
 }
 
 // appendHead writes the request head to forward, with the body framed as
@@ -120,24 +119,7 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 		b = append(b, p.up.targets[0].addr...)
 		b = append(b, "\r\n"...)
 	}
-	// X-Forwarded-For: the values received, then the client's address.
-	b = append(b, "X-Forwarded-For: "...)
-	for i := hs.Index("X-Forwarded-For", 0); i >= 0; i = hs.Index("X-Forwarded-For", i+1) {
-		b = append(b, hs[i].Value...)
-		b = append(b, ", "...)
-	}
-	if ip := r.RemoteIP(); ip != nil {
-		b = append(b, ip...)
-	} else {
-		b = append(b, "unknown"...)
-	}
-	b = append(b, "\r\nX-Forwarded-Proto: "...)
-	if r.TLS() {
-		b = append(b, "https"...)
-	} else {
-		b = append(b, p.proto...)
-	}
-	b = append(b, "\r\n"...)
+	b = p.appendForwarded(b, r, hs, head, authority)
 	b = p.appendVia(b, hs, head.Version)
 	switch kind {
 	case phttp.BodyLength:

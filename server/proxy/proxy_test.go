@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/access"
 )
 
 const testTimeout = 20 * time.Second
@@ -113,10 +115,26 @@ func get(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []byt
 	return resp, b
 }
 
+// TestForwardHeaders: hop-by-hop removal, Via, and the X-Forwarded-*
+// fields: from an untrusted peer X-Forwarded-For is replaced by the peer
+// and -Host, -Proto, -Port rebuilt (a spoofed value never passes); from a
+// trusted one (trusted_proxies) X-Forwarded-For is extended and the
+// others kept as received.
 func TestForwardHeaders(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) { testForwardHeaders(t, trusted) })
+	}
+}
+
+func testForwardHeaders(t *testing.T, trusted bool) {
 	testenv.CheckGoroutines(t)
 	o := startOrigin(t, headerEcho)
-	addr, _ := startProxy(t, UpstreamOptions{Name: "app", Targets: []string{o.addr}}, server.Options{})
+	so := server.Options{}
+	if trusted {
+		so.TrustedProxies = access.NewPrefixes([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")})
+	}
+	addr, _ := startProxy(t, UpstreamOptions{Name: "app", Targets: []string{o.addr}}, so)
+	_, port, _ := net.SplitHostPort(addr)
 	c := client(t)
 	req, _ := http.NewRequest("POST", "http://"+addr+"/p?q=1", strings.NewReader("payload"))
 	req.Header.Set("Connection", "X-Hop, keep-alive")
@@ -126,7 +144,9 @@ func TestForwardHeaders(t *testing.T) {
 	req.Header.Set("Proxy-Connection", "keep-alive")
 	req.Header.Set("Upgrade", "websocket")
 	req.Header.Set("X-Forwarded-For", "203.0.113.9")
-	req.Header.Set("X-Forwarded-Proto", "https") // spoofed: replaced
+	req.Header.Set("X-Forwarded-Proto", "https") // spoofed unless trusted
+	req.Header.Set("X-Forwarded-Host", "spoofed.example")
+	req.Header.Set("X-Forwarded-Port", "1")
 	req.Header.Set("Via", "1.0 other")
 	req.Header.Set("X-Keep", "yes")
 	resp, b := get(t, c, req)
@@ -142,11 +162,14 @@ func TestForwardHeaders(t *testing.T) {
 			t.Errorf("hop-by-hop %s forwarded: %q", h, v)
 		}
 	}
-	if got := e.Header.Get("X-Forwarded-For"); got != "203.0.113.9, 127.0.0.1" {
-		t.Errorf("X-Forwarded-For %q", got)
+	want := [4]string{"127.0.0.1", "http", addr, port}
+	if trusted {
+		want = [4]string{"203.0.113.9, 127.0.0.1", "https", "spoofed.example", "1"}
 	}
-	if got := e.Header.Get("X-Forwarded-Proto"); got != "http" {
-		t.Errorf("X-Forwarded-Proto %q", got)
+	for i, f := range []string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "X-Forwarded-Port"} {
+		if got := e.Header.Values(f); len(got) != 1 || got[0] != want[i] {
+			t.Errorf("%s %q, want %q", f, got, want[i])
+		}
 	}
 	if got := e.Header.Get("Via"); got != "1.0 other, 1.1 simdedge" {
 		t.Errorf("Via %q", got)
