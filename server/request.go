@@ -39,6 +39,11 @@ type Request struct {
 	// client is ClientIP's answer for the current request (clientOK).
 	client   netip.Addr
 	clientOK bool
+	// gateDone, gateStatus, gateRetry: the route gate's verdict for the
+	// current request (gate.go), cleared when it ends.
+	gateDone   bool
+	gateStatus uint16
+	gateRetry  uint32
 
 	url     url.URL
 	urlDone bool
@@ -71,6 +76,7 @@ func (r *Request) end() {
 	// ClientIP may run before begin (the loop's InlineHandler): the
 	// next request must not see this one's answer.
 	r.clientOK = false
+	r.gateDone = false
 	// The route is cleared at the end, not at begin: the event loop
 	// looks the route up (InlineHandler) before the request begins.
 	r.route = nil
