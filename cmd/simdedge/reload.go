@@ -85,6 +85,7 @@ func (r *running) apply() error {
 	// Everything that can fail has succeeded: switch.
 	opts := cfg.ServerOptions()
 	r.srv.Reconfigure(opts.Limits, opts.Timeouts)
+	r.srv.SetTrustedProxies(opts.TrustedProxies)
 	if err := r.set.applyTLS(cfg); err != nil {
 		// checkTLSReload loaded the same files a moment ago: only a file
 		// changed in between gets here, and that store keeps its old

@@ -14,7 +14,9 @@ const redacted = "(redacted)"
 // basic_auth_hash). Paths to key files are not secrets (the file's
 // permissions guard it), so "key" alone is not in the list, but private
 // key material written inline would be under private_key.
-var secretWords = []string{"password", "passwd", "secret", "token", "hash", "hashes", "private_key", "api_key", "credentials", "authorization", "cookie"}
+var secretWords = []string{"password", "passwd", "secret", "token", "hash", "hashes", "private_key", "api_key", "credentials", "authorization", "cookie",
+	// basic_auth.users maps names to bcrypt hashes.
+	"users"}
 
 // secretKey reports whether a mapping key names a secret.
 func secretKey(k string) bool {

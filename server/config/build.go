@@ -72,6 +72,10 @@ func (c *Config) WithDefaults() *Config {
 		a = *c.Admin
 	}
 	e.Admin = a.withDefaults()
+	e.Routes = append([]Route(nil), c.Routes...)
+	for i := range e.Routes {
+		e.Routes[i] = e.Routes[i].gateDefaults()
+	}
 	e.Upstreams = append([]Upstream(nil), c.Upstreams...)
 	for i := range e.Upstreams {
 		u := &e.Upstreams[i]
@@ -87,7 +91,8 @@ func (c *Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
 func (c *Config) ServerOptions() server.Options {
 	e := c.WithDefaults()
 	return server.Options{
-		LoopProxy: *e.ProxyOnLoop,
+		LoopProxy:      *e.ProxyOnLoop,
+		TrustedProxies: c.TrustedPrefixes(),
 		Limits: server.Limits{
 			MaxHeaderBytes: e.Limits.MaxHeaderBytes,
 			MaxHeaders:     e.Limits.MaxHeaders,
@@ -270,6 +275,13 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 		}
 		if r.HSTS != nil && h != nil {
 			h = router.HSTS(h, r.HSTS.policy())
+		}
+		if h != nil {
+			var err error
+			if h, err = r.gate(h, o.Logger); err != nil {
+				d.fail(&yaml.Node{Line: r.line}, key, err.Error())
+				continue
+			}
 		}
 		rt := router.Route{
 			Name:    r.Name,

@@ -32,6 +32,8 @@ type Config struct {
 	Routes    []Route    `yaml:"routes"`
 	// Admin is the admin listener (admin.go); nil: off.
 	Admin *Admin `yaml:"admin,omitempty"`
+	// TrustedProxies: see access.go.
+	TrustedProxies []string `yaml:"trusted_proxies,omitempty,flow"`
 }
 
 // Limits mirrors server.Limits.
@@ -68,9 +70,15 @@ type Route struct {
 	Handler string   `yaml:"handler,omitempty"`
 	Proxy   *Proxy   `yaml:"proxy,omitempty"`
 	// HSTS: see hsts.go.
-	HSTS    *HSTS `yaml:"hsts,omitempty"`
-	line    int
-	keyLine map[string]int
+	HSTS *HSTS `yaml:"hsts,omitempty"`
+	// Gatekeeping: see access.go.
+	Allow       []string     `yaml:"allow,omitempty,flow"`
+	Deny        []string     `yaml:"deny,omitempty,flow"`
+	RateLimit   *RateLimit   `yaml:"rate_limit,omitempty"`
+	BasicAuth   *BasicAuth   `yaml:"basic_auth,omitempty"`
+	ForwardAuth *ForwardAuth `yaml:"forward_auth,omitempty"`
+	line        int
+	keyLine     map[string]int
 }
 
 // Match mirrors router.Match.
@@ -306,7 +314,8 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				c.Upstreams = append(c.Upstreams, u)
 			}
 		},
-		"admin": func(v *yaml.Node, key string) { d.admin(v, key, c) },
+		"admin":           func(v *yaml.Node, key string) { d.admin(v, key, c) },
+		"trusted_proxies": d.cidrs(&c.TrustedProxies),
 		"routes": func(v *yaml.Node, key string) {
 			if v.Kind != yaml.SequenceNode {
 				d.fail(v, key, "must be a list")
@@ -366,8 +375,13 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 			r.Echo = &Echo{}
 			d.fields(v, key, nil)
 		}),
-		"handler": mark("handler", d.str(&r.Handler)),
-		"hsts":    d.hsts(&r.HSTS),
+		"handler":      mark("handler", d.str(&r.Handler)),
+		"hsts":         d.hsts(&r.HSTS),
+		"allow":        d.cidrs(&r.Allow),
+		"deny":         d.cidrs(&r.Deny),
+		"rate_limit":   d.rateLimit(&r.RateLimit),
+		"basic_auth":   d.basicAuth(&r.BasicAuth),
+		"forward_auth": d.forwardAuth(&r.ForwardAuth),
 		"proxy": mark("proxy", func(v *yaml.Node, key string) {
 			r.Proxy = &Proxy{}
 			d.fields(v, key, map[string]func(*yaml.Node, string){
