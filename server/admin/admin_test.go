@@ -172,3 +172,15 @@ func TestPromtool(t *testing.T) {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }
+
+// TestRedactBasicAuth: basic_auth keeps its user names and hides their
+// bcrypt hashes.
+func TestRedactBasicAuth(t *testing.T) {
+	out, err := Redact([]byte("routes:\n  - basic_auth: {realm: edge, users: {alice: \"$2a$10$xyz\"}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "$2a$") || !strings.Contains(string(out), "alice") {
+		t.Errorf("redacted:\n%s", out)
+	}
+}

@@ -14,9 +14,7 @@ const redacted = "(redacted)"
 // basic_auth_hash). Paths to key files are not secrets (the file's
 // permissions guard it), so "key" alone is not in the list, but private
 // key material written inline would be under private_key.
-var secretWords = []string{"password", "passwd", "secret", "token", "hash", "hashes", "private_key", "api_key", "credentials", "authorization", "cookie",
-	// basic_auth.users maps names to bcrypt hashes.
-	"users"}
+var secretWords = []string{"password", "passwd", "secret", "token", "hash", "hashes", "private_key", "api_key", "credentials", "authorization", "cookie"}
 
 // secretKey reports whether a mapping key names a secret.
 func secretKey(k string) bool {
@@ -52,6 +50,17 @@ func redactNode(n *yaml.Node) {
 			if secretKey(k.Value) {
 				*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: redacted}
 				continue
+			}
+			if k.Value == "basic_auth" && v.Kind == yaml.MappingNode {
+				// basic_auth.users maps names (kept) to bcrypt
+				// hashes (redacted).
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					if u := v.Content[j+1]; v.Content[j].Value == "users" && u.Kind == yaml.MappingNode {
+						for h := 1; h < len(u.Content); h += 2 {
+							*u.Content[h] = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: redacted}
+						}
+					}
+				}
 			}
 			redactNode(v)
 		}
