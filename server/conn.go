@@ -243,6 +243,9 @@ func (c *conn) serve() {
 		}
 		c.st.Close()
 	}()
+	if !c.serveProxyHeader() { // PROXY listeners (listenpolicy.go)
+		return
+	}
 	for first := true; ; first = false {
 		n, err := c.readHead(first)
 		if err != nil {

@@ -152,6 +152,9 @@ type loop struct {
 	// shaking counts the connections between accept and adoption;
 	// pending (their handshakes' connections) and adoptq (handshaken,
 	// for the loop to take) are under wakeMu.
+	// pol is the listener's policy (PROXY protocol, allow/deny;
+	// loopproxyproto_linux.go), nil for none.
+	pol             *ListenerPolicy
 	tlsOpts         *TLSOptions
 	shaking         atomic.Int64
 	pending         map[*loopTLS]net.Conn
@@ -167,8 +170,11 @@ func (s *Server) ServeLoop(l net.Listener) error { return s.serveLoop(l, nil) }
 
 // serveLoop is ServeLoop, terminating TLS with o if it is not nil.
 func (s *Server) serveLoop(l net.Listener, o *TLSOptions) error {
+	outer := l
+	l, pol := listenerPolicy(l) // listenpolicy.go
 	tl, ok := l.(*net.TCPListener)
 	if !ok {
+		l = outer // the goroutine engine applies the policy in Accept
 		if o != nil {
 			return s.ServeStream(tlsListener{l, *o})
 		}
@@ -180,13 +186,14 @@ func (s *Server) serveLoop(l net.Listener, o *TLSOptions) error {
 		return err
 	}
 	lp.tlsOpts = o
+	lp.pol = pol
 	if !s.trackLoop(lp, lp.stop, lp.kill) {
 		lp.exit()
 		return ErrServerClosed
 	}
 	defer s.untrack(lp)
-	s.alias(l, lp) // StopListener(l) finds the loop
-	defer s.alias(l, nil)
+	s.alias(outer, lp) // StopListener(l) finds the loop
+	defer s.alias(outer, nil)
 	err = lp.run()
 	lp.exit()
 	s.active.Done()

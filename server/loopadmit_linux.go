@@ -61,6 +61,10 @@ func (lp *loop) accept(now int64) {
 		lp.backoff = 0
 		h := heldConn{ok: true, fd: fd, sa: sa}
 		h.ip, h.counted = sockaddrKey(sa)
+		if lp.pol != nil && !lp.admitPolicy(&h) {
+			unix.Close(fd) // refused by the listener's rules
+			continue
+		}
 		if h.counted && !lp.srv.ips.acquire(h.ip, lp.srv.settings().Limits.MaxConnsPerIP) {
 			lp.mlst.Refused(0, metrics.RefusedPerIP)
 			// Over its address's share: refused before it costs

@@ -59,6 +59,8 @@ type lconn struct {
 	queued bool
 	// rd is a read done by the ring for the current event (prefetch).
 	rd ringResult
+	// pp: the PROXY header is still to be read (loopproxyproto_linux.go).
+	pp bool
 	// tls is the connection's TLS state when its listener terminates
 	// TLS on the loop (looptls_linux.go); nil for plain TCP.
 	tls *loopTLS
@@ -119,6 +121,7 @@ func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 	if t != nil {
 		lc.tls, st = t, t
 	}
+	lc.pp = t == nil && lp.pol != nil && lp.pol.ProxyProtocol
 	lc.c = newConn(lp.srv, st)
 	lc.c.inLoop = true
 	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
@@ -233,6 +236,9 @@ func (lp *loop) read(lc *lconn, now int64) {
 		}
 	} else {
 		c.w += n
+		if lc.pp && !lp.proxyHeader(lc) {
+			return // incomplete or closed (loopproxyproto_linux.go)
+		}
 	}
 	lp.process(lc, now)
 }

@@ -393,7 +393,13 @@ func (t *loopTLS) handshake() {
 // shake sniffs the first bytes and runs the handshake over nc, under the
 // handshake timeout.
 func (t *loopTLS) shake(nc net.Conn, o *TLSOptions) bool {
-	nc.SetDeadline(time.Now().Add(o.HandshakeTimeout))
+	dl := time.Now().Add(o.HandshakeTimeout)
+	nc.SetDeadline(dl)
+	if t.lp.pol != nil && t.lp.pol.ProxyProtocol {
+		if nc = t.shakeProxy(nc, dl); nc == nil { // loopproxyproto_linux.go
+			return false
+		}
+	}
 	bp := tlsInPool.Get().(*[]byte)
 	t.w.in = *bp
 	n, err := nc.Read(t.w.in[:sniffBytes])

@@ -158,6 +158,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		// Over its address's share: refused at once, before it costs
 		// a slot or a goroutine (admit.go).
 		ip, counted := clientKey(st.RemoteAddr())
+		counted = counted && !perIPExempt(st, s.settings().trusted)
 		if counted && !s.ips.acquire(ip, s.settings().Limits.MaxConnsPerIP) {
 			lst.Refused(0, metrics.RefusedPerIP)
 			st.Close()
