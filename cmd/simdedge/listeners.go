@@ -96,6 +96,8 @@ func (s *listenerSet) open(l config.Listener, id string, log *slog.Logger) error
 				addr = nl.Addr().String()
 				s.addrs = append(s.addrs, addr)
 			}
+			// PROXY protocol and allow/deny (server.WithPolicy).
+			nl = server.WithPolicy(nl, l.Policy())
 			s.tcp = append(s.tcp, tcpListener{l: nl, engine: server.Engine(l.Engine), spec: id, addr: addr, first: i == 0,
 				tls: st, redirect: l.RedirectToHTTPS})
 		}

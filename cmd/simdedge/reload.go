@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/simdedge/simdedge/server"
@@ -182,6 +183,10 @@ func checkReloadable(prev, next *config.Config) error {
 			return unreloadable(key+".tls", "turning TLS on or off for a listener that stays")
 		case old.RedirectToHTTPS != l.RedirectToHTTPS:
 			return unreloadable(key+".redirect_to_https", "")
+		case old.ProxyProtocol != l.ProxyProtocol:
+			return unreloadable(key+".proxy_protocol", "")
+		case !slices.Equal(old.Allow, l.Allow) || !slices.Equal(old.Deny, l.Deny):
+			return unreloadable(key+".allow", "allow and deny of a listener that stays")
 		}
 	}
 	po, no := otherListeners(prev), otherListeners(next)

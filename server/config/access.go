@@ -290,3 +290,11 @@ func (c *Config) TrustedPrefixes() *access.Prefixes {
 	}
 	return p
 }
+
+// Policy is the listener's server.ListenerPolicy (PROXY protocol,
+// allow/deny).
+func (l Listener) Policy() server.ListenerPolicy {
+	allow, _, _ := access.ParsePrefixes(l.Allow) // checked by Parse
+	deny, _, _ := access.ParsePrefixes(l.Deny)
+	return server.ListenerPolicy{ProxyProtocol: l.ProxyProtocol, Rules: access.Rules{Allow: allow, Deny: deny}}
+}

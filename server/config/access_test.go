@@ -78,3 +78,23 @@ func TestAccessErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestListenerAccessKeys(t *testing.T) {
+	c, err := Parse([]byte("trusted_proxies: [127.0.0.1]\nlisteners:\n  - {address: \"127.0.0.1:0\", proxy_protocol: true, allow: [10.0.0.0/8], deny: [10.0.0.1]}\nroutes: [{respond: {status: 200}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Listeners[0].Policy()
+	if !p.ProxyProtocol || !p.Rules.Active() {
+		t.Fatalf("policy %+v", p)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"listeners:\n  - {address: \"127.0.0.1:0\", deny: [\"x\"]}\nroutes: [{respond: {status: 200}}]\n", "line 2: listeners[0].deny[0]: must be an IP address or CIDR prefix"},
+		{"listeners:\n  - {address: \"127.0.0.1:0\", proxy_protocol: true, redirect_to_https: true}\nroutes: [{respond: {status: 200}}]\n", "listeners[0].proxy_protocol: not supported with redirect_to_https"},
+		{"listeners:\n  - {transport: rdma, address: \"127.0.0.1:1\", proxy_protocol: true}\nroutes: [{respond: {status: 200}}]\n", "proxy_protocol, allow and deny are for transport: tcp"},
+	} {
+		if _, err := Parse([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}

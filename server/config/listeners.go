@@ -83,7 +83,11 @@ type Listener struct {
 	// answers every request of a plain one 308 to the first TLS listener.
 	TLS             *ListenerTLS `yaml:"tls,omitempty"`
 	RedirectToHTTPS bool         `yaml:"redirect_to_https,omitempty"`
-	line            int
+	// ProxyProtocol, Allow, Deny: see access.go (tcp listeners).
+	ProxyProtocol bool     `yaml:"proxy_protocol,omitempty"`
+	Allow         []string `yaml:"allow,omitempty,flow"`
+	Deny          []string `yaml:"deny,omitempty,flow"`
+	line          int
 }
 
 // XDP configures an AF_XDP listener: which interface and receive queues
@@ -143,6 +147,9 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 				d.boolean(&b)(v, key)
 				l.RedirectToHTTPS = b != nil && *b
 			},
+			"proxy_protocol": d.flag(&l.ProxyProtocol),
+			"allow":          d.cidrs(&l.Allow),
+			"deny":           d.cidrs(&l.Deny),
 			"xdp": func(v *yaml.Node, key string) {
 				l.XDP = &XDP{}
 				x := l.XDP
@@ -194,6 +201,12 @@ func (c *Config) validateListeners(d *decoder) {
 		at := &yaml.Node{Line: l.line}
 		if l.Transport == "" {
 			l.Transport = TransportTCP
+		}
+		if (l.ProxyProtocol || len(l.Allow)+len(l.Deny) > 0) && l.Transport != TransportTCP {
+			d.fail(at, key, "proxy_protocol, allow and deny are for transport: tcp")
+		}
+		if l.ProxyProtocol && l.RedirectToHTTPS {
+			d.fail(at, key+".proxy_protocol", "not supported with redirect_to_https")
 		}
 		if l.XDP != nil && l.Transport != TransportXDP {
 			d.fail(at, key+".xdp", "only for transport: xdp")

@@ -80,7 +80,7 @@ func TestListenersDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.EffectiveListeners(); len(got) != 1 || got[0] != (Listener{Transport: "tcp", Address: DefaultListen, Engine: DefaultEngine, Loops: 1}) {
+	if got := c.EffectiveListeners(); len(got) != 1 || !reflect.DeepEqual(got[0], Listener{Transport: "tcp", Address: DefaultListen, Engine: DefaultEngine, Loops: 1}) {
 		t.Errorf("default listeners %+v", got)
 	}
 	// With listeners configured and no listen, only they are opened.
