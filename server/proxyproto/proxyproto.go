@@ -227,7 +227,10 @@ func parseV2(b []byte) (int, Header, error) {
 	default:
 		return 0, h, ErrInvalid
 	}
-	if proto > protoDgram || fam > famUnix {
+	// §2.2: "only the following protocol and family bytes are valid:
+	// 0x00, 0x11, 0x12, 0x21, 0x22, 0x31, 0x32 ... Other values ...
+	// must be rejected as invalid by receivers."
+	if famProto != 0 && (proto == 0 || proto > protoDgram || fam == famUnspec || fam > famUnix) {
 		return 0, h, ErrInvalid
 	}
 	switch fam {
