@@ -51,6 +51,11 @@ func TestParse(t *testing.T) {
 		{"v2 version 1", string(v2(0x11, 0x11, inet)), 0, "", ErrInvalid},
 		{"v2 bad command", string(v2(0x22, 0x11, inet)), 0, "", ErrInvalid},
 		{"v2 bad family", string(v2(0x21, 0x41, inet)), 0, "", ErrInvalid},
+		// §2.2 lists the only valid family/protocol bytes (found by
+		// fuzz/proxyprotodiff): UNSPEC with a protocol, or a family
+		// without one, is invalid.
+		{"v2 unspec family with dgram", string(v2(0x21, 0x02, nil)), 0, "", ErrInvalid},
+		{"v2 inet without protocol", string(v2(0x21, 0x10, inet)), 0, "", ErrInvalid},
 		{"v2 too long", string(v2Sig) + "\x21\x11\x08\x00", 0, "", ErrTooLong},
 		{"v2 partial", string(v2(0x21, 0x11, inet)[:20]), 0, "", ErrNeedMore},
 	} {
