@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
@@ -233,4 +234,63 @@ func TestGate(t *testing.T) {
 			t.Errorf("%d calls to the auth service, want 2", authCalls.Load())
 		}
 	})
+}
+
+// TestForwardAuthFailures: an auth service that refuses connections gives
+// 502, one that does not answer within the timeout 504, and neither lets
+// the request through.
+func TestForwardAuthFailures(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close() // connections to it are refused
+	release := make(chan struct{})
+	slow := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release) })
+	var reached atomic.Int32
+	inner := server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
+		reached.Add(1)
+		w.WriteString("through")
+	})
+	var routes []router.Route
+	for _, tc := range []struct{ path, url string }{{"/dead", deadAddr}, {"/slow", slow.addr}} {
+		fa, err := router.NewForwardAuth(router.ForwardAuthOptions{URL: "http://" + tc.url + "/auth", Timeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(fa.Close)
+		routes = append(routes, router.Route{Match: router.Match{PathPrefix: tc.path}, Handler: router.Gate(inner, router.GatePolicy{Forward: fa})})
+	}
+	tab, err := router.New(routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeTCP(l, testEngine)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	c := clientFrom(t, "127.0.0.1")
+	for path, want := range map[string]int{"/dead": 502, "/slow": 504} {
+		if a := gateDo(t, c, "http://"+l.Addr().String()+path, nil); a.status != want {
+			t.Errorf("%s: %d %q, want %d", path, a.status, a.body, want)
+		}
+	}
+	if reached.Load() != 0 {
+		t.Errorf("the handler ran %d times", reached.Load())
+	}
 }
