@@ -58,6 +58,15 @@ func (r *Request) LocalPort() int {
 	return 0
 }
 
+// LocalAddr is the address the request's connection was accepted on, or
+// nil for a transport without one (messages, clones).
+func (r *Request) LocalAddr() net.Addr {
+	if r.c == nil || r.c.st == nil {
+		return nil
+	}
+	return r.c.st.LocalAddr()
+}
+
 // trusted are the trusted proxies of the request's connection, or the
 // server's current ones for a message or a clone.
 func (r *Request) trusted() *access.Prefixes {

@@ -39,6 +39,13 @@ import (
 // ratelimit.DefaultMaxKeys); limits are per instance. basic_auth: realm
 // (default "simdedge") and users mapping names to bcrypt hashes.
 // forward_auth: url, copy_headers, timeout (default 5s).
+//
+//	upstreams:
+//	  - {name: api, targets: ["10.0.0.5:80"], send_proxy_protocol: v2}
+//
+// send_proxy_protocol (v1 or v2, default none) sends a PROXY header naming
+// the client connection before each request; such upstreams get a new
+// connection per request and are proxied on goroutines (proxy/sendproxy.go).
 
 // RateLimit is a route's rate_limit.
 type RateLimit struct {
@@ -297,4 +304,34 @@ func (l Listener) Policy() server.ListenerPolicy {
 	allow, _, _ := access.ParsePrefixes(l.Allow) // checked by Parse
 	deny, _, _ := access.ParsePrefixes(l.Deny)
 	return server.ListenerPolicy{ProxyProtocol: l.ProxyProtocol, Rules: access.Rules{Allow: allow, Deny: deny}}
+}
+
+func (d *decoder) sendProxy(dst *string) func(*yaml.Node, string) {
+	return func(v *yaml.Node, key string) {
+		d.str(dst)(v, key)
+		if *dst != "v1" && *dst != "v2" {
+			d.fail(v, key, `must be "v1" or "v2"`)
+		}
+	}
+}
+
+// hasURLTarget: a target written as a URL (https://, rdma://).
+func hasURLTarget(ts []Target) bool {
+	for _, t := range ts {
+		if strings.Contains(t.Address, "://") {
+			return true
+		}
+	}
+	return false
+}
+
+// sendProxyVersion is send_proxy_protocol as proxy.UpstreamOptions takes it.
+func (u *Upstream) sendProxyVersion() int {
+	switch u.SendProxyProtocol {
+	case "v1":
+		return 1
+	case "v2":
+		return 2
+	}
+	return 0
 }

@@ -98,3 +98,21 @@ func TestListenerAccessKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestSendProxyProtocolKey(t *testing.T) {
+	c, err := Parse([]byte("upstreams:\n  - {name: a, targets: [\"127.0.0.1:9\"], send_proxy_protocol: v2}\nroutes: [{proxy: {upstream: a}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Upstreams[0].sendProxyVersion() != 2 {
+		t.Errorf("version %d", c.Upstreams[0].sendProxyVersion())
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"upstreams:\n  - {name: a, targets: [\"127.0.0.1:9\"], send_proxy_protocol: v3}\nroutes: [{proxy: {upstream: a}}]\n", `line 2: upstreams[0].send_proxy_protocol: must be "v1" or "v2"`},
+		{"upstreams:\n  - {name: a, targets: [\"https://127.0.0.1:9\"], send_proxy_protocol: v1}\nroutes: [{proxy: {upstream: a}}]\n", "upstreams[0].send_proxy_protocol: only for plain host:port targets"},
+	} {
+		if _, err := Parse([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}

@@ -232,6 +232,8 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			Active:         active,
 			TLS:            tlsc,
 			Previous:       prev,
+
+			SendProxyProtocol: u.sendProxyVersion(),
 		})
 		if err != nil {
 			for _, mt := range mts {

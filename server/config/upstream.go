@@ -48,8 +48,10 @@ type Upstream struct {
 	MaxConnsPerTarget int              `yaml:"max_conns_per_target"`
 	Queue             Queue            `yaml:"queue"`
 	// TLS: see UpstreamTLS (upstream_tls.go).
-	TLS  *UpstreamTLS `yaml:"tls,omitempty"`
-	line int
+	TLS *UpstreamTLS `yaml:"tls,omitempty"`
+	// SendProxyProtocol: see access.go.
+	SendProxyProtocol string `yaml:"send_proxy_protocol,omitempty"`
+	line              int
 	// builtinLine is the line of the builtin key, for Build's errors.
 	builtinLine int
 	// keyLine holds the lines of keys that cross-field checks report.
@@ -246,6 +248,7 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) {
 		},
 		"max_conns_per_target": d.intField(&u.MaxConnsPerTarget),
 		"tls":                  d.upstreamTLS(&u.TLS),
+		"send_proxy_protocol":  mark("send_proxy_protocol", d.sendProxy(&u.SendProxyProtocol)),
 		"queue": func(v *yaml.Node, key string) {
 			d.fields(v, key, map[string]func(*yaml.Node, string){
 				"size":    d.optInt(&u.Queue.Size),
@@ -363,6 +366,9 @@ func (c *Config) validateUpstreams(d *decoder) map[string]bool {
 			bad = true
 		}
 		d.validateUpstreamTLS(line("targets"), key, &u)
+		if u.SendProxyProtocol != "" && (u.TLS != nil || u.Builtin != "" || hasURLTarget(u.Targets)) {
+			d.fail(line("send_proxy_protocol"), key+".send_proxy_protocol", "only for plain host:port targets")
+		}
 		hashing := u.Balance == string(upstream.Hash)
 		switch {
 		case hashing && (u.Hash == nil || u.Hash.Key == ""):

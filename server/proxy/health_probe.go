@@ -71,6 +71,9 @@ func (u *Upstream) probeRequest(t *target) []byte {
 		path = u.opts.Active.Path
 	}
 	b := make([]byte, 0, len(path)+len(t.addr)+96)
+	// A target that takes PROXY headers gets one that names no client
+	// (v2 LOCAL, v1 UNKNOWN), as HAProxy's check-send-proxy sends.
+	b = appendProxyHeader(b, u.opts.SendProxyProtocol, nil)
 	b = append(b, "GET "...)
 	b = append(b, path...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)

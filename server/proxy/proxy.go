@@ -240,7 +240,7 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		}
 	}
 	pool.Done(ut, upstream.StatusResult(uc.resp.Status))
-	if ok && !uc.resp.Close && uc.r == uc.w {
+	if ok && !uc.resp.Close && uc.r == uc.w && p.up.opts.SendProxyProtocol == 0 {
 		t.put(uc, now)
 	} else {
 		uc.nc.Close()
@@ -269,11 +269,17 @@ type exchangeArgs struct {
 // waited for on failure and, if the client's body failed, is returned).
 func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a exchangeArgs) (uc *upConn, wn int, copyErr chan error, err error) {
 	for attempt := 1; ; attempt++ {
-		uc, err = t.get(a.now, a.probe, a.connect)
+		send := p.up.opts.SendProxyProtocol
+		if send != 0 {
+			uc, err = t.dial(a.connect) // never pooled (sendproxy.go)
+		} else {
+			uc, err = t.get(a.now, a.probe, a.connect)
+		}
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		uc.out = p.appendHead(uc.out[:0], r, head, a.kind, a.length)
+		uc.out = appendProxyHeader(uc.out[:0], send, r)
+		uc.out = p.appendHead(uc.out, r, head, a.kind, a.length)
 		uc.out = append(uc.out, a.body...)
 		uc.setWriteDeadline(a.now, a.header)
 		wn, err = uc.nc.Write(uc.out)

@@ -67,6 +67,9 @@ type UpstreamOptions struct {
 	// has its own session cache, so pooled new connections resume).
 	// TLS upstreams are proxied on goroutines: LoopProxy hands them off.
 	TLS *tls.Config
+	// SendProxyProtocol, 1 or 2, sends a PROXY protocol header of that
+	// version before each request (sendproxy.go); 0 sends none.
+	SendProxyProtocol int
 	// Previous is the upstream this one replaces on a reload: targets at
 	// the same address keep their health, their counters and their idle
 	// connections (and, for message targets, their open transport: the
@@ -200,7 +203,7 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 	}
 	// The loop cannot do a blocking handshake: TLS upstreams stay on
 	// goroutines (upstream_tls.go).
-	u.loopable = !u.messages && o.TLS == nil
+	u.loopable = !u.messages && o.TLS == nil && o.SendProxyProtocol == 0
 	for _, t := range u.targets {
 		u.loopable = u.loopable && t.apOK
 	}
@@ -388,6 +391,11 @@ func (t *target) get(now time.Time, probe bool, connect time.Duration) (*upConn,
 	if tlsc != nil {
 		return t.dialTLS(tlsc, connect)
 	}
+	return t.dial(connect)
+}
+
+// dial opens a new plain connection to t.
+func (t *target) dial(connect time.Duration) (*upConn, error) {
 	nc, err := net.DialTimeout("tcp", t.addr, connect)
 	if err != nil {
 		return nil, &dialError{err}
