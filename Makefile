@@ -8,8 +8,9 @@ export PATH := $(PATH):/usr/local/go/bin
 
 # Debian packages the tests need: curl (end-to-end server tests), iproute2 and
 # ethtool (network namespaces and veth for the xdp tests), libfabric-dev (the
-# rdma transport, built with -tags rdma).
-TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus
+# rdma transport, built with -tags rdma), haproxy (a PROXY protocol sender in
+# front of the server, cmd/simdedge TestServeProxyProtocol).
+TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus haproxy
 # The load benchmarks' wrk and nginx-light are installed by bench/cmd/benchrun.
 # Packages whose code has concurrency (or lazy shared state), run under the
 # race detector. asm is left out: it starts no goroutines and its exhaustive

@@ -53,6 +53,9 @@ routes:
 	}
 	haproxy, err := exec.LookPath("haproxy")
 	if err != nil {
+		if os.Getenv("REQUIRE_HAPROXY") != "" {
+			t.Fatal("haproxy missing and REQUIRE_HAPROXY is set (apt-get install haproxy)")
+		}
 		t.Skip("haproxy not installed: the HAProxy half is skipped")
 	}
 	for _, addr := range addrs {
