@@ -1,6 +1,7 @@
 package router
 
 import (
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -85,7 +86,7 @@ func (g *gate) admit(r *server.Request) int {
 			key, _ = r.Header(g.p.LimitHeader)
 		}
 		if key == nil {
-			key = r.ClientIP().AppendTo(kb[:0])
+			key = rateKey(r.ClientIP()).AppendTo(kb[:0])
 		}
 		if ok, wait := g.p.Limit.Allow(key); !ok {
 			status = statusTooManyRequests
@@ -95,6 +96,20 @@ func (g *gate) admit(r *server.Request) int {
 	}
 	r.SetGateVerdict(status, retry)
 	return status
+}
+
+// ipv6ClientBits: an IPv6 client is limited by its /64, since one host
+// usually holds a whole /64 and could otherwise take a fresh bucket per
+// address (as server.Limits.MaxConnsPerIP counts it).
+const ipv6ClientBits = 64
+
+// rateKey is the address a client is rate-limited under.
+func rateKey(a netip.Addr) netip.Addr {
+	if a.Is6() {
+		p, _ := a.WithZone("").Prefix(ipv6ClientBits)
+		return p.Addr()
+	}
+	return a
 }
 
 // authorization is the request's Authorization value (nil if absent).
