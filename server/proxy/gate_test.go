@@ -194,6 +194,13 @@ func TestGate(t *testing.T) {
 			t.Errorf("header key: another key: %d", a.status)
 		}
 	})
+	// Admitted and refused requests of allow/deny and rate-limited
+	// proxy routes stay on the loop: nothing was handed to goroutines.
+	if testLoopProxy {
+		if n := pooledOnGoroutines(up); n != 0 {
+			t.Errorf("%d upstream connections in the goroutine pool: gated requests were handed off", n)
+		}
+	}
 	t.Run("basic", func(t *testing.T) {
 		for _, p := range []string{"/basic/inline", "/basic/proxy"} {
 			a := gateDo(t, c1, base+p, nil)
