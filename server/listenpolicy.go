@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/server/access"
+	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/proxyproto"
 )
 
@@ -32,9 +33,9 @@ import (
 //     keeps the peer's address.
 //
 // On a PROXY listener the per-address connection cap
-// (Limits.MaxConnsPerIP) exempts trusted peers: it is counted at accept,
-// before the header names the client, and one balancer carries many
-// clients.
+// (Limits.MaxConnsPerIP) counts the client the header names, once it is
+// read, instead of the trusted peer (one balancer carries many clients);
+// an untrusted peer is counted at accept as on any listener.
 //
 // Rules (allow/deny, deny wins) are checked on the peer's address as the
 // connection is accepted, before anything is read; on a PROXY listener on
@@ -257,5 +258,15 @@ func (c *conn) serveProxyHeader() bool {
 	}
 	c.req.remote = c.st.RemoteAddr()
 	c.req.remoteIP = c.req.remoteIP[:0]
+	if !c.ipHeld {
+		// A trusted peer was not counted at accept: the client the
+		// header names is.
+		ip, ok := clientKey(c.req.remote)
+		if ok && !c.srv.ips.acquire(ip, c.cfg.Limits.MaxConnsPerIP) {
+			c.lst.Refused(c.shard, metrics.RefusedPerIP)
+			return false
+		}
+		c.ip, c.ipHeld = ip, ok
+	}
 	return true
 }

@@ -182,3 +182,40 @@ func TestListenerRules(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyProtocolPerIP: on a PROXY listener the per-address cap counts
+// the clients the headers name, not the balancer that carries them all.
+func TestProxyProtocolPerIP(t *testing.T) {
+	tp := access.NewPrefixes([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")})
+	s := New(Options{Handler: whoami{}, TrustedProxies: tp, Limits: Limits{MaxConns: 100, MaxConnsPerIP: 2}})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeTCP(WithPolicy(l, ListenerPolicy{ProxyProtocol: true}), testEngine)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), policyTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	// open sends a header naming client and one keep-alive request, and
+	// reports whether it was answered (the connection stays open).
+	open := func(client string) bool {
+		c := ppDial(t, "127.0.0.1", l.Addr().String())
+		io.WriteString(c, "PROXY TCP4 "+client+" 127.0.0.1 1000 80\r\nGET /in HTTP/1.1\r\nHost: h\r\n\r\n")
+		buf := make([]byte, 512)
+		n, _ := c.Read(buf)
+		return strings.Contains(string(buf[:n]), "remote="+client)
+	}
+	for i, tc := range []struct {
+		client string
+		want   bool
+	}{
+		{"192.0.2.9", true}, {"192.0.2.9", true}, {"192.0.2.9", false}, // the third of one client is refused
+		{"192.0.2.10", true}, {"192.0.2.10", true}, {"192.0.2.11", true}, // five from one balancer
+	} {
+		if got := open(tc.client); got != tc.want {
+			t.Errorf("connection %d for %s: served %v, want %v", i, tc.client, got, tc.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/server/access"
+	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/proxyproto"
 	"golang.org/x/sys/unix"
 )
@@ -71,6 +72,25 @@ func (lp *loop) proxyHeader(lc *lconn) bool {
 		lc.st.remote, c.req.remote = a, a
 		c.req.remoteIP = c.req.remoteIP[:0]
 	}
+	if !c.ipHeld && !lp.countClient(&c.ip, &c.ipHeld, client) {
+		lp.closeConn(lc)
+		return false
+	}
+	return true
+}
+
+// countClient counts the client a PROXY header named for MaxConnsPerIP
+// (its trusted peer was not counted at accept); false: over the cap.
+func (lp *loop) countClient(ip *netip.Addr, held *bool, client netip.AddrPort) bool {
+	k, ok := clientKey(net.TCPAddrFromAddrPort(client))
+	if !ok {
+		return true
+	}
+	if !lp.srv.ips.acquire(k, lp.srv.settings().Limits.MaxConnsPerIP) {
+		lp.mlst.Refused(0, metrics.RefusedPerIP)
+		return false
+	}
+	*ip, *held = k, true
 	return true
 }
 
@@ -85,5 +105,16 @@ func (t *loopTLS) shakeProxy(nc net.Conn, deadline time.Time) net.Conn {
 	}
 	nc.SetReadDeadline(deadline) // readProxyHeader cleared it
 	t.w.remote = pc.RemoteAddr()
+	if !t.h.counted && !t.lp.countClient(&t.h.ip, &t.h.counted, addrPortOf(t.w.remote)) {
+		return nil
+	}
 	return pc
+}
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
 }
