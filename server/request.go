@@ -49,6 +49,8 @@ type Request struct {
 
 	// route is what the request counts into when it ends (SetRoute).
 	route *metrics.Route
+	// edit is the route policy's memory (edit.go).
+	edit Edit
 }
 
 // SetRoute names the counters the request is counted into when its
