@@ -173,6 +173,9 @@ func (o *HeaderOps) drops(name []byte) bool {
 	return false
 }
 
+// ValidName reports whether s can be a field name (an RFC 9110 token).
+func ValidName(s string) bool { return token(s) }
+
 // token reports whether s is an RFC 9110 §5.6.2 token.
 func token(s string) bool {
 	if s == "" {

@@ -53,7 +53,7 @@ var (
 type Template struct {
 	src    string
 	parts  []part
-	maxCap int // highest {N}, -1 if none
+	ncap   int // highest {N} + 1, 0 if none (so the zero Template has none)
 }
 
 type part struct {
@@ -65,7 +65,7 @@ type part struct {
 // ParseTemplate parses s. "{{" is a literal '{'; a '}' alone is literal.
 // Literal text may not hold control characters other than HTAB.
 func ParseTemplate(s string) (Template, error) {
-	t := Template{src: s, maxCap: -1}
+	t := Template{src: s}
 	lit := make([]byte, 0, len(s))
 	flush := func() {
 		if len(lit) > 0 {
@@ -100,7 +100,7 @@ func ParseTemplate(s string) (Template, error) {
 			t.parts = append(t.parts, part{v: v})
 		} else if n, err := strconv.Atoi(name); err == nil && n >= 0 && n <= maxCaptureIndex && name == strconv.Itoa(n) {
 			t.parts = append(t.parts, part{v: VarCapture, n: n})
-			t.maxCap = max(t.maxCap, n)
+			t.ncap = max(t.ncap, n+1)
 		} else {
 			return Template{}, ErrUnknownVar
 		}
@@ -124,17 +124,17 @@ func MustTemplate(s string) Template {
 func (t *Template) String() string { return t.src }
 
 // MaxCapture is the highest capture group the template names, -1 if none.
-func (t *Template) MaxCapture() int { return t.maxCap }
+func (t *Template) MaxCapture() int { return t.ncap - 1 }
 
 // CheckCaptures reports whether a regex with groups capture groups (-1:
 // no regex) provides every {N} the template names.
 func (t *Template) CheckCaptures(groups int) error {
 	switch {
-	case t.maxCap < 0:
+	case t.ncap == 0:
 		return nil
 	case groups < 0:
 		return ErrNoRegex
-	case t.maxCap > groups:
+	case t.ncap-1 > groups:
 		return ErrCapture
 	}
 	return nil
