@@ -51,9 +51,9 @@ var (
 // Template is a parsed value with variables, e.g. "https://{host}{uri}".
 // It is immutable and safe for concurrent use.
 type Template struct {
-	src    string
-	parts  []part
-	ncap   int // highest {N} + 1, 0 if none (so the zero Template has none)
+	src   string
+	parts []part
+	ncap  int // highest {N} + 1, 0 if none (so the zero Template has none)
 }
 
 type part struct {
