@@ -9,7 +9,9 @@ import phttp "github.com/simdedge/simdedge/parse/http"
 // and reuses its buffers, so a warm request allocates nothing. Only the
 // route's policy writes it, once per request before its handler runs; it
 // stays valid until the response ends. A route without a policy never
-// reads it, so nothing clears it between requests.
+// reads it; only the response edit is cleared when a request ends, since
+// a request's start applies it (for the event loop's proxy, which asks the
+// router before the request starts).
 type Edit struct {
 	// Buf holds the bytes made for the request; the views below and the
 	// ones given to SetTarget and SetHeaders point into it.
@@ -20,7 +22,8 @@ type Edit struct {
 	CapSrc []byte
 	// RespDrop and RespAdd are the response's header edit (SetHeaderEdit),
 	// kept here for the event loop's proxy, which starts the response
-	// after the route's policy ran.
+	// after the route's policy ran: the start applies them, the end
+	// clears them.
 	RespDrop []string
 	RespAdd  []byte
 }

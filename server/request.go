@@ -69,6 +69,7 @@ func (r *Request) end() {
 	// The route is cleared at the end, not at begin: the event loop
 	// looks the route up (InlineHandler) before the request begins.
 	r.route = nil
+	r.edit.RespDrop, r.edit.RespAdd = nil, nil // likewise (edit.go)
 	if cap(r.bodyBuf) > maxPooledBuf {
 		r.bodyBuf = nil
 	}

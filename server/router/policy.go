@@ -3,7 +3,6 @@ package router
 import (
 	"errors"
 	"regexp"
-	"sync/atomic"
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/rewrite"
@@ -100,10 +99,6 @@ type policyHandler struct {
 	// inline serves the requests h's InlineHandler accepts; made once,
 	// so that answering one allocates nothing.
 	inline policyInline
-	// up is h's LoopUpstream with the response edit added; made at the
-	// first request and kept while h returns the same upstream (a
-	// Proxy always does), so that proxying allocates nothing.
-	up atomic.Pointer[policyUpstream]
 }
 
 // badRequest answers a request whose expansion was refused.
@@ -154,7 +149,9 @@ func (x *policyInline) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 
 // LoopProxy implements server.LoopProxier. The request is rewritten here,
 // once, when the loop takes it: the loop then sends r's head (appendHead
-// reads the rewritten target and fields) and may resend it. A refused
+// reads the rewritten target and fields) and may resend it, and the
+// response edit left in r's Edit applies when the request starts (before
+// any answer: the upstream's, or a 502/503 of the loop's). A refused
 // expansion returns nil: the goroutine path parses the request again and
 // answers 400 (ServeEdge).
 func (p *policyHandler) LoopProxy(r *server.Request) server.LoopUpstream {
@@ -166,23 +163,7 @@ func (p *policyHandler) LoopProxy(r *server.Request) server.LoopUpstream {
 	if up == nil || p.apply(r) != nil {
 		return nil
 	}
-	if pu := p.up.Load(); pu != nil && pu.LoopUpstream == up {
-		return pu
-	}
-	pu := &policyUpstream{LoopUpstream: up}
-	p.up.Store(pu)
-	return pu
-}
-
-// policyUpstream is a LoopUpstream that puts the route's response edit
-// on the response: the loop begins the response after LoopProxy, so the
-// edit is set when the request is written (every attempt: the same).
-type policyUpstream struct{ server.LoopUpstream }
-
-func (u *policyUpstream) AppendRequest(b []byte, w *server.ResponseWriter, r *server.Request) ([]byte, bool) {
-	ed := r.Edit()
-	w.SetHeaderEdit(ed.RespDrop, ed.RespAdd)
-	return u.LoopUpstream.AppendRequest(b, w, r)
+	return up
 }
 
 // apply rewrites r's target and fields and expands the response's field
