@@ -280,8 +280,9 @@ var (
 // peer's address.
 func clientIP(r *server.Request) []byte { return r.RemoteIP() }
 
-// requestID is {request_id}.
+// requestID is {request_id}. A variable so that tests can make it return
+// what a client-supplied ID might hold.
 //
 // MERGE: waits for helper "obs2" (issue 22): return r.RequestID(); until
 // then empty.
-func requestID(r *server.Request) []byte { return nil }
+var requestID = func(r *server.Request) []byte { return nil }
