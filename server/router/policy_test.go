@@ -373,3 +373,21 @@ func TestPolicyCaptureErrors(t *testing.T) {
 		t.Errorf("status 200: %v", err)
 	}
 }
+
+// TestRedirectCapturesThroughHSTS: a redirect that reads path_regex
+// captures gets them when the route also has HSTS (the wrapper passes the
+// redirect's templates on), not another request's.
+func TestRedirectCapturesThroughHSTS(t *testing.T) {
+	rd := mustHandler(Redirect(rewrite.MustTemplate("/new/{1}"), 301))
+	tab, err := New([]Route{{Match: Match{PathRegex: regexp.MustCompile(`^/old/([a-z]+)`)}, Handler: HSTS(rd, HSTSPolicy{MaxAge: 60})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := serve(t, tab)
+	for _, p := range []string{"abc", "xyz"} {
+		resp, _ := exchange(t, l, "GET /old/"+p+" HTTP/1.1\r\nHost: h\r\n\r\n")
+		if resp.StatusCode != 301 || resp.Header.Get("Location") != "/new/"+p {
+			t.Errorf("%s: %d %q", p, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+}
