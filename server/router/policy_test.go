@@ -277,10 +277,20 @@ func TestPolicyInjection(t *testing.T) {
 		!strings.Contains(string(body), `["X-Cap","v1%0d%0aSet-Cookie:%20x=1"]`) || strings.Contains(string(body), `"Set-Cookie",`) {
 		t.Errorf("injection through the path: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
-	defer func(f func(*server.Request) []byte) { requestID = f }(requestID)
+	// The hook changes before a second server starts and is restored
+	// after it stopped (cleanups run last-in first-out).
+	orig := requestID
+	t.Cleanup(func() { requestID = orig })
 	requestID = func(*server.Request) []byte { return []byte("id\r\nSet-Cookie: x=1") }
+	c2, err := net.Dial("tcp", startPolicyServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	c2.SetDeadline(time.Now().Add(10 * time.Second))
+	br = bufio.NewReader(c2)
 	for _, target := range []string{"/inj/x", "/idredirect"} {
-		io.WriteString(c, "GET "+target+" HTTP/1.1\r\nHost: h\r\n\r\n")
+		io.WriteString(c2, "GET "+target+" HTTP/1.1\r\nHost: h\r\n\r\n")
 		resp, err = http.ReadResponse(br, nil)
 		if err != nil {
 			t.Fatal(err)
