@@ -176,6 +176,7 @@ func (p *policyHandler) apply(r *server.Request) error {
 	start, end := fillEnv(&env, r)
 	path := env.Path
 	ed.Caps, ed.CapSrc = nil, nil
+	ed.RespDrop, ed.RespAdd = nil, nil
 	if p.caps && p.re != nil {
 		ed.Caps, ed.CapSrc = p.re.FindSubmatchIndex(path), path
 		env.Caps, env.CapSrc = ed.Caps, ed.CapSrc
@@ -207,7 +208,6 @@ func (p *policyHandler) apply(r *server.Request) error {
 		}
 		r.SetHeaders(hs)
 	}
-	ed.RespDrop, ed.RespAdd = nil, nil
 	if !p.pol.Response.Empty() {
 		n := len(buf)
 		if buf, err = p.pol.Response.AppendLines(buf, &env); err != nil {
