@@ -26,6 +26,21 @@ func (r *Request) ClientIP() netip.Addr {
 	return r.client
 }
 
+// ClientIPText is ClientIP in text form, as RemoteIP is the peer's
+// ({client_ip} in a route's templates): RemoteIP itself when the client
+// is the peer, else the address written into the request's own array.
+// Valid until the handler returns; nil when there is no IP address.
+func (r *Request) ClientIPText() []byte {
+	c := r.ClientIP()
+	if !c.IsValid() {
+		return nil
+	}
+	if c == r.PeerIP() {
+		return r.RemoteIP()
+	}
+	return c.AppendTo(r.clientText[:0])
+}
+
 // PeerIP is RemoteAddr's IP address (IPv4-mapped addresses unmapped), or
 // the zero Addr for a transport without IP addresses.
 func (r *Request) PeerIP() netip.Addr {

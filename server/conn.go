@@ -415,6 +415,9 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 	c.req.begin(c.rbuf[reqStart:c.r], c.r)
 	c.beginCount()
 	c.resp.begin(head, head.Close || s.closing.Load())
+	// A route policy that ran before the request began (the loop's
+	// proxy asks the router first) left its response edit (edit.go).
+	c.resp.SetHeaderEdit(c.req.edit.RespDrop, c.req.edit.RespAdd)
 	return reqStart, true
 }
 

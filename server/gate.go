@@ -28,10 +28,8 @@ func (r *Request) SetGateVerdict(status, retryAfter int) {
 // value is nil, for what the handler that follows sees (forward auth's
 // copy_headers; the proxy forwards the fields of Headers). name and value
 // must stay valid until the handler returns. It is for goroutine paths:
-// the first change may allocate.
-//
-// MERGE: rewrite's request_headers may bring its own way of changing
-// request fields; keep one.
+// the first change may allocate. (A route's request_headers edit all
+// fields at once through SetHeaders and Edit's buffer, allocation-free.)
 func (r *Request) SetHeader(name string, value []byte) {
 	hs := r.head.Headers
 	out := hs[:0]

@@ -22,6 +22,9 @@ type whoami struct{}
 
 func (whoami) ServeEdge(w *ResponseWriter, r *Request) {
 	w.WriteString("remote=" + string(r.RemoteIP()) + " client=" + r.ClientIP().String())
+	if txt := string(r.ClientIPText()); txt != r.ClientIP().String() {
+		w.WriteString(" text=" + txt) // ClientIPText ({client_ip}) disagrees
+	}
 }
 
 func (h whoami) InlineHandler(r *Request) Handler {
@@ -128,6 +131,29 @@ func TestProxyProtocol(t *testing.T) {
 		got := ppExchange(t, ppDial(t, tc.src, addr), tc.pieces...)
 		if got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestClientIPText: behind a trusted peer the client named by
+// X-Forwarded-For is ClientIP, and ClientIPText ({client_ip} in templates)
+// spells the same address, on the loop and on goroutines.
+func TestClientIPText(t *testing.T) {
+	addr := startPolicyServer(t, "127.0.0.1/32", ListenerPolicy{}, nil)
+	for _, path := range []string{"/in", "/go"} {
+		for xff, want := range map[string]string{
+			"198.51.100.7, 127.0.0.1": "remote=127.0.0.1 client=198.51.100.7",
+			"2001:db8::7":             "remote=127.0.0.1 client=2001:db8::7",
+			"":                        "remote=127.0.0.1 client=127.0.0.1",
+		} {
+			req := "GET " + path + " HTTP/1.1\r\nHost: h\r\nConnection: close\r\n"
+			if xff != "" {
+				req += "X-Forwarded-For: " + xff + "\r\n"
+			}
+			got := ppExchange(t, ppDial(t, "127.0.0.1", addr), req+"\r\n")
+			if got != want {
+				t.Errorf("%s, X-Forwarded-For %q: %q, want %q", path, xff, got, want)
+			}
 		}
 	}
 }

@@ -39,6 +39,9 @@ type Request struct {
 	// client is ClientIP's answer for the current request (clientOK).
 	client   netip.Addr
 	clientOK bool
+	// clientText holds ClientIPText's answer when the client is not the
+	// peer (a fixed array: no allocation per request).
+	clientText [len("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255")]byte
 	// gateDone, gateStatus, gateRetry: the route gate's verdict for the
 	// current request (gate.go), cleared when it ends.
 	gateDone   bool
@@ -57,6 +60,8 @@ type Request struct {
 
 	// route is what the request counts into when it ends (SetRoute).
 	route *metrics.Route
+	// edit is the route policy's memory (edit.go).
+	edit Edit
 }
 
 // SetRoute names the counters the request is counted into when its
@@ -80,6 +85,7 @@ func (r *Request) end() {
 	// The route is cleared at the end, not at begin: the event loop
 	// looks the route up (InlineHandler) before the request begins.
 	r.route = nil
+	r.edit.RespDrop, r.edit.RespAdd = nil, nil // likewise (edit.go)
 	if cap(r.bodyBuf) > maxPooledBuf {
 		r.bodyBuf = nil
 	}

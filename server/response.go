@@ -56,6 +56,9 @@ type ResponseWriter struct {
 	// now, when set by the sink before finish, is the time to stamp in
 	// Date (it saves a clock read per request); zero means read the clock.
 	now time.Time
+	// editDrop, editAdd: a route's response header edit (edit.go).
+	editDrop []string
+	editAdd  []byte
 }
 
 var (
@@ -70,6 +73,7 @@ func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.clen, w.written = -1, 0
 	w.committed, w.chunked, w.aborted, w.hasDate, w.err = false, false, false, false, nil
 	w.now = time.Time{}
+	w.editDrop, w.editAdd = nil, nil
 	w.headReq = string(req.Method) == "HEAD"
 	w.http10 = req.Version == phttp.HTTP10
 	w.keepAlive = w.http10 && !req.Close
@@ -285,6 +289,9 @@ func (w *ResponseWriter) commit(final bool) {
 			now = time.Now()
 		}
 		out = append(out, dateLine(now)...)
+	}
+	if w.editDrop != nil || w.editAdd != nil {
+		w.applyEdit()
 	}
 	out = append(out, w.hdr...)
 	switch {

@@ -29,6 +29,8 @@ var allowed = []struct {
 	// depend on any of them (it sits before "server": the first match
 	// wins).
 	{"server/upstream", []string{"asm", "internal", "parse"}},
+	// Likewise the route policies (templates, path and header rewrites).
+	{"server/rewrite", []string{"asm", "internal", "parse"}},
 	{"server", []string{"asm", "internal", "parse"}},
 	{"xdp", []string{"asm", "internal", "parse", "server"}},
 	{"rdma", []string{"asm", "internal", "parse", "server"}},

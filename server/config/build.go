@@ -274,6 +274,11 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 				continue // reported for the upstream
 			}
 			h = proxy.New(up, proxy.Options{Logger: o.Logger})
+		case r.Redirect != nil:
+			var err error
+			if h, err = r.Redirect.handler(); err != nil {
+				continue // reported by Parse
+			}
 		}
 		if r.HSTS != nil && h != nil {
 			h = router.HSTS(h, r.HSTS.policy())
@@ -287,8 +292,9 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 		}
 		rt := router.Route{
 			Name:    r.Name,
-			Match:   router.Match{Host: r.Match.Host, Path: r.Match.Path, PathPrefix: r.Match.PathPrefix, Methods: r.Match.Methods},
+			Match:   r.Match.router(),
 			Handler: h,
+			Policy:  r.policy(),
 		}
 		if o.Metrics != nil {
 			rt.Metrics = o.Metrics.Route(RouteMetricName(r.Name, i))

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/simdedge/simdedge/server/rewrite"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -77,8 +79,13 @@ type Route struct {
 	RateLimit   *RateLimit   `yaml:"rate_limit,omitempty"`
 	BasicAuth   *BasicAuth   `yaml:"basic_auth,omitempty"`
 	ForwardAuth *ForwardAuth `yaml:"forward_auth,omitempty"`
-	line        int
-	keyLine     map[string]int
+	// Rewrite, RequestHeaders, ResponseHeaders, Redirect: see rewrite.go.
+	Rewrite         *Rewrite    `yaml:"rewrite,omitempty"`
+	RequestHeaders  *HeaderEdit `yaml:"request_headers,omitempty"`
+	ResponseHeaders *HeaderEdit `yaml:"response_headers,omitempty"`
+	Redirect        *Redirect   `yaml:"redirect,omitempty"`
+	line            int
+	keyLine         map[string]int
 }
 
 // Match mirrors router.Match.
@@ -87,6 +94,11 @@ type Match struct {
 	Path       string   `yaml:"path,omitempty"`
 	PathPrefix string   `yaml:"path_prefix,omitempty"`
 	Methods    []string `yaml:"methods,omitempty,flow"`
+	// PathRegex, Headers, Query: see rewrite.go.
+	PathRegex string        `yaml:"path_regex,omitempty"`
+	Headers   HeaderMatches `yaml:"headers,omitempty"`
+	Query     QueryMatches  `yaml:"query,omitempty"`
+	re        *regexp.Regexp
 }
 
 // Respond is a fixed response.
@@ -340,12 +352,10 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 	d.fields(n, path, map[string]func(*yaml.Node, string){
 		"name": d.str(&r.Name),
 		"match": mark("match", func(v *yaml.Node, key string) {
-			d.fields(v, key, map[string]func(*yaml.Node, string){
-				"host":        d.str(&r.Match.Host),
-				"path":        d.str(&r.Match.Path),
-				"path_prefix": d.str(&r.Match.PathPrefix),
-				"methods":     d.strings(&r.Match.Methods),
-			})
+			known := d.matchHeaders(&r.Match, &r.Match.re) // path_regex, headers, query
+			known["host"], known["path"] = d.str(&r.Match.Host), d.str(&r.Match.Path)
+			known["path_prefix"], known["methods"] = d.str(&r.Match.PathPrefix), d.strings(&r.Match.Methods)
+			d.fields(v, key, known)
 		}),
 		"respond": mark("respond", func(v *yaml.Node, key string) {
 			r.Respond = &Respond{}
@@ -382,6 +392,11 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 		"rate_limit":   d.rateLimit(&r.RateLimit),
 		"basic_auth":   d.basicAuth(&r.BasicAuth),
 		"forward_auth": d.forwardAuth(&r.ForwardAuth),
+
+		"rewrite":          mark("rewrite", d.rewrite(&r.Rewrite)),
+		"request_headers":  mark("request_headers", d.headerEdit(&r.RequestHeaders, rewrite.RequestSide)),
+		"response_headers": mark("response_headers", d.headerEdit(&r.ResponseHeaders, rewrite.ResponseSide)),
+		"redirect":         mark("redirect", d.redirect(&r.Redirect, r.keyLine)),
 		"proxy": mark("proxy", func(v *yaml.Node, key string) {
 			r.Proxy = &Proxy{}
 			d.fields(v, key, map[string]func(*yaml.Node, string){
@@ -418,14 +433,15 @@ func (c *Config) validate(d *decoder) {
 			return at
 		}
 		actions := 0
-		for _, set := range []bool{r.Respond != nil, r.Echo != nil, r.Handler != "", r.Proxy != nil} {
+		for _, set := range []bool{r.Respond != nil, r.Echo != nil, r.Handler != "", r.Proxy != nil, r.Redirect != nil} {
 			if set {
 				actions++
 			}
 		}
 		if actions != 1 {
-			d.fail(at, key, "needs exactly one action: respond, echo, handler or proxy")
+			d.fail(at, key, "needs exactly one action: respond, echo, handler, proxy or redirect")
 		}
+		r.validateRewrite(d, key, line)
 		m := r.Match
 		if m.Path != "" && m.PathPrefix != "" {
 			d.fail(line("match"), key+".match", "path and path_prefix are exclusive")

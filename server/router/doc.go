@@ -1,10 +1,13 @@
 // Package router chooses a handler for each request by host (exact, or
 // "*.suffix"; case, port and a trailing dot do not matter, and an
-// absolute-form target's authority wins over Host), path (exact, or
-// prefix) and method; "OPTIONS *" and CONNECT are answered, not routed
-// (server.SpecialTarget). It also provides the
-// built-in actions: a fixed response (Respond) and Echo, which answers with
-// JSON describing the parsed request.
+// absolute-form target's authority wins over Host), path (exact, prefix,
+// or a regex), method, header fields and query parameters (matchers.go);
+// the first route in order that accepts a request serves it. "OPTIONS *"
+// and CONNECT are answered, not routed (server.SpecialTarget). A route's
+// Policy rewrites the path and the request's and responses' header fields
+// (policy.go, with server/rewrite). It also provides the built-in actions:
+// a fixed response (Respond), Redirect, and Echo, which answers with JSON
+// describing the parsed request (after the route's rewrites).
 //
 // Tables and Switches are server.Inliners and server.LoopProxiers: on the
 // event-loop engine, requests whose route is Respond or Echo (or that no

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/rewrite"
 )
 
 // HSTS (RFC 6797) per route. The Strict-Transport-Security field is added
@@ -96,4 +97,13 @@ func (s *hsts) LoopProxy(r *server.Request) server.LoopUpstream {
 		return nil
 	}
 	return lp.LoopProxy(r)
+}
+
+// templates passes h's path_regex templates on (captureUser), so that a
+// redirect wrapped for HSTS still gets its captures taken.
+func (s *hsts) templates() []*rewrite.Template {
+	if cu, ok := s.h.(captureUser); ok {
+		return cu.templates()
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package router
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"sync/atomic"
 
@@ -28,6 +29,12 @@ type Match struct {
 	PathPrefix string
 	// Methods lists the accepted methods (case-sensitive, RFC 9110 §9.1).
 	Methods []string
+	// PathRegex, Headers and Query: see matchers.go. PathRegex must match
+	// the path (RE2, unanchored); its groups are the captures {1}.. of
+	// the route's templates (policy.go).
+	PathRegex *regexp.Regexp
+	Headers   []HeaderMatch
+	Query     []QueryMatch
 }
 
 // Route is a Match and the handler it leads to.
@@ -39,6 +46,9 @@ type Route struct {
 	// (server.Options.Metrics; metrics.Set.Route gives them by name when
 	// the table is built, so no lookup happens per request).
 	Metrics *metrics.Route
+	// Policy, if set, rewrites the request and its responses before
+	// Handler runs (policy.go).
+	Policy *Policy
 }
 
 // Table routes requests: the first route whose Match accepts the request
@@ -53,6 +63,7 @@ type compiled struct {
 	Route
 	hostExact  string // lower case
 	hostSuffix string // lower case, with the leading '.'
+	extra      *extraMatch
 }
 
 var (
@@ -97,6 +108,13 @@ func New(routes []Route) (*Table, error) {
 		if m.Path != "" && m.Path[0] != '/' || m.PathPrefix != "" && m.PathPrefix[0] != '/' {
 			return nil, ErrBadPath
 		}
+		var err error
+		if c.extra, err = compileExtra(&m); err != nil {
+			return nil, err
+		}
+		if c.Handler, err = withPolicy(&c.Route); err != nil {
+			return nil, err
+		}
 		t.routes = append(t.routes, c)
 	}
 	return t, nil
@@ -107,6 +125,7 @@ func (t *Table) Routes() []Route {
 	out := make([]Route, len(t.routes))
 	for i := range t.routes {
 		out[i] = t.routes[i].Route
+		out[i].Handler = unwrap(out[i].Handler)
 	}
 	return out
 }
@@ -117,7 +136,7 @@ func (t *Table) Lookup(r *server.Request) *Route {
 	method := r.Method()
 	for i := range t.routes {
 		c := &t.routes[i]
-		if c.accepts(host, path, method) {
+		if c.accepts(host, path, method) && (c.extra == nil || c.extra.accepts(r, path)) {
 			r.SetRoute(c.Metrics)
 			return &c.Route
 		}

@@ -1,0 +1,285 @@
+package router
+
+import (
+	"errors"
+	"regexp"
+
+	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/rewrite"
+)
+
+// Policy is what a route changes between its match and its handler
+// (issue 23): the path (the query string is kept), the request's header
+// fields, and the header fields of every response the route gives (its
+// handler's, a proxied upstream's, the proxy's own 502/504, on both
+// proxy paths).
+//
+// The request's target and fields are replaced, not copied: the handler
+// and the proxy see the rewritten request (Echo reports it, a proxy
+// forwards it), in the request's Edit buffer (server.Request.Edit), so a
+// warm request allocates nothing unless the route's templates use
+// path_regex captures (Go's regexp returns them in a new slice: one
+// allocation per request). Routing is done on the request as received.
+//
+// Order: the captures of Match.PathRegex are taken from the path as
+// received; then the path is rewritten; then the request's fields are
+// edited and the response's field lines expanded, with {path}, {query}
+// and {uri} the rewritten ones (nginx's $uri, not $request_uri). An
+// expansion that would put a forbidden byte in a value or the path
+// (server/rewrite's ErrUnsafe: CR, LF, NUL...) refuses the request with
+// 400, before the handler runs and before anything reaches an upstream.
+type Policy struct {
+	Path     *rewrite.PathRewrite
+	Request  rewrite.HeaderOps
+	Response rewrite.HeaderOps
+}
+
+// ErrCaptures: a template names a capture group the route's path_regex
+// does not have (or the route has none).
+var ErrCaptures = errors.New("router: a template names a capture of match.path_regex that does not exist")
+
+// captureUser is a handler whose templates read path_regex captures
+// (Redirect): it needs the policy wrapper to take them.
+type captureUser interface {
+	templates() []*rewrite.Template
+}
+
+// withPolicy returns the handler that serves rt: rt.Handler, wrapped by
+// a policyHandler when rt has a Policy or its handler reads captures.
+func withPolicy(rt *Route) (server.Handler, error) {
+	groups := -1
+	if rt.Match.PathRegex != nil {
+		groups = rt.Match.PathRegex.NumSubexp()
+	}
+	var tmpls []*rewrite.Template
+	if cu, ok := rt.Handler.(captureUser); ok {
+		tmpls = cu.templates()
+	}
+	if p := rt.Policy; p != nil {
+		for _, ops := range []*rewrite.HeaderOps{&p.Request, &p.Response} {
+			ops.Templates(func(_ string, t *rewrite.Template) error {
+				tmpls = append(tmpls, t)
+				return nil
+			})
+		}
+	}
+	caps := false
+	for _, t := range tmpls {
+		if t.CheckCaptures(groups) != nil {
+			return nil, ErrCaptures
+		}
+		caps = caps || t.MaxCapture() >= 0
+	}
+	if rt.Policy == nil && !caps {
+		return rt.Handler, nil
+	}
+	p := &policyHandler{h: rt.Handler, re: rt.Match.PathRegex, caps: caps}
+	if rt.Policy != nil {
+		p.pol = *rt.Policy
+	}
+	p.inline.p = p
+	return p, nil
+}
+
+// unwrap returns the handler a route was given (Table.Routes).
+func unwrap(h server.Handler) server.Handler {
+	if p, ok := h.(*policyHandler); ok {
+		return p.h
+	}
+	return h
+}
+
+// policyHandler applies a route's Policy, then serves with h. It keeps
+// h's Inliner and LoopProxier.
+type policyHandler struct {
+	h    server.Handler
+	pol  Policy
+	re   *regexp.Regexp
+	caps bool // take re's captures per request
+	// inline serves the requests h's InlineHandler accepts; made once,
+	// so that answering one allocates nothing.
+	inline policyInline
+}
+
+// badRequest answers a request whose expansion was refused.
+var badRequest = Respond(400, "bad request\n", [][2]string{{"Content-Type", "text/plain; charset=utf-8"}})
+
+func (p *policyHandler) ServeEdge(w *server.ResponseWriter, r *server.Request) {
+	if p.prepare(w, r) {
+		p.h.ServeEdge(w, r)
+	}
+}
+
+// prepare applies the policy to r and w; false: refused (answered).
+func (p *policyHandler) prepare(w *server.ResponseWriter, r *server.Request) bool {
+	if err := p.apply(r); err != nil {
+		badRequest.ServeEdge(w, r)
+		return false
+	}
+	ed := r.Edit()
+	w.SetHeaderEdit(ed.RespDrop, ed.RespAdd)
+	return true
+}
+
+// InlineHandler implements server.Inliner.
+func (p *policyHandler) InlineHandler(r *server.Request) server.Handler {
+	in, ok := p.h.(server.Inliner)
+	if !ok || in.InlineHandler(r) == nil {
+		return nil
+	}
+	return &p.inline
+}
+
+// policyInline applies the policy, then serves r with the handler h's
+// InlineHandler gives (asked again: an Inliner answers from r alone, and
+// holding its answer would take an allocation per request).
+type policyInline struct{ p *policyHandler }
+
+func (x *policyInline) ServeEdge(w *server.ResponseWriter, r *server.Request) {
+	p := x.p
+	if !p.prepare(w, r) {
+		return
+	}
+	if ih := p.h.(server.Inliner).InlineHandler(r); ih != nil {
+		ih.ServeEdge(w, r)
+		return
+	}
+	p.h.ServeEdge(w, r)
+}
+
+// LoopProxy implements server.LoopProxier. The request is rewritten here,
+// once, when the loop takes it: the loop then sends r's head (appendHead
+// reads the rewritten target and fields) and may resend it, and the
+// response edit left in r's Edit applies when the request starts (before
+// any answer: the upstream's, or a 502/503 of the loop's). A refused
+// expansion returns nil: the goroutine path parses the request again and
+// answers 400 (ServeEdge).
+func (p *policyHandler) LoopProxy(r *server.Request) server.LoopUpstream {
+	lp, ok := p.h.(server.LoopProxier)
+	if !ok {
+		return nil
+	}
+	up := lp.LoopProxy(r)
+	if up == nil || p.apply(r) != nil {
+		return nil
+	}
+	return up
+}
+
+// apply rewrites r's target and fields and expands the response's field
+// lines into r's Edit buffer.
+func (p *policyHandler) apply(r *server.Request) error {
+	ed := r.Edit()
+	buf := ed.Buf[:0]
+	t := r.Target()
+	var env rewrite.Env
+	start, end := fillEnv(&env, r)
+	path := env.Path
+	ed.Caps, ed.CapSrc = nil, nil
+	ed.RespDrop, ed.RespAdd = nil, nil
+	if p.caps && p.re != nil {
+		ed.Caps, ed.CapSrc = p.re.FindSubmatchIndex(path), path
+		env.Caps, env.CapSrc = ed.Caps, ed.CapSrc
+	}
+	if pr := p.pol.Path; pr != nil {
+		n := len(buf)
+		buf = append(buf, t[:start]...)
+		m := len(buf)
+		var ok bool
+		var err error
+		if buf, ok, err = pr.Append(buf, path, &env); err != nil {
+			ed.Buf = buf[:0]
+			return err
+		}
+		if ok {
+			env.Path = buf[m:len(buf):len(buf)]
+			buf = append(buf, t[end:]...)
+			r.SetTarget(buf[n:len(buf):len(buf)])
+		} else {
+			buf = buf[:n]
+		}
+	}
+	var err error
+	if !p.pol.Request.Empty() {
+		var hs = r.Headers()
+		if hs, buf, err = p.pol.Request.Edit(hs, buf, &env); err != nil {
+			ed.Buf = buf[:0]
+			return err
+		}
+		r.SetHeaders(hs)
+	}
+	if !p.pol.Response.Empty() {
+		n := len(buf)
+		if buf, err = p.pol.Response.AppendLines(buf, &env); err != nil {
+			ed.Buf = buf[:0]
+			return err
+		}
+		ed.RespDrop, ed.RespAdd = p.pol.Response.Dropped(), buf[n:len(buf):len(buf)]
+	}
+	ed.Buf = buf
+	return nil
+}
+
+var slash = []byte("/")
+
+// pathSpan is where the path of an origin-form or absolute-form target
+// lies: t[start:end], end at the '?' or the end (no fragment: the parser
+// refuses one).
+func pathSpan(t []byte) (start, end int) {
+	if len(t) > 0 && t[0] != '/' {
+		if i := indexString(t, "://"); i >= 0 {
+			start = i + 3
+			for start < len(t) && t[start] != '/' && t[start] != '?' {
+				start++
+			}
+		} else {
+			start = len(t) // authority form or "*": no path
+		}
+	}
+	end = start
+	for end < len(t) && t[end] != '?' {
+		end++
+	}
+	return start, end
+}
+
+// fillEnv sets the variables that come from r alone and returns where
+// the path lies in r's target (pathSpan).
+func fillEnv(e *rewrite.Env, r *server.Request) (start, end int) {
+	e.RemoteAddr = r.RemoteIP()
+	e.ClientIP = clientIP(r)
+	e.Host = hostOf(r)
+	if r.TLS() {
+		e.Scheme = schemeHTTPS
+	} else {
+		e.Scheme = schemeHTTP
+	}
+	e.RequestID = requestID(r)
+	t := r.Target()
+	start, end = pathSpan(t)
+	e.Path = t[start:end]
+	if len(e.Path) == 0 {
+		e.Path = slash // absolute form without a path
+	}
+	e.Query, e.HasQuery = nil, false
+	if end < len(t) {
+		e.Query, e.HasQuery = t[end+1:], true
+	}
+	return start, end
+}
+
+var (
+	schemeHTTP  = []byte("http")
+	schemeHTTPS = []byte("https")
+)
+
+// clientIP is {client_ip}: the client's address as trusted_proxies and the
+// PROXY protocol decide it (Request.ClientIP).
+func clientIP(r *server.Request) []byte { return r.ClientIPText() }
+
+// requestID is {request_id}. A variable so that tests can make it return
+// what a client-supplied ID might hold.
+//
+// MERGE: waits for helper "obs2" (issue 22): return r.RequestID(); until
+// then empty.
+var requestID = func(r *server.Request) []byte { return nil }
