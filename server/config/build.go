@@ -64,6 +64,7 @@ func (c *Config) WithDefaults() *Config {
 	def(&t.Write, server.DefaultWriteTimeout)
 	def(&t.Drain, server.DefaultDrainTimeout)
 	def(&t.BodyRateWindow, server.DefaultBodyRateWindow)
+	def(&t.TunnelIdle, server.DefaultTunnelIdleTimeout)
 	if t.BodyMinRate == 0 {
 		t.BodyMinRate = server.DefaultBodyMinRate
 	}
@@ -104,6 +105,7 @@ func (c *Config) ServerOptions() server.Options {
 			// A body's minimum rate, over the whole body.
 			BodyMinRate:    e.Timeouts.BodyMinRate,
 			BodyRateWindow: time.Duration(e.Timeouts.BodyRateWindow),
+			TunnelIdle:     time.Duration(e.Timeouts.TunnelIdle),
 		},
 	}
 }
@@ -266,7 +268,7 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			if up == nil {
 				continue // reported for the upstream
 			}
-			h = proxy.New(up, proxy.Options{Logger: o.Logger})
+			h = proxy.New(up, proxy.Options{Logger: o.Logger, Upgrades: r.Proxy.Upgrades})
 		}
 		if r.HSTS != nil && h != nil {
 			h = router.HSTS(h, r.HSTS.policy())
