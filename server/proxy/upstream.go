@@ -337,6 +337,8 @@ type upConn struct {
 	// updates per request on a busy keep-alive connection: the response
 	// header timeout is thus between 3/4 and all of its configured value.
 	readDL, writeDL time.Time
+	// tw is the response a chunked body's trailers go to (trailers.go).
+	tw *server.ResponseWriter
 }
 
 func (c *upConn) setReadDeadline(now time.Time, d time.Duration) {
