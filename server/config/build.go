@@ -228,6 +228,7 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			Policy:         po,
 			Active:         active,
 			TLS:            tlsc,
+			HTTP2:          u.IsHTTP2(),
 			Previous:       prev,
 		})
 		if err != nil {

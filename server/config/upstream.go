@@ -363,6 +363,7 @@ func (c *Config) validateUpstreams(d *decoder) map[string]bool {
 			bad = true
 		}
 		d.validateUpstreamTLS(line("targets"), key, &u)
+		d.validateUpstreamH2(line("targets"), key, &u)
 		hashing := u.Balance == string(upstream.Hash)
 		switch {
 		case hashing && (u.Hash == nil || u.Hash.Key == ""):

@@ -98,6 +98,10 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		p.serveMessage(w, r)
 		return
 	}
+	if p.up.h2 != nil {
+		p.serveH2(w, r) // h2up.go
+		return
+	}
 	// body is a request body read whole before forwarding (it can be
 	// resent on a stale pooled connection, and a malformed one is refused
 	// before anything reaches the upstream). A chunked body is de-chunked

@@ -76,7 +76,12 @@ func (p *Proxy) upgradeOf(head *phttp.Request) upgradeVerdict {
 		}
 	})
 	switch {
-	case allowed && head.Body == phttp.BodyNone && !p.up.messages:
+	case allowed && (p.up.messages || p.up.h2 != nil):
+		// The targets cannot tunnel an HTTP/1.1 upgrade (rdma://
+		// messages, HTTP/2 streams): refused rather than forwarded
+		// as a request the backend would fail.
+		return upgradeRefuse
+	case allowed && head.Body == phttp.BodyNone:
 		return upgradeTunnel
 	case allowed:
 		return upgradeNone

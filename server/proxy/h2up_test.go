@@ -1,0 +1,284 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/internal/testcert"
+	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+)
+
+// h2Origin is an HTTP/2 backend: x/net/http2's server, over plain TCP
+// (h2c with prior knowledge) or TLS (ALPN h2), counting its connections.
+type h2Origin struct {
+	addr  string
+	conns atomic.Int32
+	ca    *testcert.CA
+}
+
+// h2Handler answers /echo by streaming the request body back as it
+// arrives (a flush per read), with trailers; other paths with the
+// protocol and forwarding fields it saw.
+var h2Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Proto", r.Proto)
+	w.Header().Set("X-Seen-XFF", r.Header.Get("X-Forwarded-For"))
+	w.Header().Set("X-Seen-TE", r.Header.Get("Te"))
+	if r.URL.Path != "/echo" {
+		io.WriteString(w, "h2 "+r.Method+" "+r.URL.RequestURI())
+		return
+	}
+	w.Header().Set("Trailer", "Grpc-Status")
+	w.WriteHeader(200)
+	w.(http.Flusher).Flush()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Body.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+			w.(http.Flusher).Flush()
+		}
+		if err != nil {
+			break
+		}
+	}
+	w.Header().Set("Grpc-Status", "0")
+})
+
+func startH2Origin(t *testing.T, useTLS bool) *h2Origin {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &h2Origin{addr: l.Addr().String()}
+	srv := &http.Server{ReadHeaderTimeout: testTimeout, ConnState: func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			o.conns.Add(1)
+		}
+	}}
+	if useTLS {
+		o.ca = testcert.NewCA(t, "h2 origin CA")
+		leaf := o.ca.Leaf(t, "h2", []string{"127.0.0.1", "h2.example"}, time.Time{}, time.Time{})
+		srv.Handler = h2Handler
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}
+		if err := http2.ConfigureServer(srv, &http2.Server{}); err != nil {
+			t.Fatal(err)
+		}
+		go srv.ServeTLS(l, "", "")
+	} else {
+		srv.Handler = h2c.NewHandler(h2Handler, &http2.Server{})
+		go srv.Serve(l)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return o
+}
+
+// startH2Proxy proxies to o over h2c or h2 (TLS, verified against o's CA).
+func startH2Proxy(t *testing.T, targets []string, o *h2Origin) (string, *Upstream) {
+	t.Helper()
+	uo := UpstreamOptions{Name: "h2", Targets: targets, HTTP2: true}
+	if o.ca != nil {
+		uo.TLS = &tls.Config{RootCAs: o.ca.Pool, ServerName: "h2.example"}
+	}
+	return startProxy(t, uo, server.Options{})
+}
+
+// TestH2Upstream: HTTP/1.1 clients reach h2c and h2 backends through the
+// proxy, on every engine: the backend sees HTTP/2 and the forwarding
+// fields; bodies of 1 MiB go both ways; 40 concurrent requests share one
+// connection (multiplexed); a chunked request body streams to the backend
+// while its echo streams back, piece by piece; trailers come back to a
+// client that sent TE: trailers (as chunked trailers), and TE: trailers is
+// sent upstream for it.
+func TestH2Upstream(t *testing.T) {
+	for _, useTLS := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", useTLS), func(t *testing.T) {
+			testenv.CheckGoroutines(t)
+			o := startH2Origin(t, useTLS)
+			addr, up := startH2Proxy(t, []string{o.addr}, o)
+			if up.loopable {
+				t.Fatal("an h2 upstream must not be proxied on the loop")
+			}
+			c := client(t)
+			req, _ := http.NewRequest("GET", "http://"+addr+"/a?b=1", nil)
+			resp, body := get(t, c, req)
+			if resp.StatusCode != 200 || string(body) != "h2 GET /a?b=1" || resp.Header.Get("X-Proto") != "HTTP/2.0" ||
+				resp.Header.Get("X-Seen-XFF") != "127.0.0.1" || !strings.HasSuffix(resp.Header.Get("Via"), "2 simdedge") {
+				t.Fatalf("got %d %q %v", resp.StatusCode, body, resp.Header)
+			}
+			big := bytes.Repeat([]byte("0123456789abcdef"), 1<<20/16)
+			req, _ = http.NewRequest("POST", "http://"+addr+"/echo", bytes.NewReader(big))
+			resp, body = get(t, c, req)
+			if resp.StatusCode != 200 || !bytes.Equal(body, big) {
+				t.Fatalf("1 MiB echo: %d, %d bytes", resp.StatusCode, len(body))
+			}
+
+			var wg sync.WaitGroup
+			errs := make(chan error, 40)
+			for i := range 40 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/p/%d", addr, i), nil)
+					resp, err := c.Do(req)
+					if err != nil {
+						errs <- err
+						return
+					}
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if want := fmt.Sprintf("h2 GET /p/%d", i); string(b) != want {
+						errs <- fmt.Errorf("got %q, want %q", b, want)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if n := o.conns.Load(); n > 2 {
+				t.Errorf("backend saw %d connections for 42 requests, want 1 (2 at most): not multiplexed", n)
+			}
+
+			checkH2Streaming(t, addr)
+		})
+	}
+}
+
+// checkH2Streaming sends a chunked body piece by piece over a raw client
+// connection and reads each piece's echo before sending the next: the
+// exchange is full duplex through the proxy. Then the trailers.
+func checkH2Streaming(t *testing.T, addr string) {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(testTimeout))
+	io.WriteString(nc, "POST /echo HTTP/1.1\r\nHost: x\r\nTE: trailers\r\nTransfer-Encoding: chunked\r\n\r\n")
+	br := bufio.NewReader(nc)
+	head := readHeadString(t, br)
+	if !strings.HasPrefix(head, "HTTP/1.1 200 ") || !strings.Contains(head, "Transfer-Encoding: chunked") ||
+		!strings.Contains(head, "X-Seen-Te: trailers") {
+		t.Fatalf("head %q, want 200 chunked, TE: trailers seen upstream", head)
+	}
+	for i := range 5 {
+		piece := fmt.Sprintf("piece-%d", i)
+		fmt.Fprintf(nc, "%x\r\n%s\r\n", len(piece), piece)
+		var got strings.Builder
+		for got.Len() < len(piece) {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("piece %d: %v", i, err)
+			}
+			var n int
+			if _, err := fmt.Sscanf(line, "%x", &n); err != nil || n == 0 {
+				t.Fatalf("piece %d: chunk line %q", i, line)
+			}
+			b := make([]byte, n+2)
+			if _, err := io.ReadFull(br, b); err != nil {
+				t.Fatal(err)
+			}
+			got.Write(b[:n])
+		}
+		if got.String() != piece {
+			t.Fatalf("echo %q, want %q", got.String(), piece)
+		}
+	}
+	io.WriteString(nc, "0\r\n\r\n")
+	var rest strings.Builder
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %q: %v", rest.String(), err)
+		}
+		rest.WriteString(line)
+		if line == "\r\n" {
+			break
+		}
+	}
+	if rest.String() != "0\r\nGrpc-Status: 0\r\n\r\n" {
+		t.Fatalf("end of body %q, want the last chunk and Grpc-Status", rest.String())
+	}
+}
+
+// TestH2UpstreamFailover: a refused h2c target is failed over, as for
+// HTTP/1.1, and counts as a connect failure.
+func TestH2UpstreamFailover(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	o := startH2Origin(t, false)
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	addr, _ := startH2Proxy(t, []string{deadAddr, o.addr}, o)
+	c := client(t)
+	for i := range 6 {
+		req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/f/%d", addr, i), nil)
+		if resp, body := get(t, c, req); resp.StatusCode != 200 || string(body) != fmt.Sprintf("h2 GET /f/%d", i) {
+			t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestH2UpstreamALPN: an h2 target whose TLS server does not offer h2 is
+// a failed connect (502), not an HTTP/1.1 exchange in disguise.
+func TestH2UpstreamALPN(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	ca := testcert.NewCA(t, "h1 CA")
+	leaf := ca.Leaf(t, "h1", []string{"h2.example"}, time.Time{}, time.Time{})
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h2Handler, ReadHeaderTimeout: testTimeout}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	addr, _ := startH2Proxy(t, []string{l.Addr().String()}, &h2Origin{ca: ca})
+	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+	if resp, body := get(t, client(t), req); resp.StatusCode != 502 {
+		t.Fatalf("got %d %q, want 502", resp.StatusCode, body)
+	}
+}
+
+// TestH2UpstreamProbe: active checks of h2c and h2 targets speak HTTP/2
+// (a backend that speaks only HTTP/2 would fail an HTTP/1.1 GET).
+func TestH2UpstreamProbe(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	for _, useTLS := range []bool{false, true} {
+		o := startH2Origin(t, useTLS)
+		uo := UpstreamOptions{Name: "h2", Targets: []string{o.addr}, HTTP2: true}
+		if o.ca != nil {
+			uo.TLS = &tls.Config{RootCAs: o.ca.Pool, ServerName: "h2.example"}
+		}
+		up, err := NewUpstream(uo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		status, err := up.probe(ctx, up.pool.Targets()[0])
+		cancel()
+		up.Close()
+		if err != nil || status != 200 {
+			t.Fatalf("tls=%v: probe %d %v, want 200", useTLS, status, err)
+		}
+	}
+}
