@@ -398,12 +398,13 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 		return
 	}
 	defer resp.Body.Close()
-	ok := p.h2Relay(w, resp, head)
-	if ok {
-		pool.Done(ut, upstream.StatusResult(resp.StatusCode))
-	} else {
+	if upstreamFailed := !p.h2Relay(w, resp, head); upstreamFailed {
 		pool.Done(ut, upstream.Result{Outcome: upstream.Reset})
+		return
 	}
+	// Answered (a client that went away mid-body is not the target's
+	// failure).
+	pool.Done(ut, upstream.StatusResult(resp.StatusCode))
 }
 
 // errTimeout is a net.Error timeout, so timeoutError answers 504.
@@ -415,7 +416,8 @@ func (errTimeout) Temporary() bool { return true }
 
 // h2Relay sends resp to the client: status, fields, the body as it
 // arrives (flushed after every read, so streams such as gRPC's flow), then
-// the trailers. It reports whether the body ended cleanly.
+// the trailers. It reports false when the upstream failed mid-body; a
+// client that stopped reading ends it early with true.
 func (p *Proxy) h2Relay(w *server.ResponseWriter, resp *http.Response, head *phttp.Request) bool {
 	w.WriteHeader(resp.StatusCode)
 	for name, vs := range resp.Header {
@@ -444,7 +446,7 @@ func (p *Proxy) h2Relay(w *server.ResponseWriter, resp *http.Response, head *pht
 		// may wait for the client's next message.
 		w.EnableTrailers()
 		if err := w.Flush(); err != nil {
-			return false
+			return true // the client went away
 		}
 	}
 	bp := h2Bufs.Get().(*[]byte)
@@ -454,10 +456,10 @@ func (p *Proxy) h2Relay(w *server.ResponseWriter, resp *http.Response, head *pht
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return false
+				return true // the client went away
 			}
 			if werr := w.Flush(); werr != nil {
-				return false
+				return true
 			}
 		}
 		if err == io.EOF {
