@@ -13,16 +13,21 @@ import (
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/upstream"
-	"golang.org/x/net/http2"
 )
 
 // HTTP/2 upstreams (issue 21): targets written h2c://host:port (HTTP/2
 // with prior knowledge over TCP, RFC 9113 §3.3) or h2://host:port (over
 // TLS with ALPN h2, with the upstream's tls block). Framing, HPACK, flow
-// control and stream multiplexing are golang.org/x/net/http2's ClientConn,
-// one or a few per target made with (*http2.Transport).NewClientConn on
-// connections this file dials: so the Transport's own pool, dialing and
-// retries never run, and the policy stays in charge. Each request selects
+// control and stream multiplexing are Go's HTTP/2 client (x/net/http2's,
+// which net/http bundles) behind net/http.ClientConn: one or a few per
+// target, made with (*http.Transport).NewClientConn, which opens exactly one
+// connection outside the Transport's pool, dialed by this file
+// (DialContext/DialTLSContext, so the target's TLS config, session cache
+// and handshake-failure classification are the HTTP/1.1 path's). So the
+// Transport's own pool and retries never run, and the policy stays in
+// charge. x/net's own http2.Transport.NewClientConn and http2.ClientConn
+// are deprecated in favour of these since Go 1.26 (staticcheck refuses
+// them); the frames and HPACK underneath are the same code. Each request selects
 // a target through the pool exactly as HTTP/1.1 does (acquireWait: the
 // balancer, health, and max_conns_per_target, which here caps the streams
 // in flight to the target across its connections), reports the attempt
@@ -44,7 +49,7 @@ import (
 // h2Conns are a target's HTTP/2 connections.
 type h2Conns struct {
 	mu    sync.Mutex
-	conns []*http2.ClientConn
+	conns []*http.ClientConn
 	// dialing serializes dials, so that a burst of requests to a target
 	// without a usable connection opens one, not one each.
 	dialing sync.Mutex
@@ -52,101 +57,133 @@ type h2Conns struct {
 
 // h2Up is an upstream's HTTP/2 side.
 type h2Up struct {
-	tr  *http2.Transport
+	tr  *http.Transport
 	tls bool
+	// byAddr finds the target a dial is for (its TLS config).
+	byAddr map[string]*target
 }
 
 // h2PingAfter is how long a connection may stay silent before the
-// transport pings it (ReadIdleTimeout), and h2PingTimeout how long the
-// ping may take before the connection is closed: a target that vanished
-// without a FIN is found within a minute, not at the next request's
-// timeout.
+// transport pings it, and h2PingTimeout how long the ping may take before
+// the connection is closed: a target that vanished without a FIN is found
+// within a minute, not at the next request's timeout.
 const (
 	h2PingAfter   = 30 * time.Second
 	h2PingTimeout = 15 * time.Second
-	// h2CopyBuf is the size of a body copy's buffer, each way: x/net's
-	// own default frame size (16 KiB) times two, so a read usually
-	// takes whole DATA frames.
+	// h2CopyBuf is the size of a body copy's buffer, each way: twice
+	// HTTP/2's default frame size (16 KiB), so a read usually takes whole
+	// DATA frames.
 	h2CopyBuf = 32 << 10
+	// h2ALPN is HTTP/2's ALPN protocol ID (RFC 9113 §3.2).
+	h2ALPN = "h2"
 )
 
 var (
-	errH2ALPN  = errors.New("proxy: h2 upstream did not negotiate h2 by ALPN")
-	errH2Dial  = errors.New("proxy: h2 upstream connection failed")
-	errH2Head  = errors.New("proxy: h2 upstream request head")
-	errH2Timer = errors.New("proxy: h2 upstream response header timeout")
+	errH2ALPN   = errors.New("proxy: h2 upstream did not negotiate h2 by ALPN")
+	errH2Dial   = errors.New("proxy: h2 upstream connection failed")
+	errH2Head   = errors.New("proxy: h2 upstream request head")
+	errH2Timer  = errors.New("proxy: h2 upstream response header timeout")
+	errH2Target = errors.New("proxy: h2 dial for an unknown target")
 )
 
 func newH2Up(o UpstreamOptions) *h2Up {
-	return &h2Up{
-		tr: &http2.Transport{
-			AllowHTTP:       true,
-			IdleConnTimeout: o.IdleConnTimeout,
-			ReadIdleTimeout: h2PingAfter,
-			PingTimeout:     h2PingTimeout,
+	h := &h2Up{tls: o.TLS != nil, byAddr: map[string]*target{}}
+	tr := &http.Transport{
+		IdleConnTimeout: o.IdleConnTimeout,
+		HTTP2:           &http.HTTP2Config{SendPingTimeout: h2PingAfter, PingTimeout: h2PingTimeout},
+		Protocols:       new(http.Protocols),
+		// The connect timeout is the context's (conn).
+		DialContext: (&net.Dialer{}).DialContext,
+		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			t := h.byAddr[addr]
+			if t == nil {
+				return nil, errH2Target
+			}
+			return dialH2TLS(ctx, t)
 		},
-		tls: o.TLS != nil,
 	}
+	if h.tls {
+		tr.Protocols.SetHTTP2(true)
+	} else {
+		tr.Protocols.SetUnencryptedHTTP2(true) // prior knowledge
+	}
+	h.tr = tr
+	return h
 }
 
-// conn returns a connection of t that can take a new stream, dialing one
-// if none can (connect bounds the dial and handshake).
-func (h *h2Up) conn(t *target, connect time.Duration) (cc *http2.ClientConn, fresh bool, err error) {
-	if cc := t.h2.usable(); cc != nil {
-		return cc, false, nil
+// dialH2TLS dials t with its TLS config (ALPN h2, set by NewUpstream) and
+// refuses a server that did not choose h2.
+func dialH2TLS(ctx context.Context, t *target) (net.Conn, error) {
+	cfg := t.tlsc.Load()
+	if cfg == nil {
+		return nil, errH2Target
+	}
+	dl, ok := ctx.Deadline()
+	timeout := DefaultConnectTimeout
+	if ok {
+		timeout = time.Until(dl)
+	}
+	tc, err := dialTLSContext(ctx, t.addr, cfg, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if tc.ConnectionState().NegotiatedProtocol != h2ALPN {
+		tc.Close()
+		return nil, &handshakeError{errH2ALPN}
+	}
+	return tc, nil
+}
+
+// scheme is the scheme NewClientConn is asked for.
+func (h *h2Up) scheme() string {
+	if h.tls {
+		return "https"
+	}
+	return "http"
+}
+
+// conn returns a connection of t with a stream reserved for one
+// RoundTrip (or Release), dialing one if none has room (connect bounds the
+// dial and handshake).
+func (h *h2Up) conn(t *target, connect time.Duration) (*http.ClientConn, error) {
+	if cc := t.h2.reserve(); cc != nil {
+		return cc, nil
 	}
 	t.h2.dialing.Lock()
 	defer t.h2.dialing.Unlock()
-	if cc := t.h2.usable(); cc != nil {
-		return cc, false, nil // another request dialed meanwhile
+	if cc := t.h2.reserve(); cc != nil {
+		return cc, nil // another request dialed meanwhile
 	}
-	var nc net.Conn
-	if cfg := t.tlsc.Load(); cfg != nil {
-		tc, err := dialTLSContext(context.Background(), t.addr, cfg, connect)
-		if err != nil {
-			return nil, false, &dialError{err}
-		}
-		if tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
-			tc.Close()
-			return nil, false, &dialError{&handshakeError{errH2ALPN}}
-		}
-		nc = tc
-	} else {
-		d := net.Dialer{Timeout: connect}
-		c, err := d.Dial("tcp", t.addr)
-		if err != nil {
-			return nil, false, &dialError{err}
-		}
-		nc = c
-	}
-	cc, err = h.tr.NewClientConn(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), connect)
+	defer cancel()
+	cc, err := h.tr.NewClientConn(ctx, h.scheme(), t.addr)
 	if err != nil {
-		nc.Close()
-		return nil, false, &dialError{errors.Join(errH2Dial, err)}
+		return nil, &dialError{errors.Join(errH2Dial, err)}
+	}
+	if err := cc.Reserve(); err != nil {
+		cc.Close()
+		return nil, &dialError{errors.Join(errH2Dial, err)}
 	}
 	t.h2.mu.Lock()
 	t.h2.conns = append(t.h2.conns, cc)
 	t.h2.mu.Unlock()
-	return cc, true, nil
+	return cc, nil
 }
 
-// usable returns a connection that can take a new stream, and forgets
-// those that never will again (closed, or going away).
-func (hc *h2Conns) usable() *http2.ClientConn {
+// reserve returns a connection on which a stream was reserved, and
+// forgets those that failed.
+func (hc *h2Conns) reserve() *http.ClientConn {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	keep := hc.conns[:0]
-	var found *http2.ClientConn
+	var found *http.ClientConn
 	for _, cc := range hc.conns {
-		st := cc.State()
-		if st.Closed || st.Closing {
-			if st.StreamsActive == 0 {
-				cc.Close()
-			}
-			continue // closes itself when its streams end
+		if cc.Err() != nil {
+			cc.Close()
+			continue
 		}
 		keep = append(keep, cc)
-		if found == nil && cc.CanTakeNewRequest() {
+		if found == nil && cc.Available() > 0 && cc.Reserve() == nil {
 			found = cc
 		}
 	}
@@ -155,18 +192,23 @@ func (hc *h2Conns) usable() *http2.ClientConn {
 	return found
 }
 
-// closeIdle closes the connections without streams and lets the others
-// close when their streams end (a target that went down, or retired).
+// closeIdle closes the connections without streams and the others when
+// their last stream ends (a target that went down, or retired).
 func (hc *h2Conns) closeIdle() {
 	hc.mu.Lock()
-	defer hc.mu.Unlock()
-	for _, cc := range hc.conns {
-		cc.SetDoNotReuse()
-		if cc.State().StreamsActive == 0 {
+	conns := hc.conns
+	hc.conns = nil
+	hc.mu.Unlock()
+	for _, cc := range conns {
+		cc.SetStateHook(func(cc *http.ClientConn) {
+			if cc.InFlight() == 0 {
+				cc.Close()
+			}
+		})
+		if cc.InFlight() == 0 {
 			cc.Close()
 		}
 	}
-	hc.conns = nil
 }
 
 // serveH2 proxies r to an HTTP/2 upstream.
@@ -223,7 +265,7 @@ func (p *Proxy) serveH2(w *server.ResponseWriter, r *server.Request) {
 		}
 		t := targetOf(ut)
 		left := time.Until(tryDL)
-		cc, _, err := p.up.h2.conn(t, min(p.up.connect, left))
+		cc, err := p.up.h2.conn(t, min(p.up.connect, left))
 		if err != nil {
 			res := resultOf(err)
 			pool.Done(ut, res)
@@ -353,7 +395,7 @@ func (b *h2Body) stop() (complete bool) {
 
 // h2Exchange sends req on cc and relays the response.
 func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *http.Request, head *phttp.Request,
-	pre []byte, preEOF bool, cc *http2.ClientConn, pool *upstream.Pool, ut *upstream.Target, t *target, header time.Duration) {
+	pre []byte, preEOF bool, cc *http.ClientConn, pool *upstream.Pool, ut *upstream.Target, t *target, header time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req := tmpl.WithContext(ctx)
@@ -482,32 +524,13 @@ var h2Bufs = sync.Pool{New: func() any { b := make([]byte, h2CopyBuf); return &b
 
 // probeH2 is the active check of an HTTP/2 target: GET of the check's
 // path on a new connection, spoken as requests reach the target (h2c, or
-// TLS with ALPN h2), so that an h2c-only backend is not judged by an
-// HTTP/1.1 request it cannot answer.
+// TLS with ALPN h2), so that a backend that speaks only HTTP/2 is not
+// judged by an HTTP/1.1 request.
 func (u *Upstream) probeH2(ctx context.Context, t *target) (int, error) {
-	var nc net.Conn
-	scheme := "http"
-	if cfg := t.tlsc.Load(); cfg != nil {
-		tc, err := dialTLSContext(ctx, t.addr, cfg, u.connect)
-		if err != nil {
-			return 0, err
-		}
-		if tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
-			tc.Close()
-			return 0, errH2ALPN
-		}
-		nc, scheme = tc, "https"
-	} else {
-		d := net.Dialer{Timeout: u.connect}
-		c, err := d.DialContext(ctx, "tcp", t.addr)
-		if err != nil {
-			return 0, err
-		}
-		nc = c
-	}
-	cc, err := u.h2.tr.NewClientConn(nc)
+	dctx, cancel := context.WithTimeout(ctx, u.connect)
+	cc, err := u.h2.tr.NewClientConn(dctx, u.h2.scheme(), t.addr)
+	cancel()
 	if err != nil {
-		nc.Close()
 		return 0, err
 	}
 	defer cc.Close()
@@ -515,7 +538,7 @@ func (u *Upstream) probeH2(ctx context.Context, t *target) (int, error) {
 	if u.opts.Active != nil && u.opts.Active.Path != "" {
 		path = u.opts.Active.Path
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", scheme+"://"+t.addr+path, nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", u.h2.scheme()+"://"+t.addr+path, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -18,12 +18,11 @@ import (
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/h2c"
 )
 
-// h2Origin is an HTTP/2 backend: x/net/http2's server, over plain TCP
-// (h2c with prior knowledge) or TLS (ALPN h2), counting its connections.
+// h2Origin is an HTTP/2-only backend: Go's HTTP/2 server (x/net/http2's,
+// bundled in net/http) over plain TCP (h2c with prior knowledge) or TLS
+// (ALPN h2), with HTTP/1 off, counting its connections.
 type h2Origin struct {
 	addr  string
 	conns atomic.Int32
@@ -70,17 +69,16 @@ func startH2Origin(t *testing.T, useTLS bool) *h2Origin {
 			o.conns.Add(1)
 		}
 	}}
+	srv.Handler = h2Handler
+	srv.Protocols = new(http.Protocols)
 	if useTLS {
 		o.ca = testcert.NewCA(t, "h2 origin CA")
 		leaf := o.ca.Leaf(t, "h2", []string{"127.0.0.1", "h2.example"}, time.Time{}, time.Time{})
-		srv.Handler = h2Handler
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}
-		if err := http2.ConfigureServer(srv, &http2.Server{}); err != nil {
-			t.Fatal(err)
-		}
+		srv.Protocols.SetHTTP2(true)
 		go srv.ServeTLS(l, "", "")
 	} else {
-		srv.Handler = h2c.NewHandler(h2Handler, &http2.Server{})
+		srv.Protocols.SetUnencryptedHTTP2(true)
 		go srv.Serve(l)
 	}
 	t.Cleanup(func() { srv.Close() })

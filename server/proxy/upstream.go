@@ -212,6 +212,11 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 		t.owner.CompareAndSwap(nil, u)
 		u.targets = append(u.targets, t)
 	}
+	if u.h2 != nil {
+		for _, t := range u.targets {
+			u.h2.byAddr[t.addr] = t // read-only from here on
+		}
+	}
 	// The loop cannot do a blocking handshake: TLS upstreams stay on
 	// goroutines (upstream_tls.go).
 	u.loopable = !u.messages && o.TLS == nil && u.h2 == nil
