@@ -51,7 +51,7 @@ func runMain(m *testing.M) int {
 
 // needBinary fails when simdedge could not be built: the parent module is
 // right here, so that is a broken build, not a missing tool.
-func needBinary(t *testing.T) {
+func needBinary(t testing.TB) {
 	t.Helper()
 	if simdedgeBin == "" {
 		t.Fatal(buildErr)
@@ -59,7 +59,7 @@ func needBinary(t *testing.T) {
 }
 
 // freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -72,7 +72,7 @@ func freePort(t *testing.T) int {
 // startSimdedge writes conf to a file, runs the binary with it and waits
 // until addr accepts connections. The returned stop (also a cleanup) sends
 // SIGTERM to that process, by its PID, and waits for it.
-func startSimdedge(t *testing.T, conf, addr string) (stop func()) {
+func startSimdedge(t testing.TB, conf, addr string) (stop func()) {
 	t.Helper()
 	needBinary(t)
 	file := filepath.Join(t.TempDir(), "simdedge.yaml")
@@ -120,12 +120,32 @@ func startSimdedge(t *testing.T, conf, addr string) (stop func()) {
 		select {
 		case <-done:
 			t.Fatalf("simdedge exited before listening: %v\n%s", waitErr, out.String())
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(pollEvery):
 		}
 		if time.Now().After(deadline) {
 			stop()
 			t.Fatalf("simdedge did not listen on %s within %v", addr, startWait)
 		}
+	}
+}
+
+// pollEvery spaces the connection attempts that wait for a listener.
+const pollEvery = 50 * time.Millisecond
+
+// waitListening waits until addr accepts connections, within startWait.
+func waitListening(t testing.TB, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(startWait)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s after %v: %v", addr, startWait, err)
+		}
+		time.Sleep(pollEvery)
 	}
 }
 

@@ -69,7 +69,7 @@ type wsBackend struct {
 	closes chan error
 }
 
-func startWSBackend(t *testing.T) *wsBackend {
+func startWSBackend(t testing.TB) *wsBackend {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/upstream"
 )
 
 // h2Origin is an HTTP/2-only backend: Go's HTTP/2 server (x/net/http2's,
@@ -278,5 +279,57 @@ func TestH2UpstreamProbe(t *testing.T) {
 		if err != nil || status != 200 {
 			t.Fatalf("tls=%v: probe %d %v, want 200", useTLS, status, err)
 		}
+	}
+}
+
+// TestH2UpstreamCap: max_conns_per_target caps the streams in flight to an
+// HTTP/2 target (the connections are multiplexed, so the cap is on
+// requests, as the pool counts them), and the queue serves the rest.
+func TestH2UpstreamCap(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const (
+		capacity = 2
+		clients  = 10
+	)
+	var cur, peak atomic.Int32
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: testTimeout, Protocols: new(http.Protocols),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := cur.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(20 * time.Millisecond)
+			cur.Add(-1)
+			io.WriteString(w, "ok")
+		})}
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String()}, HTTP2: true,
+		Policy: upstream.Options{MaxConnsPerTarget: capacity, QueueTimeout: testTimeout}}, server.Options{})
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{}}
+			defer c.CloseIdleConnections()
+			for range 3 {
+				if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := bad.Load(); n > 0 {
+		t.Errorf("%d requests failed, want all served from the queue", n)
+	}
+	if p := peak.Load(); p > capacity || p == 0 {
+		t.Errorf("the target saw %d streams at once, cap %d", p, capacity)
 	}
 }
