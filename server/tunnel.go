@@ -127,6 +127,15 @@ func (ts *tunnelState) abort() {
 func relay(client Stream, clientBuffered []byte, peer net.Conn, peerBuffered []byte, idle time.Duration) TunnelStats {
 	ts := &tunnelState{idle: idle, a: client, b: peer}
 	ts.last.Store(time.Now().UnixNano())
+	if idle <= 0 {
+		// No idle bound: the deadlines left from the HTTP exchange (the
+		// head's, the upstream's response-header one) must not end it.
+		var none time.Time
+		client.SetReadDeadline(none)
+		client.SetWriteDeadline(none)
+		peer.SetReadDeadline(none)
+		peer.SetWriteDeadline(none)
+	}
 	var st TunnelStats
 	done := make(chan struct{})
 	go func() {

@@ -348,3 +348,35 @@ func TestTunnelIdle(t *testing.T) {
 		t.Fatal("quiet tunnel sent a byte")
 	}
 }
+
+// TestTunnelIdleOff: with tunnel_idle disabled (negative), a quiet tunnel
+// outlives the deadlines of the HTTP exchange before it (here a short
+// read_header).
+func TestTunnelIdleOff(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	b := startTunnelBackend(t)
+	const header = 300 * time.Millisecond
+	addr, _ := startProxy(t, UpstreamOptions{Name: "ws", Targets: []string{b.addr}, ResponseHeaderTimeout: header},
+		server.Options{Timeouts: server.Timeouts{TunnelIdle: -1, ReadHeader: header}})
+	c, err := net.DialTimeout("tcp", addr, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	io.WriteString(c, wsHandshake)
+	br := bufio.NewReader(c)
+	if h := readHeadString(t, br); !strings.HasPrefix(h, "HTTP/1.1 101 ") {
+		t.Fatalf("head %q", h)
+	}
+	got := make([]byte, len("hello"))
+	if _, err := io.ReadFull(br, got); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * header)
+	io.WriteString(c, "still")
+	got = make([]byte, len("still"))
+	if _, err := io.ReadFull(br, got); err != nil || string(got) != "still" {
+		t.Fatalf("after %v quiet: %q %v, want the echo", 3*header, got, err)
+	}
+}
