@@ -286,9 +286,49 @@ func (p *Proxy) serveH2(w *server.ResponseWriter, r *server.Request) {
 			}
 			continue
 		}
-		p.h2Exchange(w, r, req, head, pre, preEOF, cc, pool, ut, t, min(p.up.header, left))
-		return
+		x := h2Attempt{pool: pool, ut: ut, t: t, rs: &rs, start: start, header: min(p.up.header, left)}
+		again, backoff, err := p.h2Exchange(w, r, req, head, pre, preEOF, cc, &x)
+		if !again {
+			return
+		}
+		refusedOnly = false
+		last, lastT = err, t
+		if backoff > 0 {
+			p.backoff(backoff)
+		}
 	}
+}
+
+// h2Attempt is one attempt's policy state, for h2Exchange.
+type h2Attempt struct {
+	pool   *upstream.Pool
+	ut     *upstream.Target
+	t      *target
+	rs     **upstream.RetryState
+	start  time.Time
+	header time.Duration
+}
+
+// decide is the policy's retry decision after the attempt failed with res
+// or answered a 5xx (bytes of the request were sent: HTTP/2 sends the head
+// before anything can fail). A request with a body is not replayable (it
+// streamed), so only body-less ones are retried beyond what the policy
+// allows for unsent ones.
+func (p *Proxy) h2Decide(x *h2Attempt, head *phttp.Request, res upstream.Result, replayable bool) (upstream.Decision, time.Duration) {
+	if *x.rs == nil {
+		*x.rs = retryStates.Get().(*upstream.RetryState)
+	}
+	d := x.pool.Decide(*x.rs, x.ut, upstream.Facts{Result: res, Written: true,
+		Idempotent: upstream.IdempotentMethod(head.Method), Replayable: replayable,
+		IdempotencyKey: replayable && hasIdempotencyKey(head)})
+	var backoff time.Duration
+	if d == upstream.Retry {
+		backoff = x.pool.Backoff(*x.rs)
+		if time.Until(x.start.Add(p.up.to.Total)) <= backoff {
+			d = upstream.Stop // no time left for another attempt
+		}
+	}
+	return d, backoff
 }
 
 // h2Request builds the request to forward from the head appendHead
@@ -394,8 +434,11 @@ func (b *h2Body) stop() (complete bool) {
 }
 
 // h2Exchange sends req on cc and relays the response.
+// again reports that the policy wants another attempt (after backoff);
+// err is then this attempt's failure. Otherwise w is answered.
 func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *http.Request, head *phttp.Request,
-	pre []byte, preEOF bool, cc *http.ClientConn, pool *upstream.Pool, ut *upstream.Target, t *target, header time.Duration) {
+	pre []byte, preEOF bool, cc *http.ClientConn, x *h2Attempt) (again bool, backoff time.Duration, err error) {
+	pool, ut, t := x.pool, x.ut, x.t
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req := tmpl.WithContext(ctx)
@@ -415,7 +458,7 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 	// The response-header timeout: the transport has none of its own
 	// for a ClientConn, so a timer cancels the stream.
 	timedOut := make(chan struct{})
-	timer := time.AfterFunc(header, func() { close(timedOut); cancel() })
+	timer := time.AfterFunc(x.header, func() { close(timedOut); cancel() })
 	resp, err := cc.RoundTrip(req)
 	if !timer.Stop() {
 		select {
@@ -429,24 +472,36 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 			pool.Done(ut, upstream.Result{Outcome: upstream.Canceled})
 			p.respondError(w, server.StatusFor(body.err), "bad request body\n")
 			w.SetClose()
-			return
+			return false, 0, nil
 		}
 		res := resultOf(err)
 		if timeoutError(err) {
 			res = upstream.Result{Outcome: upstream.Timeout}
 		}
+		d, backoff := p.h2Decide(x, head, res, body == nil)
 		pool.Done(ut, res)
+		if d != upstream.Stop {
+			return true, backoff, err
+		}
 		p.upstreamFailed(w, t, err, false)
-		return
+		return false, 0, nil
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= firstRetryStatus {
+		res := upstream.StatusResult(resp.StatusCode)
+		if d, backoff := p.h2Decide(x, head, res, body == nil); d != upstream.Stop {
+			pool.Done(ut, res) // a retried response is dropped
+			return true, backoff, errRetriedStatus
+		}
+	}
 	if upstreamFailed := !p.h2Relay(w, resp, head); upstreamFailed {
 		pool.Done(ut, upstream.Result{Outcome: upstream.Reset})
-		return
+		return false, 0, nil
 	}
 	// Answered (a client that went away mid-body is not the target's
 	// failure).
 	pool.Done(ut, upstream.StatusResult(resp.StatusCode))
+	return false, 0, nil
 }
 
 // errTimeout is a net.Error timeout, so timeoutError answers 504.

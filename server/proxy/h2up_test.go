@@ -333,3 +333,51 @@ func TestH2UpstreamCap(t *testing.T) {
 		t.Errorf("the target saw %d streams at once, cap %d", p, capacity)
 	}
 }
+
+// TestH2UpstreamRetry5xx: the retry policy applies to HTTP/2 targets: a
+// body-less GET answered 503 goes to the other target, while a POST with a
+// body (streamed, so not replayable) gets the 503 it was answered.
+func TestH2UpstreamRetry5xx(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	var badHits atomic.Int32
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := &http.Server{ReadHeaderTimeout: testTimeout, Protocols: new(http.Protocols),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			badHits.Add(1)
+			io.Copy(io.Discard, r.Body)
+			w.WriteHeader(503)
+		})}
+	bad.Protocols.SetUnencryptedHTTP2(true)
+	go bad.Serve(l)
+	t.Cleanup(func() { bad.Close() })
+	good := startH2Origin(t, false)
+	on, err := upstream.ParseRetryOn([]string{"503"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String(), good.addr}, HTTP2: true,
+		Policy: upstream.Options{Passive: upstream.PassiveOptions{Disabled: true},
+			Retry: upstream.RetryPolicy{Attempts: 1, On: on, BudgetPercent: 100, Backoff: time.Millisecond}}}, server.Options{})
+	c := client(t)
+	for i := range 4 {
+		req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/r/%d", addr, i), nil)
+		if resp, body := get(t, c, req); resp.StatusCode != 200 {
+			t.Fatalf("GET %d: %d %q, want the other target's 200", i, resp.StatusCode, body)
+		}
+	}
+	if n := badHits.Load(); n == 0 {
+		t.Fatal("the 503 target was never tried: the test proves nothing")
+	}
+	saw503 := false
+	for i := range 4 {
+		req, _ := http.NewRequest("POST", fmt.Sprintf("http://%s/echo", addr), strings.NewReader(fmt.Sprint("body ", i)))
+		resp, _ := get(t, c, req)
+		saw503 = saw503 || resp.StatusCode == 503
+	}
+	if !saw503 {
+		t.Error("no POST got the 503: a streamed body was replayed")
+	}
+}
