@@ -36,6 +36,13 @@ func startTunnelBackend(t *testing.T) *tunnelBackend {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveTunnelBackend(t, l)
+}
+
+// serveTunnelBackend serves the tunnel backend on l (plain, or a TLS
+// listener: an https upstream).
+func serveTunnelBackend(t *testing.T, l net.Listener) *tunnelBackend {
+	t.Helper()
 	b := &tunnelBackend{addr: l.Addr().String()}
 	var wg sync.WaitGroup
 	t.Cleanup(func() { l.Close(); wg.Wait() })
@@ -378,5 +385,49 @@ func TestTunnelIdleOff(t *testing.T) {
 	got = make([]byte, len("still"))
 	if _, err := io.ReadFull(br, got); err != nil || string(got) != "still" {
 		t.Fatalf("after %v quiet: %q %v, want the echo", 3*header, got, err)
+	}
+}
+
+// TestUpgradeTunnelHTTPSUpstream: the tunnel to an https upstream runs
+// over the upstream's tls.Conn, its half-close a close_notify.
+func TestUpgradeTunnelHTTPSUpstream(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	ca := testcert.NewCA(t, "tunnel upstream CA")
+	leaf := ca.Leaf(t, "up", []string{"up.example"}, time.Time{}, time.Time{})
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{leaf.TLS}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := serveTunnelBackend(t, l)
+	addr, _ := startProxy(t, UpstreamOptions{Name: "wss", Targets: []string{b.addr},
+		TLS: &tls.Config{RootCAs: ca.Pool, ServerName: "up.example"}}, server.Options{})
+	c, err := net.DialTimeout("tcp", addr, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	checkTunnel(t, c, b)
+}
+
+// TestUpgradeRefusedByTargets: targets that cannot tunnel an HTTP/1.1
+// upgrade (HTTP/2 ones) refuse it with 403 instead of forwarding a request
+// the backend would fail.
+func TestUpgradeRefusedByTargets(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	o := startH2Origin(t, false)
+	addr, _ := startH2Proxy(t, []string{o.addr}, o)
+	c, err := net.DialTimeout("tcp", addr, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	io.WriteString(c, wsHandshake)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 403 {
+		t.Fatalf("websocket to an h2 upstream got %d, want 403", resp.StatusCode)
 	}
 }
