@@ -88,6 +88,9 @@ func (w *ResponseWriter) release() {
 	if cap(w.hdr) > maxPooledBuf {
 		w.hdr = nil
 	}
+	if cap(w.trailers) > maxPooledBuf {
+		w.trailers = nil
+	}
 }
 
 // AddHeader adds a field line. Bytes that would break the framing (CR, LF,
@@ -181,6 +184,7 @@ func (w *ResponseWriter) Reset() bool {
 		return false
 	}
 	w.status, w.hdr, w.body, w.clen, w.written, w.hasDate = 0, w.hdr[:0], w.body[:0], -1, 0, false
+	w.trailerOK, w.trailers = false, w.trailers[:0]
 	return true
 }
 

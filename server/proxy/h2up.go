@@ -88,10 +88,18 @@ var (
 
 func newH2Up(o UpstreamOptions) *h2Up {
 	h := &h2Up{tls: o.TLS != nil, byAddr: map[string]*target{}}
+	maxHead := o.MaxResponseHeaderBytes
+	if maxHead <= 0 {
+		maxHead = phttp.DefaultMaxHeaderBytes
+	}
 	tr := &http.Transport{
-		IdleConnTimeout: o.IdleConnTimeout,
-		HTTP2:           &http.HTTP2Config{SendPingTimeout: h2PingAfter, PingTimeout: h2PingTimeout},
-		Protocols:       new(http.Protocols),
+		// The same bound as an HTTP/1.1 response head (net/http's
+		// default would be 10 MiB); HTTP/2 advertises it as
+		// SETTINGS_MAX_HEADER_LIST_SIZE, and it covers trailers too.
+		MaxResponseHeaderBytes: int64(maxHead),
+		IdleConnTimeout:        o.IdleConnTimeout,
+		HTTP2:                  &http.HTTP2Config{SendPingTimeout: h2PingAfter, PingTimeout: h2PingTimeout},
+		Protocols:              new(http.Protocols),
 		// The connect timeout is the context's (conn).
 		DialContext: (&net.Dialer{}).DialContext,
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
