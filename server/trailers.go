@@ -20,6 +20,9 @@ func (w *ResponseWriter) EnableTrailers() bool {
 	}
 	c, ok := w.sink.(*conn)
 	if !ok {
+		// MERGE: an HTTP/2 downstream stream (h2down) always allows
+		// trailers: its sink should say so here and send w.trailers
+		// as the stream's trailing HEADERS (gRPC's grpc-status).
 		return false
 	}
 	hs := c.req.head.Headers
