@@ -73,6 +73,7 @@ func (c *Config) WithDefaults() *Config {
 		a = *c.Admin
 	}
 	e.Admin = a.withDefaults()
+	e.Routes = routesWithUpgrades(c.Routes) // upgrade.go
 	e.Upstreams = append([]Upstream(nil), c.Upstreams...)
 	for i := range e.Upstreams {
 		u := &e.Upstreams[i]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/simdedge/simdedge/server/proxy"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -58,3 +59,18 @@ func validProtocolName(s string) bool {
 // maxProtocolName bounds a protocol name: registered ones (IANA's HTTP
 // Upgrade Token Registry) are under 20 bytes; 64 catches a pasted value.
 const maxProtocolName = 64
+
+// routesWithUpgrades returns rs with each proxy route's upgrades filled
+// with the default (proxy.DefaultUpgrades) when it names none, for the
+// effective configuration `simdedge check` prints; rs is not changed.
+func routesWithUpgrades(rs []Route) []Route {
+	out := append([]Route(nil), rs...)
+	for i := range out {
+		if p := out[i].Proxy; p != nil && p.Upgrades == nil {
+			cp := *p
+			cp.Upgrades = append([]string(nil), proxy.DefaultUpgrades...)
+			out[i].Proxy = &cp
+		}
+	}
+	return out
+}

@@ -45,6 +45,17 @@ func TestUpgradeKeys(t *testing.T) {
 	if !strings.Contains(string(out), "tunnel_idle: 1h0m0s") {
 		t.Errorf("effective config lacks tunnel_idle:\n%s", out)
 	}
+	c, err = Parse([]byte("upstreams: [{name: a, targets: ['127.0.0.1:1']}]\nroutes: [{proxy: {upstream: a}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = c.WithDefaults().YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "upgrades: [websocket]") || c.Routes[0].Proxy.Upgrades != nil {
+		t.Errorf("effective config lacks the default upgrades (or WithDefaults changed c):\n%s", out)
+	}
 
 	for _, tc := range []struct{ yaml, key string }{
 		{"timeouts:\n  tunnel_idle: 0s\nroutes: [{echo: {}}]\n", "line 2: timeouts.tunnel_idle"},
