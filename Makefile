@@ -25,6 +25,13 @@ FUZZTIME ?= 60s
 ACMETEST = @cd acmetest && if ! $(GO) mod download >/dev/null 2>&1; then \
 	if [ "$$REQUIRE_PEBBLE" = 1 ]; then echo "acmetest: pebble's module is missing"; exit 1; fi; \
 	echo "acmetest: skipped, pebble's module is missing"; exit 0; fi; echo "acmetest:" && 
+# INTEROP enters interop/ (its own module: real third-party clients and
+# servers, coder/websocket today, driven through the simdedge binary) when
+# its modules are at hand, or says why its checks are skipped; .ci/run sets
+# REQUIRE_INTEROP=1, which makes that a failure.
+INTEROP = @cd interop && if ! $(GO) mod download >/dev/null 2>&1; then \
+	if [ "$$REQUIRE_INTEROP" = 1 ]; then echo "interop: its modules are missing"; exit 1; fi; \
+	echo "interop: skipped, its modules are missing"; exit 0; fi; echo "interop:" && 
 FUZZ_SMOKE ?= 3s
 
 .PHONY: all deps test test-go test-tags test-race test-rdma build-checks fmt-check vet generate generate-check \
@@ -50,6 +57,7 @@ deps:
 	cd fuzz && $(GO) mod download
 	cd parse/url/_gen && $(GO) mod download
 	cd acmetest && $(GO) mod download || [ "$$REQUIRE_PEBBLE" != 1 ]
+	cd interop && $(GO) mod download || [ "$$REQUIRE_INTEROP" != 1 ]
 
 test: deps fmt-check vet staticcheck test-go test-tags test-race test-rdma build-checks generate-check fuzz-smoke
 	@echo "make test: all checks passed"
@@ -65,12 +73,14 @@ vet:
 	cd fuzz && $(GO) vet ./...
 	cd parse/url/_gen && $(GO) vet ./...
 	$(ACMETEST) $(GO) vet ./...
+	$(INTEROP) $(GO) vet ./...
 
 test-go:
 	$(GO) test -count=1 ./...
 	cd bench && $(GO) test -count=1 -run . -bench '^$$' ./...
 	cd fuzz && $(GO) test -count=1 ./...
 	$(ACMETEST) $(GO) test -count=1 ./...
+	$(INTEROP) $(GO) test -count=1 ./...
 
 # The pure-Go twins: purego and noasm must build, pass and run no assembly;
 # simdedgedebug poisons released request buffers so retained views show up.
@@ -136,6 +146,7 @@ staticcheck:
 	cd bench && $(GO) run $(STATICCHECK) ./...
 	cd fuzz && $(GO) run $(STATICCHECK) ./...
 	$(ACMETEST) $(GO) run $(STATICCHECK) ./...
+	$(INTEROP) $(GO) run $(STATICCHECK) ./...
 
 # bench runs the benchmark suite (bench/cmd/benchrun): the micro benchmarks
 # beside their peers, and load benchmarks (wrk against simdedge, net/http,

@@ -525,6 +525,9 @@ func (lp *loop) upRelay(lc *lconn, now int64) {
 			u.ld.Reset(u.resp.ContentLength)
 		case phttp.BodyChunked:
 			u.cd.Reset()
+			if u.cd.OnTrailer == nil {
+				u.cd.OnTrailer = u.addTrailer // looptrailer_linux.go
+			}
 		}
 	}
 	switch u.resp.Body {

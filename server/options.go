@@ -20,6 +20,13 @@ const (
 	// DefaultBodyMinRate and DefaultBodyRateWindow: see bodyrate.go.
 	DefaultBodyMinRate    = 1 << 10
 	DefaultBodyRateWindow = 10 * time.Second
+	// DefaultTunnelIdleTimeout bounds a tunnel after a 101 (WebSocket)
+	// in which no byte moves either way. An hour, as Envoy's connection
+	// idle_timeout and HAProxy's documented `timeout tunnel 1h`: nginx's
+	// 60 s proxy_read_timeout is the classic cause of WebSockets dropped
+	// between an application's pings, while TCP keep-alive (15 s probes,
+	// Go's default) already finds peers that vanished.
+	DefaultTunnelIdleTimeout = time.Hour
 
 	DefaultMaxBodyBytes = 10 << 20
 	DefaultMaxConns     = 10000
@@ -81,6 +88,10 @@ type Timeouts struct {
 	// (10 s); a negative value in either disables the check.
 	BodyMinRate    int64
 	BodyRateWindow time.Duration
+	// TunnelIdle ends a tunnel after a 101 (ResponseWriter.Tunnel) in
+	// which no byte moved either way for this long. Zero means
+	// DefaultTunnelIdleTimeout.
+	TunnelIdle time.Duration
 }
 
 // Options configures a Server.
@@ -128,6 +139,7 @@ func (o *Options) normalize() {
 	t.Idle = orDefault(t.Idle, DefaultIdleTimeout)
 	t.Write = orDefault(t.Write, DefaultWriteTimeout)
 	t.Drain = orDefault(t.Drain, DefaultDrainTimeout)
+	t.TunnelIdle = orDefault(t.TunnelIdle, DefaultTunnelIdleTimeout)
 	t.normalizeBodyRate()
 	l := &o.Limits
 	if l.MaxHeaderBytes <= 0 {

@@ -52,6 +52,10 @@ type ResponseWriter struct {
 	closeConn bool
 	hasDate   bool // the handler set Date (a proxy forwarding the origin's)
 	aborted   bool
+	// trailerOK: trailers go out after the last chunk (trailers.go),
+	// whose field lines trailers holds.
+	trailerOK bool
+	trailers  []byte
 	err       error
 	// now, when set by the sink before finish, is the time to stamp in
 	// Date (it saves a clock read per request); zero means read the clock.
@@ -72,6 +76,7 @@ func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.status, w.hdr, w.body = 0, w.hdr[:0], w.body[:0]
 	w.clen, w.written = -1, 0
 	w.committed, w.chunked, w.aborted, w.hasDate, w.err = false, false, false, false, nil
+	w.trailerOK, w.trailers = false, w.trailers[:0]
 	w.now = time.Time{}
 	w.editDrop, w.editAdd = nil, nil
 	w.headReq = string(req.Method) == "HEAD"
@@ -86,6 +91,9 @@ func (w *ResponseWriter) release() {
 	}
 	if cap(w.hdr) > maxPooledBuf {
 		w.hdr = nil
+	}
+	if cap(w.trailers) > maxPooledBuf {
+		w.trailers = nil
 	}
 }
 
@@ -180,6 +188,7 @@ func (w *ResponseWriter) Reset() bool {
 		return false
 	}
 	w.status, w.hdr, w.body, w.clen, w.written, w.hasDate = 0, w.hdr[:0], w.body[:0], -1, 0, false
+	w.trailerOK, w.trailers = false, w.trailers[:0]
 	return true
 }
 
@@ -307,6 +316,9 @@ func (w *ResponseWriter) commit(final bool) {
 		}
 	case w.clen >= 0:
 		out = appendContentLength(out, w.clen)
+	case w.trailerOK:
+		w.chunked = true // EnableTrailers: chunked, to carry them
+		out = append(out, "Transfer-Encoding: chunked\r\n"...)
 	case final:
 		out = appendContentLength(out, int64(len(w.body)))
 	case !w.http10:
@@ -340,9 +352,10 @@ func (w *ResponseWriter) finish() {
 		w.status = 200
 	}
 	if !w.committed {
-		w.commit(true)
-	} else if w.chunked {
-		*w.out = append(*w.out, "0\r\n\r\n"...)
+		w.commit(true) // chunked only with trailers (EnableTrailers)
+	}
+	if w.chunked {
+		*w.out = w.appendLastChunk(*w.out)
 	}
 	if w.clen >= 0 && w.written != w.clen && w.bodyAllowed() {
 		// Short body: the client would wait for the rest.

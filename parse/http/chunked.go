@@ -25,7 +25,8 @@ const (
 // in place: it moves chunk data to the front of the caller's buffer and
 // keeps only a few integers of state between calls, so a server can feed it
 // whatever bytes have arrived. Chunk extensions are checked and skipped;
-// trailer fields are checked (as field lines) and skipped.
+// trailer fields are checked (as field lines) and skipped, or handed to
+// OnTrailer.
 //
 // The exported fields are its limits; set them before the first Decode
 // (zero means the default, MaxBody zero means no limit). Reset starts a
@@ -40,6 +41,12 @@ type ChunkedDecoder struct {
 	MaxTrailerBytes int
 	// AllowBareLF accepts a lone LF as line terminator, as Options does.
 	AllowBareLF bool
+	// OnTrailer, if set, is called with each trailer field (RFC 9112
+	// §7.1.2) once its line is complete and checked: name and value
+	// (without surrounding whitespace) are views into the buffer passed
+	// to Decode, valid during the call only. A proxy forwards them; a
+	// caller that sets it once keeps it across Reset.
+	OnTrailer func(name, value []byte)
 
 	state     chunkState
 	remaining int64 // bytes left in the current chunk
@@ -351,6 +358,16 @@ func (d *ChunkedDecoder) trailerLine(b []byte) (n int, last bool, err error) {
 	d.trailer += c + next
 	if d.trailer > lim {
 		return 0, false, ErrTrailerTooLarge
+	}
+	if d.OnTrailer != nil {
+		v := b[i+1 : c]
+		for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+			v = v[1:]
+		}
+		for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+			v = v[:len(v)-1]
+		}
+		d.OnTrailer(b[:i], v)
 	}
 	// A folded continuation line would start with whitespace; it is
 	// rejected at the next call (not a tchar, not ':').

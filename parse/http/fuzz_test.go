@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -125,9 +126,25 @@ func FuzzChunked(f *testing.F) {
 		if n > consumed || consumed > len(data) {
 			t.Fatalf("n %d consumed %d len %d", n, consumed, len(data))
 		}
-		var a, b ChunkedDecoder
+		// OnTrailer sees the same fields whole and split, each a token
+		// name and a value without line ends or edge whitespace.
+		var tr1, tr2 []string
+		check := func(dst *[]string) func(name, value []byte) {
+			return func(name, value []byte) {
+				if len(name) == 0 || bytes.ContainsAny(name, ": \t\r\n") || bytes.ContainsAny(value, "\r\n") ||
+					len(value) > 0 && (value[0] == ' ' || value[0] == '\t' || value[len(value)-1] == ' ' || value[len(value)-1] == '\t') {
+					t.Fatalf("trailer %q: %q", name, value)
+				}
+				*dst = append(*dst, string(name)+"\x00"+string(value))
+			}
+		}
+		a := ChunkedDecoder{OnTrailer: check(&tr1)}
+		b := ChunkedDecoder{OnTrailer: check(&tr2)}
 		body1, rest1, err1 := decodeAll(&a, string(data), 0)
 		body2, rest2, err2 := decodeAll(&b, string(data), int(step)+1)
+		if err1 == nil && !slices.Equal(tr1, tr2) {
+			t.Fatalf("trailers whole %q, split %d %q", tr1, step, tr2)
+		}
 		if (err1 == nil) != (err == nil) {
 			t.Fatalf("decodeAll and Decode disagree: %v vs %v", err1, err)
 		}

@@ -64,6 +64,7 @@ func (c *Config) WithDefaults() *Config {
 	def(&t.Write, server.DefaultWriteTimeout)
 	def(&t.Drain, server.DefaultDrainTimeout)
 	def(&t.BodyRateWindow, server.DefaultBodyRateWindow)
+	def(&t.TunnelIdle, server.DefaultTunnelIdleTimeout)
 	if t.BodyMinRate == 0 {
 		t.BodyMinRate = server.DefaultBodyMinRate
 	}
@@ -72,7 +73,7 @@ func (c *Config) WithDefaults() *Config {
 		a = *c.Admin
 	}
 	e.Admin = a.withDefaults()
-	e.Routes = append([]Route(nil), c.Routes...)
+	e.Routes = routesWithUpgrades(c.Routes) // upgrade.go
 	for i := range e.Routes {
 		e.Routes[i] = e.Routes[i].gateDefaults()
 	}
@@ -109,6 +110,7 @@ func (c *Config) ServerOptions() server.Options {
 			// A body's minimum rate, over the whole body.
 			BodyMinRate:    e.Timeouts.BodyMinRate,
 			BodyRateWindow: time.Duration(e.Timeouts.BodyRateWindow),
+			TunnelIdle:     time.Duration(e.Timeouts.TunnelIdle),
 		},
 	}
 }
@@ -231,6 +233,7 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			Policy:         po,
 			Active:         active,
 			TLS:            tlsc,
+			HTTP2:          u.IsHTTP2(),
 			Previous:       prev,
 
 			SendProxyProtocol: u.sendProxyVersion(),
@@ -273,7 +276,7 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			if up == nil {
 				continue // reported for the upstream
 			}
-			h = proxy.New(up, proxy.Options{Logger: o.Logger})
+			h = proxy.New(up, proxy.Options{Logger: o.Logger, Upgrades: r.Proxy.Upgrades})
 		case r.Redirect != nil:
 			var err error
 			if h, err = r.Redirect.handler(); err != nil {

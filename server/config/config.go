@@ -61,6 +61,9 @@ type Timeouts struct {
 	// (server.Timeouts; defaults 1024 B/s and 10s).
 	BodyMinRate    int64    `yaml:"body_min_rate"`
 	BodyRateWindow Duration `yaml:"body_rate_window"`
+	// TunnelIdle ends a tunnel after a 101 (WebSocket) without a byte
+	// either way (server.DefaultTunnelIdleTimeout, 1h).
+	TunnelIdle Duration `yaml:"tunnel_idle"`
 }
 
 // Route is a match and one action.
@@ -114,6 +117,8 @@ type Echo struct{}
 // Proxy forwards to a named upstream.
 type Proxy struct {
 	Upstream string `yaml:"upstream"`
+	// Upgrades: see upgrade.go.
+	Upgrades []string `yaml:"upgrades,omitempty,flow"`
 }
 
 // Duration is a time.Duration written as "10s", "1m30s".
@@ -313,6 +318,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 
 				"body_min_rate":    d.integer(&c.Timeouts.BodyMinRate),
 				"body_rate_window": d.duration(&c.Timeouts.BodyRateWindow),
+				"tunnel_idle":      d.duration(&c.Timeouts.TunnelIdle),
 			})
 		},
 		"upstreams": func(v *yaml.Node, key string) {
@@ -404,6 +410,7 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 					r.keyLine["proxy.upstream"] = v.Line
 					d.str(&r.Proxy.Upstream)(v, key)
 				},
+				"upgrades": d.upgrades(&r.Proxy.Upgrades),
 			})
 		}),
 	})

@@ -369,6 +369,7 @@ func (c *Config) validateUpstreams(d *decoder) map[string]bool {
 		if u.SendProxyProtocol != "" && (u.TLS != nil || u.Builtin != "" || hasURLTarget(u.Targets)) {
 			d.fail(line("send_proxy_protocol"), key+".send_proxy_protocol", "only for plain host:port targets")
 		}
+		d.validateUpstreamH2(line("targets"), key, &u)
 		hashing := u.Balance == string(upstream.Hash)
 		switch {
 		case hashing && (u.Hash == nil || u.Hash.Key == ""):

@@ -68,11 +68,12 @@ func (d *decoder) upstreamTLS(dst **UpstreamTLS) func(*yaml.Node, string) {
 
 // webScheme splits a target written "http://host:port" or
 // "https://host:port" (scheme case-insensitive) into its host:port and
-// whether it is https; ok is false for other targets.
+// whether it is https; ok is false for other targets. HTTP/2's h2:// and
+// h2c:// (upstream_h2.go) count as https:// and http://.
 func webScheme(addr string) (hostport string, https, ok bool) {
-	for _, s := range []string{schemeHTTPS, schemeHTTP} {
+	for _, s := range []string{schemeHTTPS, schemeHTTP, schemeH2, schemeH2C} {
 		if len(addr) >= len(s) && strings.EqualFold(addr[:len(s)], s) {
-			return addr[len(s):], s == schemeHTTPS, true
+			return addr[len(s):], s == schemeHTTPS || s == schemeH2, true
 		}
 	}
 	return addr, false, false

@@ -13,6 +13,13 @@
 // timeouts answer 504, other upstream failures 502. A request the server's
 // strict parser rejected never reaches a handler, so it is never forwarded.
 //
+// Upgrade (upgrade.go): an upgrade to a protocol the route allows
+// (Options.Upgrades, websocket by default) is forwarded with Upgrade and
+// "Connection: upgrade"; the upstream's 101 turns the connection into a
+// byte tunnel (server.ResponseWriter.Tunnel) under Timeouts.TunnelIdle. An
+// upgrade to another protocol is answered 403; h2c alone and HTTP/1.0
+// upgrades are forwarded without the field. Upgrades run on goroutines.
+//
 // Targets: an absolute-form target is forwarded in origin form with Host
 // set from its authority (RFC 9112 §3.2.2, target.go); "OPTIONS *" and
 // CONNECT are answered by the proxy itself (server.SpecialTarget), never
@@ -34,5 +41,5 @@
 // Not yet: load-balancing policies other than round-robin, health checks,
 // retry budgets (a resend happens only on a pooled connection the upstream
 // closed before answering, under replay.go's rule), trailers (dropped),
-// Upgrade and CONNECT (answered 501).
+// CONNECT (answered 501).
 package proxy

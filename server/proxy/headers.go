@@ -194,6 +194,10 @@ func (p *Proxy) forwardResponse(w *server.ResponseWriter, uc *upConn, isHead boo
 		}
 	case phttp.BodyChunked:
 		uc.dec.Reset()
+		if uc.dec.OnTrailer == nil {
+			uc.dec.OnTrailer = uc.addTrailer // once per connection
+		}
+		uc.tw = w // read only by Decode below
 		for {
 			n, consumed, err := uc.dec.Decode(uc.buf[uc.r:uc.w])
 			if n > 0 {
@@ -253,6 +257,11 @@ func (p *Proxy) writeResponseHead(w *server.ResponseWriter, resp *phttp.Response
 	w.AddHeaderBytes(viaName, via[len("Via: "):len(via)-len("\r\n")])
 	if resp.ContentLength >= 0 && (resp.Body == phttp.BodyLength || isHead) {
 		w.SetContentLength(resp.ContentLength)
+	}
+	if resp.Body == phttp.BodyChunked && !isHead {
+		// Its trailers reach a client that sent "TE: trailers" (the
+		// decoders' OnTrailer calls AddTrailer); others get none.
+		w.EnableTrailers()
 	}
 	return via
 }

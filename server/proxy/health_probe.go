@@ -34,6 +34,9 @@ func (u *Upstream) probe(ctx context.Context, ut *upstream.Target) (int, error) 
 	if t.mt != nil {
 		return probeMessage(ctx, t.mt, req)
 	}
+	if u.h2 != nil {
+		return u.probeH2(ctx, t) // h2up.go
+	}
 	var nc net.Conn
 	var err error
 	if cfg := t.tlsc.Load(); cfg != nil {

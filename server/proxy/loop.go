@@ -23,10 +23,12 @@ func (p *Proxy) LoopProxy(r *server.Request) server.LoopUpstream {
 		return nil
 	}
 	head := r.Head()
-	// An upgrade request (Connection: upgrade) stays on goroutines;
-	// Upgrade alone is an ordinary hop-by-hop field, removed on both
+	// An upgrade request (Connection: upgrade) that is tunnelled or
+	// refused goes to ServeEdge on goroutines (upgrade.go); one that is
+	// ignored (h2c alone, HTTP/1.0) is forwarded here without the field,
+	// as Upgrade alone always is: a hop-by-hop field, removed on both
 	// paths.
-	if head.Body == phttp.BodyChunked || head.Expect100 || head.Upgrade != nil ||
+	if head.Body == phttp.BodyChunked || head.Expect100 || head.Upgrade != nil && p.upgradeOf(head) != upgradeNone ||
 		server.SpecialTarget(r) != nil || !forwardableTarget(head) {
 		return nil
 	}

@@ -23,6 +23,9 @@ type Options struct {
 	// Proto is the X-Forwarded-Proto value; empty means "http".
 	Proto  string
 	Logger *slog.Logger
+	// Upgrades are the protocols an Upgrade request may switch to
+	// (upgrade.go); nil means DefaultUpgrades (websocket), empty none.
+	Upgrades []string
 }
 
 // Proxy forwards requests to an Upstream. It is a server.Handler.
@@ -31,6 +34,8 @@ type Proxy struct {
 	via   string
 	proto string
 	log   *slog.Logger
+	// upgrades are the allowed Upgrade protocols, lowercase.
+	upgrades []string
 	// loop is the Proxy as a server.LoopUpstream (loop.go).
 	loop loopUpstream
 }
@@ -46,7 +51,7 @@ func New(up *Upstream, o Options) *Proxy {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	p := &Proxy{up: up, via: o.Via, proto: o.Proto, log: o.Logger}
+	p := &Proxy{up: up, via: o.Via, proto: o.Proto, log: o.Logger, upgrades: normalizeUpgrades(o.Upgrades)}
 	p.loop = loopUpstream{p}
 	return p
 }
@@ -79,8 +84,22 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		p.respondError(w, 400, "bad request target\n")
 		return
 	}
+	upgrade := false
+	if head.Upgrade != nil {
+		switch p.upgradeOf(head) {
+		case upgradeRefuse:
+			p.refuseUpgrade(w)
+			return
+		case upgradeTunnel:
+			upgrade = true
+		}
+	}
 	if p.up.messages {
 		p.serveMessage(w, r)
+		return
+	}
+	if p.up.h2 != nil {
+		p.serveH2(w, r) // h2up.go
 		return
 	}
 	// body is a request body read whole before forwarding (it can be
@@ -167,7 +186,7 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		var wn int
 		uc, wn, copyErr, err = p.exchange(t, r, head, exchangeArgs{
 			now: now, probe: probe, isHead: isHead, body: body, pre: pre, preEOF: preEOF,
-			streamed: streamed, kind: kind, length: length,
+			streamed: streamed, kind: kind, length: length, upgrade: upgrade,
 			connect: min(p.up.connect, left), header: min(p.up.header, left),
 		})
 		if err == nil && uc.resp.Status < firstRetryStatus {
@@ -225,6 +244,10 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		}
 		now = time.Now()
 	}
+	if uc.resp.Status == 101 {
+		p.tunnel(w, pool, ut, uc, t) // upgrade.go
+		return
+	}
 	ok := p.forwardResponse(w, uc, isHead)
 	if copyErr != nil {
 		select {
@@ -255,6 +278,8 @@ type exchangeArgs struct {
 	preEOF, streamed bool
 	kind             phttp.BodyKind
 	length           int64
+	// upgrade: forward the Upgrade field and take a 101 (upgrade.go).
+	upgrade bool
 	// connect and header are the attempt's timeouts (the try deadline
 	// may shorten them).
 	connect, header time.Duration
@@ -280,6 +305,9 @@ func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a ex
 		}
 		uc.out = appendProxyHeader(uc.out[:0], send, r)
 		uc.out = p.appendHead(uc.out, r, head, a.kind, a.length)
+		if a.upgrade {
+			uc.out = p.appendUpgrade(uc.out, head)
+		}
 		uc.out = append(uc.out, a.body...)
 		uc.setWriteDeadline(a.now, a.header)
 		wn, err = uc.nc.Write(uc.out)
@@ -296,6 +324,9 @@ func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a ex
 		}
 		if err == nil {
 			err = p.readHead(uc, a.isHead, a.now, copyErr == nil, a.header)
+			if err == errUpgrade && a.upgrade {
+				err = nil // a tunnel (upgrade.go)
+			}
 		}
 		if err == nil {
 			return uc, wn, copyErr, nil

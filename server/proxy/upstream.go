@@ -70,6 +70,10 @@ type UpstreamOptions struct {
 	// SendProxyProtocol, 1 or 2, sends a PROXY protocol header of that
 	// version before each request (sendproxy.go); 0 sends none.
 	SendProxyProtocol int
+	// HTTP2 makes the targets HTTP/2 ones (h2up.go): h2c (prior
+	// knowledge over TCP), or h2 over TLS with ALPN when TLS is set.
+	// They are proxied on goroutines on every engine.
+	HTTP2 bool
 	// Previous is the upstream this one replaces on a reload: targets at
 	// the same address keep their health, their counters and their idle
 	// connections (and, for message targets, their open transport: the
@@ -100,6 +104,8 @@ type Upstream struct {
 	// tlsConfs are the targets' TLS configs (nil without TLS), in
 	// target order; Start gives them to kept targets.
 	tlsConfs []*tls.Config
+	// h2 is the HTTP/2 side of h2c:// and h2:// upstreams (h2up.go).
+	h2 *h2Up
 }
 
 // ErrNoTargets is returned by NewUpstream for an empty target list.
@@ -173,6 +179,14 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 			return nil, ErrMixedTargets
 		}
 	}
+	if o.HTTP2 && !u.messages {
+		if o.TLS != nil {
+			c := o.TLS.Clone()
+			c.NextProtos = []string{"h2"} // ALPN (RFC 9113 §3.2)
+			o.TLS = c
+		}
+		u.h2 = newH2Up(o)
+	}
 	for i, a := range o.Targets {
 		ut := pool.Targets()[i]
 		nt := &target{addr: a, ut: ut}
@@ -201,9 +215,14 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 		t.owner.CompareAndSwap(nil, u)
 		u.targets = append(u.targets, t)
 	}
+	if u.h2 != nil {
+		for _, t := range u.targets {
+			u.h2.byAddr[t.addr] = t // read-only from here on
+		}
+	}
 	// The loop cannot do a blocking handshake: TLS upstreams stay on
 	// goroutines (upstream_tls.go).
-	u.loopable = !u.messages && o.TLS == nil && o.SendProxyProtocol == 0
+	u.loopable = !u.messages && o.TLS == nil && o.SendProxyProtocol == 0 && u.h2 == nil
 	for _, t := range u.targets {
 		u.loopable = u.loopable && t.apOK
 	}
@@ -312,6 +331,8 @@ type target struct {
 	tlsc atomic.Pointer[tls.Config]
 	mu   sync.Mutex
 	idle []*upConn
+	// h2 are the target's HTTP/2 connections (h2up.go).
+	h2 h2Conns
 }
 
 // upConn is a connection to a target with its buffers; it moves between the
@@ -340,6 +361,8 @@ type upConn struct {
 	// updates per request on a busy keep-alive connection: the response
 	// header timeout is thus between 3/4 and all of its configured value.
 	readDL, writeDL time.Time
+	// tw is the response a chunked body's trailers go to (trailers.go).
+	tw *server.ResponseWriter
 }
 
 func (c *upConn) setReadDeadline(now time.Time, d time.Duration) {
@@ -429,6 +452,7 @@ func (t *target) closeIdle() {
 	for _, c := range idle {
 		c.nc.Close()
 	}
+	t.h2.closeIdle()
 }
 
 // dialError is a failed dial: nothing was sent (a connect failure for the

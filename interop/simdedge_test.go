@@ -1,0 +1,169 @@
+package interop
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Bounds, generous for a busy 2-CPU machine.
+const (
+	// startWait bounds waiting for simdedge to accept connections.
+	startWait = 20 * time.Second
+	// stopWait bounds simdedge's drain after SIGTERM before it is killed.
+	stopWait = 20 * time.Second
+)
+
+// simdedgeBin is the binary built once for the package (TestMain).
+var simdedgeBin string
+
+// buildErr says why simdedgeBin is empty.
+var buildErr string
+
+func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "simdedge-interop-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "simdedge")
+	// Built in the root module (the parent directory): the binary users
+	// run, with none of this module's test-only dependencies.
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/simdedge")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err == nil {
+		simdedgeBin = bin
+	} else {
+		buildErr = fmt.Sprintf("building simdedge: %v\n%s", err, out)
+	}
+	return m.Run()
+}
+
+// needBinary fails when simdedge could not be built: the parent module is
+// right here, so that is a broken build, not a missing tool.
+func needBinary(t testing.TB) {
+	t.Helper()
+	if simdedgeBin == "" {
+		t.Fatal(buildErr)
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startSimdedge writes conf to a file, runs the binary with it and waits
+// until addr accepts connections. The returned stop (also a cleanup) sends
+// SIGTERM to that process, by its PID, and waits for it.
+func startSimdedge(t testing.TB, conf, addr string) (stop func()) {
+	t.Helper()
+	needBinary(t)
+	file := filepath.Join(t.TempDir(), "simdedge.yaml")
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(simdedgeBin, "serve", "-config", file)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+			if waitErr != nil {
+				t.Errorf("simdedge exited with %v after SIGTERM", waitErr)
+			}
+		case <-time.After(stopWait):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("simdedge did not stop within %v of SIGTERM", stopWait)
+		}
+		if t.Failed() {
+			t.Logf("simdedge output:\n%s", out.String())
+		}
+	}
+	t.Cleanup(stop)
+	deadline := time.Now().Add(startWait)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return stop
+		}
+		select {
+		case <-done:
+			t.Fatalf("simdedge exited before listening: %v\n%s", waitErr, out.String())
+		case <-time.After(pollEvery):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("simdedge did not listen on %s within %v", addr, startWait)
+		}
+	}
+}
+
+// pollEvery spaces the connection attempts that wait for a listener.
+const pollEvery = 50 * time.Millisecond
+
+// waitListening waits until addr accepts connections, within startWait.
+func waitListening(t testing.TB, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(startWait)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s after %v: %v", addr, startWait, err)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the process's output goroutine and the
+// test may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
