@@ -128,6 +128,8 @@ var connPool = sync.Pool{New: func() any {
 	c.req.c = c
 	c.req.body.c = c
 	c.resp.sink = c
+	c.resp.req = &c.req
+	c.resp.encs.w = &c.resp
 	c.resp.out = &c.out
 	return c
 }}

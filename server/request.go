@@ -49,6 +49,9 @@ type Request struct {
 
 	// route is what the request counts into when it ends (SetRoute).
 	route *metrics.Route
+	// comp is the route's response compression (SetCompression,
+	// encode.go), cleared at the end like route.
+	comp Compressor
 }
 
 // SetRoute names the counters the request is counted into when its
@@ -67,6 +70,7 @@ func (r *Request) end() {
 	// The route is cleared at the end, not at begin: the event loop
 	// looks the route up (InlineHandler) before the request begins.
 	r.route = nil
+	r.comp = nil
 	if cap(r.bodyBuf) > maxPooledBuf {
 		r.bodyBuf = nil
 	}

@@ -68,9 +68,12 @@ type Route struct {
 	Handler string   `yaml:"handler,omitempty"`
 	Proxy   *Proxy   `yaml:"proxy,omitempty"`
 	// HSTS: see hsts.go.
-	HSTS    *HSTS `yaml:"hsts,omitempty"`
-	line    int
-	keyLine map[string]int
+	HSTS *HSTS `yaml:"hsts,omitempty"`
+	// Files: see files.go; Compress: see compress.go.
+	Files    *Files    `yaml:"files,omitempty"`
+	Compress *Compress `yaml:"compress,omitempty"`
+	line     int
+	keyLine  map[string]int
 }
 
 // Match mirrors router.Match.
@@ -366,8 +369,10 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 			r.Echo = &Echo{}
 			d.fields(v, key, nil)
 		}),
-		"handler": mark("handler", d.str(&r.Handler)),
-		"hsts":    d.hsts(&r.HSTS),
+		"handler":  mark("handler", d.str(&r.Handler)),
+		"hsts":     d.hsts(&r.HSTS),
+		"files":    d.files(&r.Files, func(k string, l int) { r.keyLine[k] = l }),
+		"compress": d.compress(&r.Compress),
 		"proxy": mark("proxy", func(v *yaml.Node, key string) {
 			r.Proxy = &Proxy{}
 			d.fields(v, key, map[string]func(*yaml.Node, string){
@@ -404,13 +409,13 @@ func (c *Config) validate(d *decoder) {
 			return at
 		}
 		actions := 0
-		for _, set := range []bool{r.Respond != nil, r.Echo != nil, r.Handler != "", r.Proxy != nil} {
+		for _, set := range []bool{r.Respond != nil, r.Echo != nil, r.Handler != "", r.Proxy != nil, r.Files != nil} {
 			if set {
 				actions++
 			}
 		}
 		if actions != 1 {
-			d.fail(at, key, "needs exactly one action: respond, echo, handler or proxy")
+			d.fail(at, key, "needs exactly one action: respond, echo, handler, proxy or files")
 		}
 		m := r.Match
 		if m.Path != "" && m.PathPrefix != "" {
