@@ -59,7 +59,7 @@ func TestCompressActions(t *testing.T) {
 		{"gzip", "gzip"},
 		{"br", "br"},
 		{"zstd", "zstd"},
-		{"gzip, br, zstd", "zstd"},              // ties: the configured order (zstd, br, gzip)
+		{"gzip, br, zstd", "zstd"},                 // ties: the configured order (zstd, br, gzip)
 		{"gzip;q=1, br;q=0.9, zstd;q=0.5", "gzip"}, // the client's qvalues first
 		{"br;q=0.8, gzip;q=0.8", "br"},
 		{"*", "zstd"},
