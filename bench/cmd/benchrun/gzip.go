@@ -71,6 +71,12 @@ func prepareGzip(e *env) error {
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(responseBody), 0o644); err != nil {
 		return err
 	}
+	// nginx's worker runs as nobody when the master is root: it must be
+	// able to pass through the run's scratch directory (0700 from
+	// MkdirTemp) to the file. Traversal only, no listing.
+	if err := os.Chmod(e.tmp, 0o711); err != nil {
+		return err
+	}
 	e.gzipRoot = dir
 	return nil
 }
