@@ -112,7 +112,7 @@ func TestFilesGetHead(t *testing.T) {
 			t.Errorf("big.bin %d: %d, %d bytes of %d, %q", i, resp.StatusCode, len(b), len(tr.big), resp.Header.Get("Content-Type"))
 		}
 	}
-	resp, b = do(t, c, "GET", base+"/missing.txt")
+	resp, _ = do(t, c, "GET", base+"/missing.txt")
 	if resp.StatusCode != 404 {
 		t.Errorf("missing: %d", resp.StatusCode)
 	}
