@@ -14,7 +14,9 @@ import "io"
 // ResponseWriter too). The ResponseWriter decides once per response, at
 // the first moment the decision can be made: when a length is declared and
 // the first body byte is written, when an undeclared body has reached the
-// minimum length, or at Flush or the end of the handler. Until then the
+// minimum length, at Flush (an undeclared length is then taken as long
+// enough: the body is still coming) or at the end of the handler (where a
+// short undeclared body goes out as is). Until then the
 // body is held as usual (at most streamThreshold bytes), so nothing is
 // buffered beyond what an uncompressed response holds.
 
@@ -73,7 +75,12 @@ func (s *encSink) Write(p []byte) (int, error) {
 }
 
 // decide applies the route's compression policy to the response, once.
-func (w *ResponseWriter) decide() {
+// flushing: the handler flushes before the end with no declared length,
+// so the length cannot be judged and the minimum does not apply: a
+// proxy flushes what it relayed before each wait on its upstream, and a
+// small first read would otherwise leave a long chunked answer
+// uncompressed (Caddy's encode decides the same way on Flush).
+func (w *ResponseWriter) decide(flushing bool) {
 	var c Compressor
 	if w.req != nil {
 		c = w.req.comp
@@ -90,7 +97,7 @@ func (w *ResponseWriter) decide() {
 	if n < 0 {
 		n = w.written
 	}
-	if n < c.MinLength() {
+	if n < c.MinLength() && !(flushing && w.clen < 0) {
 		return
 	}
 	// From here the response depends on Accept-Encoding (RFC 9110

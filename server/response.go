@@ -239,7 +239,7 @@ func (w *ResponseWriter) write(p string) (int, error) {
 	w.written += int64(len(p))
 	if w.coding == codingUndecided && w.req != nil && w.req.comp != nil && !w.committed &&
 		(w.clen >= 0 || w.written >= min(w.req.comp.MinLength(), streamThreshold)) {
-		w.decide()
+		w.decide(false)
 	}
 	if w.enc != nil {
 		w.encWrite(p)
@@ -297,7 +297,7 @@ func (w *ResponseWriter) Flush() error {
 		w.status = 200
 	}
 	if w.coding == codingUndecided && !w.committed {
-		w.decide()
+		w.decide(true)
 	}
 	if w.enc != nil {
 		w.enc.Flush()
@@ -381,7 +381,7 @@ func (w *ResponseWriter) finish() {
 		w.status = 200
 	}
 	if w.coding == codingUndecided && !w.committed {
-		w.decide()
+		w.decide(false)
 	}
 	w.endCoding()
 	if !w.committed {

@@ -43,7 +43,7 @@ func (w *ResponseWriter) SendFile(f *os.File, off, n int64) error {
 		w.status = 200
 	}
 	if w.coding == codingUndecided && !w.committed {
-		w.decide()
+		w.decide(false)
 	}
 	if !w.bodyAllowed() {
 		return nil // HEAD: the fields are all there is

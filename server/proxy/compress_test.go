@@ -119,6 +119,14 @@ func TestCompressProxy(t *testing.T) {
 				w.Write(doc[i:min(i+7000, len(doc))])
 				w.(http.Flusher).Flush()
 			}
+		case "/trickle":
+			// A small first piece, flushed, then the rest: the
+			// proxies flush what they relayed before waiting for
+			// more, while the length is still unknown.
+			w.Write(doc[:100])
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+			w.Write(doc[100:])
 		case "/encoded":
 			w.Header().Set("Content-Encoding", "gzip")
 			w.Write(pre)
@@ -136,7 +144,7 @@ func TestCompressProxy(t *testing.T) {
 	c := client(t)
 	c.Transport.(*http.Transport).DisableCompression = true
 	for _, coding := range []string{"gzip", "br", "zstd", ""} {
-		for _, path := range []string{"/length", "/chunked"} {
+		for _, path := range []string{"/length", "/chunked", "/trickle"} {
 			for range 2 { // a fresh and a pooled upstream connection
 				req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
 				if coding != "" {
