@@ -12,22 +12,32 @@ import (
 // Zero-copy file bodies (static files, issue 23). On the goroutine engine
 // a plain kernel TCP connection is a *net.TCPConn, whose ReadFrom hands a
 // *os.File behind an io.LimitedReader to sendfile(2): the file's pages go
-// from the page cache to the socket without entering the process. Every
-// other case copies through the ResponseWriter: TLS connections (this
-// kernel has no kTLS, so records are sealed in the process), compressed
-// responses (the encoder must read the bytes), message transports, and
-// responses on the event loop (which the files handler keeps to small
-// files, answered from one read; larger ones are handed to a goroutine).
+// from the page cache to the socket without entering the process. On the
+// event loop a plain connection records the file (a duplicate of its
+// descriptor, the offset and the length) after the head, and the loop
+// sends it with sendfile(2) on the non-blocking socket once the head is
+// out (loopsendfile_linux.go). Every other case copies through the
+// ResponseWriter: TLS connections (this kernel has no kTLS, so records
+// are sealed in the process), compressed responses (the encoder must read
+// the bytes) and message transports.
 
 // sendfileChunk is how much one sendfile call may send before the write
 // deadline is moved: the Write timeout bounds each chunk, as it bounds each
 // flush of a streamed body, not the whole file.
-const sendfileChunk = 4 << 20
+const sendfileChunk = 256 << 10
 
 // copyChunk is the buffer a copied file body goes through.
 const copyChunk = 32 << 10
 
 var copyBufs = sync.Pool{New: func() any { return new([copyChunk]byte) }}
+
+// fileOut is a file body waiting for the event loop to send it: a
+// descriptor of its own (a duplicate, closed when sent or when the
+// connection closes), where it is and how much is left.
+type fileOut struct {
+	fd     int
+	off, n int64
+}
 
 // ErrFileShort is returned by SendFile when the file ended before n bytes
 // (it shrank while being sent); the connection is closed.
@@ -48,10 +58,20 @@ func (w *ResponseWriter) SendFile(f *os.File, off, n int64) error {
 	if !w.bodyAllowed() {
 		return nil // HEAD: the fields are all there is
 	}
-	if c, ok := w.sink.(*conn); ok && w.coding != codingOn && !w.aborted && w.err == nil &&
-		!c.inLoop && n > 0 {
-		if tc, ok := c.st.(*net.TCPConn); ok {
-			return w.sendfile(c, tc, f, off, n)
+	if c, ok := w.sink.(*conn); ok && w.coding != codingOn && !w.aborted && w.err == nil && n > 0 {
+		if _, isTLS := c.st.(tlsConnStream); !isTLS {
+			if c.inLoop {
+				// A small body goes out with its head in one
+				// write: cheaper than the duplicate descriptor
+				// and the sendfile call.
+				if n > copyChunk && c.file.n == 0 && loopSendfile(c, f, off, n) {
+					w.commit(false)
+					w.written += n
+					return nil
+				}
+			} else if tc, ok := c.st.(*net.TCPConn); ok {
+				return w.sendfile(c, tc, f, off, n)
+			}
 		}
 	}
 	return w.copyFile(f, off, n)

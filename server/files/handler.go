@@ -123,8 +123,12 @@ func target(t []byte) (p, query []byte) {
 func getMethodOK(m []byte) bool { return string(m) == "GET" || string(m) == "HEAD" }
 
 // InlineHandler implements server.Inliner: the loop answers errors,
-// redirects and files up to InlineMax; a larger file (or one that cannot
-// be looked at) goes to a goroutine, where sendfile sends it.
+// redirects and files, sending the body with sendfile(2) (a file's
+// duplicate descriptor, after the head: server/loopsendfile_linux.go). A
+// file larger than InlineMax goes to a goroutine when its bytes would
+// have to pass through the process: over TLS (sealed in the process) or
+// on a compressing route (the encoder reads them), where a loop turn
+// would otherwise compress or seal the whole file.
 func (h *Handler) InlineHandler(r *server.Request) server.Handler {
 	if !getMethodOK(r.Method()) {
 		return h
@@ -146,7 +150,7 @@ func (h *Handler) InlineHandler(r *server.Request) server.Handler {
 			return h
 		}
 	}
-	if st.Size() > InlineMax {
+	if st.Size() > InlineMax && (r.TLS() || r.Compression() != nil) {
 		return nil
 	}
 	return h

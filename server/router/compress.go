@@ -31,11 +31,11 @@ func (x *compressed) InlineHandler(r *server.Request) server.Handler {
 	if !ok {
 		return nil
 	}
-	ih := in.InlineHandler(r)
-	if ih != nil {
-		r.SetCompression(x.c)
-	}
-	return ih
+	// Armed first: h may decide by it (a files handler keeps large
+	// compressed files off the loop). Left armed if h declines: the
+	// request is this route's wherever it is served.
+	r.SetCompression(x.c)
+	return in.InlineHandler(r)
 }
 
 // LoopProxy implements server.LoopProxier.
