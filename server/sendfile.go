@@ -23,7 +23,8 @@ import (
 
 // sendfileChunk is how much one sendfile call may send before the write
 // deadline is moved: the Write timeout bounds each chunk, as it bounds each
-// flush of a streamed body, not the whole file.
+// flush of a streamed body, not the whole file (a slow reader takes 256 KiB
+// within the timeout far more surely than megabytes).
 const sendfileChunk = 256 << 10
 
 // copyChunk is the buffer a copied file body goes through.

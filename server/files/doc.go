@@ -29,10 +29,15 @@
 // Content-Type by extension (the mime package), application/octet-stream
 // otherwise.
 //
-// I/O. On the goroutine engine the body goes with sendfile(2)
-// (server.ResponseWriter.SendFile). The event loop serves files of at most
-// InlineMax bytes itself, from one read (a cold read blocks the loop, as
-// it blocks an nginx worker without aio), and hands larger files to the
-// goroutine path, where sendfile streams them: the loop's non-blocking
-// sendfile was not built.
+// I/O. Bodies go with sendfile(2) (server.ResponseWriter.SendFile): on
+// the goroutine engine through (*net.TCPConn).ReadFrom, on the event loop
+// as a duplicate descriptor the loop sends after the head on its
+// non-blocking socket, 1 MiB per turn at most, under EPOLLOUT
+// back-pressure and the Write timeout. Files up to 32 KiB are copied with
+// their head in one write instead. The loop hands a file over InlineMax
+// to a goroutine only when its bytes must pass through the process: TLS
+// (no kTLS here: records are sealed in the process) or a compressing
+// route. File reads on the loop (open, stat, a small file's read, and
+// sendfile's own page-cache reads) block it on a cache miss, as in an
+// nginx worker without aio.
 package files
