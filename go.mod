@@ -3,9 +3,11 @@ module github.com/simdedge/simdedge
 go 1.26.3
 
 require (
+	github.com/andybalholm/brotli v1.3.0
 	github.com/caddyserver/certmagic v0.25.6
 	github.com/cilium/ebpf v0.22.0
 	github.com/google/flatbuffers v25.12.19+incompatible
+	github.com/klauspost/compress v1.20.1
 	github.com/klauspost/cpuid/v2 v2.4.0
 	github.com/minio/simdjson-go v0.4.5
 	github.com/prometheus/client_golang v1.25.0
@@ -21,7 +23,6 @@ require (
 	github.com/caddyserver/zerossl v0.1.6 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/google/btree v1.1.2 // indirect
-	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/libdns/libdns v1.1.1 // indirect
 	github.com/mholt/acmez/v3 v3.1.7 // indirect

@@ -111,6 +111,9 @@ type conn struct {
 	// broken: the stream failed or the body framing is unrecoverable;
 	// the connection closes after the current response.
 	broken bool
+	// file is a file body the event loop sends with sendfile(2) once
+	// out is written (sendfile.go, loopsendfile_linux.go).
+	file fileOut
 	// inLoop: an event loop serves the connection (loop_linux.go). It
 	// writes out itself, without blocking, after a batch of requests, so
 	// flushOut only buffers.
@@ -128,6 +131,8 @@ var connPool = sync.Pool{New: func() any {
 	c.req.c = c
 	c.req.body.c = c
 	c.resp.sink = c
+	c.resp.req = &c.req
+	c.resp.encs.w = &c.resp
 	c.resp.out = &c.out
 	return c
 }}

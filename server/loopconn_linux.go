@@ -96,7 +96,7 @@ func (lp *loop) putLconn(lc *lconn) {
 // buffered or pending: Shutdown closes such connections.
 func (lc *lconn) idle() bool {
 	c := lc.c
-	return !lc.writing && !lc.ex.active && c.r == c.w && len(c.out) == 0
+	return !lc.writing && !lc.ex.active && c.r == c.w && len(c.out) == 0 && c.file.n == 0
 }
 
 func (lp *loop) add(h heldConn, now int64) {
@@ -166,6 +166,7 @@ func (lp *loop) closeConn(lc *lconn) {
 	lp.conns[lc.fd] = nil
 	lp.nconns--
 	lp.count.Add(-1)
+	lc.c.dropFile()
 	lc.c.release()
 	lp.putLconn(lc)
 }
@@ -258,8 +259,9 @@ func (lp *loop) process(lc *lconn, now int64) {
 		if lc.tls != nil && lp.tlsMore(lc) {
 			continue
 		}
-		if len(c.out) < flushThreshold {
-			// The turn's outputs go out together (writeSoon).
+		if len(c.out) < flushThreshold && c.file.n == 0 {
+			// The turn's outputs go out together (writeSoon); a
+			// file body (sendfile) is sent now, after its head.
 			lp.writeSoon(lc, now)
 			return
 		}
@@ -275,7 +277,7 @@ func (lp *loop) process(lc *lconn, now int64) {
 // reports false if the connection was handed off or closed.
 func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 	c := lc.c
-	for len(c.out) < flushThreshold && c.r < c.w && !lc.closeAfter && !lc.ex.active {
+	for len(c.out) < flushThreshold && c.r < c.w && !lc.closeAfter && !lc.ex.active && c.file.n == 0 {
 		n, err := c.cfg.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
 		if err == phttp.ErrNeedMore {
 			lp.needHead(lc, now)
@@ -452,6 +454,9 @@ func (lp *loop) write(lc *lconn, now int64) bool {
 	lc.wpos = 0
 	if lc.tls != nil {
 		lc.tls.sealed = 0
+	}
+	if c.file.n > 0 && !lp.sendFileOut(lc, now) {
+		return false // waits for EPOLLOUT, or closed
 	}
 	if lc.closeAfter {
 		lp.finish(lc, now)

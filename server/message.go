@@ -38,6 +38,8 @@ type exchange struct {
 var exchangePool = sync.Pool{New: func() any {
 	x := &exchange{}
 	x.resp.sink = x
+	x.resp.req = &x.req
+	x.resp.encs.w = &x.resp
 	x.resp.out = &x.out
 	return x
 }}

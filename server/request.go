@@ -62,6 +62,9 @@ type Request struct {
 	route *metrics.Route
 	// edit is the route policy's memory (edit.go).
 	edit Edit
+	// comp is the route's response compression (SetCompression,
+	// encode.go), cleared at the end like route.
+	comp Compressor
 }
 
 // SetRoute names the counters the request is counted into when its
@@ -86,6 +89,7 @@ func (r *Request) end() {
 	// looks the route up (InlineHandler) before the request begins.
 	r.route = nil
 	r.edit.RespDrop, r.edit.RespAdd = nil, nil // likewise (edit.go)
+	r.comp = nil
 	if cap(r.bodyBuf) > maxPooledBuf {
 		r.bodyBuf = nil
 	}

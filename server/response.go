@@ -63,6 +63,19 @@ type ResponseWriter struct {
 	// editDrop, editAdd: a route's response header edit (edit.go).
 	editDrop []string
 	editAdd  []byte
+
+	// req is the request answered (set once by the owner: the conn or
+	// the message exchange); compression reads its Compressor and
+	// Accept-Encoding (encode.go).
+	req *Request
+	// coding is the compression decision (codingUndecided until made),
+	// enc the encoder when codingOn, encs its output sink, spare a
+	// second held-body buffer kept for the swap when compression starts.
+	coding int8
+	enc    BodyEncoder
+	encs   encSink
+	spare  []byte
+	stage  []byte
 }
 
 var (
@@ -79,6 +92,7 @@ func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.trailerOK, w.trailers = false, w.trailers[:0]
 	w.now = time.Time{}
 	w.editDrop, w.editAdd = nil, nil
+	w.dropCoding()
 	w.headReq = string(req.Method) == "HEAD"
 	w.http10 = req.Version == phttp.HTTP10
 	w.keepAlive = w.http10 && !req.Close
@@ -95,6 +109,10 @@ func (w *ResponseWriter) release() {
 	if cap(w.trailers) > maxPooledBuf {
 		w.trailers = nil
 	}
+	if cap(w.spare) > maxPooledBuf {
+		w.spare = nil
+	}
+	w.dropCoding()
 }
 
 // AddHeader adds a field line. Bytes that would break the framing (CR, LF,
@@ -189,6 +207,7 @@ func (w *ResponseWriter) Reset() bool {
 	}
 	w.status, w.hdr, w.body, w.clen, w.written, w.hasDate = 0, w.hdr[:0], w.body[:0], -1, 0, false
 	w.trailerOK, w.trailers = false, w.trailers[:0]
+	w.dropCoding()
 	return true
 }
 
@@ -231,6 +250,19 @@ func (w *ResponseWriter) write(p string) (int, error) {
 		return 0, ErrTooLong
 	}
 	w.written += int64(len(p))
+	if w.coding == codingUndecided && w.req != nil && w.req.comp != nil && !w.committed &&
+		(w.clen >= 0 || w.written >= min(w.req.comp.MinLength(), streamThreshold)) {
+		w.decide(false)
+	}
+	if w.enc != nil {
+		w.encWrite(p)
+		return len(p), w.err
+	}
+	return w.writeRaw(p)
+}
+
+// writeRaw frames body bytes as they go out (after the encoder, if any).
+func (w *ResponseWriter) writeRaw(p string) (int, error) {
 	if !w.committed {
 		if len(w.body)+len(p) <= streamThreshold {
 			w.body = append(w.body, p...)
@@ -274,10 +306,16 @@ func (w *ResponseWriter) Flush() error {
 	if w.err != nil {
 		return w.err
 	}
+	if w.status == 0 {
+		w.status = 200
+	}
+	if w.coding == codingUndecided && !w.committed {
+		w.decide(true)
+	}
+	if w.enc != nil {
+		w.enc.Flush()
+	}
 	if !w.committed {
-		if w.status == 0 {
-			w.status = 200
-		}
 		w.commit(false)
 	}
 	if err := w.sink.flushOut(false); err != nil {
@@ -307,6 +345,15 @@ func (w *ResponseWriter) commit(final bool) {
 	case w.status == 204 || w.status == 304:
 		// No framing fields: these responses never have a body
 		// (RFC 9110 §15.3.5, §15.4.5).
+	case w.coding == codingHead:
+		// A compressed GET would have had no known length.
+	case w.coding == codingOn && final:
+		out = appendContentLength(out, int64(len(w.body)))
+	case w.coding == codingOn && !w.http10:
+		w.chunked = true
+		out = append(out, "Transfer-Encoding: chunked\r\n"...)
+	case w.coding == codingOn:
+		w.closeConn = true
 	case w.headReq:
 		// HEAD: the length the GET would have had, when known.
 		if w.clen >= 0 {
@@ -345,12 +392,17 @@ func (w *ResponseWriter) commit(final bool) {
 func (w *ResponseWriter) finish() {
 	if w.aborted {
 		w.closeConn = true
+		w.dropCoding()
 		w.sink.flushOut(false)
 		return
 	}
 	if w.status == 0 {
 		w.status = 200
 	}
+	if w.coding == codingUndecided && !w.committed {
+		w.decide(false)
+	}
+	w.endCoding()
 	if !w.committed {
 		w.commit(true) // chunked only with trailers (EnableTrailers)
 	}

@@ -82,6 +82,16 @@ func (c *Config) WithDefaults() *Config {
 		u := &e.Upstreams[i]
 		*u = u.withDefaults()
 	}
+	e.Routes = append([]Route(nil), c.Routes...)
+	for i := range e.Routes {
+		r := &e.Routes[i]
+		if r.Compress != nil {
+			r.Compress = r.Compress.withDefaults()
+		}
+		if r.Files != nil {
+			r.Files = r.Files.withDefaults()
+		}
+	}
 	return &e
 }
 
@@ -281,6 +291,18 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			var err error
 			if h, err = r.Redirect.handler(); err != nil {
 				continue // reported by Parse
+			}
+		case r.Files != nil:
+			fh, err := r.Files.handler()
+			if err != nil {
+				d.fail(&yaml.Node{Line: r.keyLine["files"]}, key+".files.root", err.Error())
+				continue
+			}
+			h = fh
+		}
+		if r.Compress != nil && h != nil {
+			if p, err := r.Compress.policy(); err == nil { // checked when decoded
+				h = router.Compress(h, p)
 			}
 		}
 		if r.HSTS != nil && h != nil {

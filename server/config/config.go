@@ -87,8 +87,11 @@ type Route struct {
 	RequestHeaders  *HeaderEdit `yaml:"request_headers,omitempty"`
 	ResponseHeaders *HeaderEdit `yaml:"response_headers,omitempty"`
 	Redirect        *Redirect   `yaml:"redirect,omitempty"`
-	line            int
-	keyLine         map[string]int
+	// Files: see files.go; Compress: see compress.go.
+	Files    *Files    `yaml:"files,omitempty"`
+	Compress *Compress `yaml:"compress,omitempty"`
+	line     int
+	keyLine  map[string]int
 }
 
 // Match mirrors router.Match.
@@ -403,6 +406,8 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 		"request_headers":  mark("request_headers", d.headerEdit(&r.RequestHeaders, rewrite.RequestSide)),
 		"response_headers": mark("response_headers", d.headerEdit(&r.ResponseHeaders, rewrite.ResponseSide)),
 		"redirect":         mark("redirect", d.redirect(&r.Redirect, r.keyLine)),
+		"files":            d.files(&r.Files, func(k string, l int) { r.keyLine[k] = l }),
+		"compress":         d.compress(&r.Compress),
 		"proxy": mark("proxy", func(v *yaml.Node, key string) {
 			r.Proxy = &Proxy{}
 			d.fields(v, key, map[string]func(*yaml.Node, string){
@@ -440,13 +445,13 @@ func (c *Config) validate(d *decoder) {
 			return at
 		}
 		actions := 0
-		for _, set := range []bool{r.Respond != nil, r.Echo != nil, r.Handler != "", r.Proxy != nil, r.Redirect != nil} {
+		for _, set := range []bool{r.Respond != nil, r.Echo != nil, r.Handler != "", r.Proxy != nil, r.Redirect != nil, r.Files != nil} {
 			if set {
 				actions++
 			}
 		}
 		if actions != 1 {
-			d.fail(at, key, "needs exactly one action: respond, echo, handler, proxy or redirect")
+			d.fail(at, key, "needs exactly one action: respond, echo, handler, proxy, redirect or files")
 		}
 		r.validateRewrite(d, key, line)
 		m := r.Match

@@ -8,6 +8,7 @@ import (
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/ratelimit"
+	"github.com/simdedge/simdedge/server/rewrite"
 )
 
 // Gate is a route's gatekeeping, wrapped around its handler (config.Build)
@@ -195,4 +196,13 @@ func (x *gateChallenge) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(statusUnauthorized)
 	w.WriteString("unauthorized\n")
+}
+
+// templates passes h's path_regex templates on (captureUser), so that a
+// gated redirect still gets its captures taken.
+func (g *gate) templates() []*rewrite.Template {
+	if cu, ok := g.h.(captureUser); ok {
+		return cu.templates()
+	}
+	return nil
 }

@@ -388,16 +388,25 @@ func TestPolicyCaptureErrors(t *testing.T) {
 // captures gets them when the route also has HSTS (the wrapper passes the
 // redirect's templates on), not another request's.
 func TestRedirectCapturesThroughHSTS(t *testing.T) {
-	rd := mustHandler(Redirect(rewrite.MustTemplate("/new/{1}"), 301))
-	tab, err := New([]Route{{Match: Match{PathRegex: regexp.MustCompile(`^/old/([a-z]+)`)}, Handler: HSTS(rd, HSTSPolicy{MaxAge: 60})}})
-	if err != nil {
-		t.Fatal(err)
+	// Every wrapper config.Build may put around a redirect (HSTS,
+	// compression, the gate) must pass its templates on.
+	wraps := map[string]func(server.Handler) server.Handler{
+		"hsts":     func(h server.Handler) server.Handler { return HSTS(h, HSTSPolicy{MaxAge: 60}) },
+		"compress": func(h server.Handler) server.Handler { return Compress(h, nil) },
+		"gate":     func(h server.Handler) server.Handler { return Gate(h, GatePolicy{}) },
 	}
-	l := serve(t, tab)
-	for _, p := range []string{"abc", "xyz"} {
-		resp, _ := exchange(t, l, "GET /old/"+p+" HTTP/1.1\r\nHost: h\r\n\r\n")
-		if resp.StatusCode != 301 || resp.Header.Get("Location") != "/new/"+p {
-			t.Errorf("%s: %d %q", p, resp.StatusCode, resp.Header.Get("Location"))
+	for name, wrap := range wraps {
+		rd := mustHandler(Redirect(rewrite.MustTemplate("/new/{1}"), 301))
+		tab, err := New([]Route{{Match: Match{PathRegex: regexp.MustCompile(`^/old/([a-z]+)`)}, Handler: wrap(rd)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := serve(t, tab)
+		for _, p := range []string{"abc", "xyz"} {
+			resp, _ := exchange(t, l, "GET /old/"+p+" HTTP/1.1\r\nHost: h\r\n\r\n")
+			if resp.StatusCode != 301 || resp.Header.Get("Location") != "/new/"+p {
+				t.Errorf("%s, %s: %d %q", name, p, resp.StatusCode, resp.Header.Get("Location"))
+			}
 		}
 	}
 }

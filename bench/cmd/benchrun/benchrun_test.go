@@ -19,10 +19,11 @@ func TestParseAreas(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy", "balance", "https"}},
+		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy", "balance", "https", "gzip"}},
 		{"micro", []string{"url", "http", "json", "asm", "xdp", "rdma"}},
 		{"rdma", []string{"rdma"}},
-		{"load,url", []string{"origin", "pipelined", "proxy", "balance", "https", "url"}},
+		{"load,url", []string{"origin", "pipelined", "proxy", "balance", "https", "gzip", "url"}},
+		{"gzip", []string{"gzip"}},
 		{"balance", []string{"balance"}},
 		{"https", []string{"https"}},
 		{"asm, asm", []string{"asm"}},
@@ -427,5 +428,28 @@ func TestRoundOrder(t *testing.T) {
 	}
 	if got := ports(ls); !slices.Equal(got, []int{1, 2, 3}) {
 		t.Errorf("servers reordered in place: %v", got)
+	}
+}
+
+// TestGzipConfigs: the gzip area's generated configurations name the
+// file's directory, level 5 on both sides, and the JSON type.
+func TestGzipConfigs(t *testing.T) {
+	conf, err := simdedgeGzipConfig(8080, "loop", "/tmp/www")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`files: {root: "/tmp/www"}`, "levels: {gzip: 5}", "encodings: [gzip]", "engine: loop", "types: [application/json]"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("simdedge config lacks %q:\n%s", want, conf)
+		}
+	}
+	conf, err = nginxGzipConfig("/tmp/n", 8081, "/tmp/www")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gzip on;", "gzip_comp_level 5;", "gzip_types application/json;", "root /tmp/www;", "application/json json;"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("nginx config lacks %q:\n%s", want, conf)
+		}
 	}
 }

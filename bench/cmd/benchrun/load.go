@@ -28,6 +28,10 @@ type loadOpts struct {
 	// https makes wrk use https (the https area); handshake replaces wrk
 	// with hsload, a new TLS connection per request.
 	https, handshake bool
+	// path and headers are wrk's request path ("" is "/") and extra
+	// fields ("Name: value"), from the scenario.
+	path    string
+	headers []string
 }
 
 // wrkSlack is added to a wrk run's timeout beyond its duration.
@@ -70,6 +74,9 @@ type scenario struct {
 	// (env.tls); handshake measures a new connection per request with
 	// hsload instead of wrk's keep-alive.
 	https, handshake bool
+	// path and headers: the request wrk sends ("" is "/"; extra fields).
+	path    string
+	headers []string
 }
 
 func (s scenario) plan(o loadOpts) float64 {
@@ -95,6 +102,7 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 	}
 	o.pipeline = s.pipeline
 	o.https, o.handshake = s.https, s.handshake
+	o.path, o.headers = s.path, s.headers
 	client := fmt.Sprintf("wrk -t1 -c%d -d%s --latency", o.conns, o.duration)
 	if o.handshake {
 		client = fmt.Sprintf("hsload -conns %d -d %s (a new TLS connection per request)", o.conns, o.duration)
@@ -349,7 +357,7 @@ func runClient(ctx context.Context, e *env, port int, d time.Duration, o loadOpt
 	if o.https {
 		scheme = "https"
 	}
-	return runWrk(ctx, e, scheme, port, d, o.conns, o.pipeline)
+	return runWrk(ctx, e, scheme, port, d, o)
 }
 
 // runWrk runs wrk with benchrun's script. Its percentiles come from the
@@ -357,7 +365,8 @@ func runClient(ctx context.Context, e *env, port int, d time.Duration, o loadOpt
 // (wrkout.Result.UseHistogram): the recorded latencies, per request or,
 // pipelined, per batch. wrk's CPU time is its own figure from the script,
 // else its rusage at exit.
-func runWrk(ctx context.Context, e *env, scheme string, port int, d time.Duration, conns, pipeline int) (wrkout.Result, time.Duration, error) {
+func runWrk(ctx context.Context, e *env, scheme string, port int, d time.Duration, o loadOpts) (wrkout.Result, time.Duration, error) {
+	conns, pipeline := o.conns, o.pipeline
 	ctx, cancel := context.WithTimeout(ctx, d+wrkSlack)
 	defer cancel()
 	secs := max(1, int(d.Round(time.Second).Seconds()))
@@ -366,7 +375,14 @@ func runWrk(ctx context.Context, e *env, scheme string, port int, d time.Duratio
 		return wrkout.Result{}, 0, err
 	}
 	args := []string{e.wrk, "-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(secs) + "s", "--latency", "-s", script}
-	argv := e.pinned(e.clientCPU, append(args, scheme+"://127.0.0.1:"+strconv.Itoa(port)+"/")...)
+	for _, h := range o.headers {
+		args = append(args, "-H", h)
+	}
+	path := o.path
+	if path == "" {
+		path = "/"
+	}
+	argv := e.pinned(e.clientCPU, append(args, scheme+"://127.0.0.1:"+strconv.Itoa(port)+path)...)
 	out, usage, err := runCmdUsage(ctx, e.tmp, argv...)
 	if err != nil {
 		return wrkout.Result{}, 0, fmt.Errorf("wrk: %v: %s", err, lastLine(out))

@@ -41,6 +41,8 @@ type env struct {
 	// hsloadBin its handshake client, "" when it did not build.
 	tls       *tlsFiles
 	hsloadBin string
+	// gzipRoot is the gzip area's served directory ("" unless it runs).
+	gzipRoot string
 }
 
 // pinned prefixes argv with taskset when pinning is available.

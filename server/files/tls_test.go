@@ -1,0 +1,78 @@
+package files_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/internal/testcert"
+	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/compress"
+	"github.com/simdedge/simdedge/server/files"
+	"github.com/simdedge/simdedge/server/router"
+)
+
+// TestFilesTLS: over TLS (no sendfile: records are sealed in the process)
+// files come whole, small and large, ranged and compressed, on both
+// engines (the loop drives TLS itself and hands large files to a
+// goroutine with the connection's TLS state).
+func TestFilesTLS(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	tr := makeTree(t)
+	fh, err := files.New(files.Options{Root: tr.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := compress.New(compress.Options{Encodings: []string{"gzip"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := router.New([]router.Route{
+		{Match: router.Match{PathPrefix: "/c/"}, Handler: router.Compress(fh, pol)},
+		{Handler: fh},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := testcert.NewCA(t, "edge CA")
+	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
+	s := server.New(server.Options{Handler: router.NewSwitch(tab)})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeTLS(l, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	htr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "edge.example"}}
+	t.Cleanup(htr.CloseIdleConnections)
+	c := &http.Client{Transport: htr, Timeout: testTimeout}
+	base := "https://" + l.Addr().String()
+	for range 2 { // the second time on the kept-alive connection
+		resp, b := do(t, c, "GET", base+"/small.txt")
+		if resp.StatusCode != 200 || string(b) != "0123456789abcdefghijklmnopqrstuvwxyz\n" {
+			t.Errorf("small: %d %q", resp.StatusCode, b)
+		}
+		resp, b = do(t, c, "GET", base+"/big.bin")
+		if resp.StatusCode != 200 || !bytes.Equal(b, tr.big) {
+			t.Errorf("big: %d, %d bytes", resp.StatusCode, len(b))
+		}
+		resp, b = do(t, c, "GET", base+"/big.bin", "Range", "bytes=100-199999")
+		if resp.StatusCode != 206 || !bytes.Equal(b, tr.big[100:200000]) {
+			t.Errorf("big range: %d, %d bytes", resp.StatusCode, len(b))
+		}
+		// The Go client asks for gzip and decodes it itself.
+		resp, b = do(t, c, "GET", base+"/c/big.json")
+		if resp.StatusCode != 200 || !resp.Uncompressed || !bytes.Equal(b, jsonDoc(len(b))) || len(b) != 3*files.InlineMax {
+			t.Errorf("compressed: %d uncompressed=%v, %d bytes", resp.StatusCode, resp.Uncompressed, len(b))
+		}
+	}
+}

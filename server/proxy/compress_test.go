@@ -1,0 +1,289 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/compress"
+	"github.com/simdedge/simdedge/server/router"
+)
+
+// startCompressProxy serves a compressing proxy route in front of o.
+func startCompressProxy(t *testing.T, o *origin, encodings ...string) string {
+	t.Helper()
+	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := compress.New(compress.Options{Encodings: encodings, MinLength: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := router.New([]router.Route{{Handler: router.Compress(New(up, Options{}), pol)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeTCP(l, testEngine)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+		up.Close()
+	})
+	return l.Addr().String()
+}
+
+// apiJSON is n bytes of an API-like JSON answer.
+func apiJSON(n int) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i := 0; b.Len() < n-80; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"user":"u%d","score":%d,"ok":true}`, i, i%97, i*31%1000)
+	}
+	for b.Len() < n-1 {
+		b.WriteByte(' ')
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+func decodeBody(t *testing.T, coding string, r io.Reader) io.Reader {
+	t.Helper()
+	switch coding {
+	case "gzip":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			t.Fatalf("gzip: %v", err)
+		}
+		return zr
+	case "br":
+		return brotli.NewReader(r)
+	case "zstd":
+		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			t.Fatalf("zstd: %v", err)
+		}
+		t.Cleanup(zr.Close)
+		return zr
+	}
+	return r
+}
+
+// TestCompressProxy: proxied answers (Content-Length, chunked, streamed
+// with flushes) are compressed with the coding asked for and decode to
+// the origin's bytes; already-encoded, 206, 304 and 204 answers pass
+// untouched (no double compression).
+func TestCompressProxy(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	doc := apiJSON(200 << 10)
+	pre := func() []byte { // the origin's own gzip of doc
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(doc)
+		zw.Close()
+		return b.Bytes()
+	}()
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		switch r.URL.Path {
+		case "/length":
+			w.Header().Set("Content-Length", strconv.Itoa(len(doc)))
+			w.Write(doc)
+		case "/chunked":
+			for i := 0; i < len(doc); i += 7000 {
+				w.Write(doc[i:min(i+7000, len(doc))])
+				w.(http.Flusher).Flush()
+			}
+		case "/trickle":
+			// A small first piece, flushed, then the rest: the
+			// proxies flush what they relayed before waiting for
+			// more, while the length is still unknown.
+			w.Write(doc[:100])
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+			w.Write(doc[100:])
+		case "/encoded":
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(pre)
+		case "/partial":
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-4999/%d", len(doc)))
+			w.WriteHeader(206)
+			w.Write(doc[:5000])
+		case "/notmod":
+			w.WriteHeader(304)
+		case "/nocontent":
+			w.WriteHeader(204)
+		}
+	}))
+	addr := startCompressProxy(t, o, "zstd", "br", "gzip")
+	c := client(t)
+	c.Transport.(*http.Transport).DisableCompression = true
+	for _, coding := range []string{"gzip", "br", "zstd", ""} {
+		for _, path := range []string{"/length", "/chunked", "/trickle"} {
+			for range 2 { // a fresh and a pooled upstream connection
+				req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
+				if coding != "" {
+					req.Header.Set("Accept-Encoding", coding+", identity;q=0.5")
+				}
+				resp, b := get(t, c, req)
+				if got := resp.Header.Get("Content-Encoding"); resp.StatusCode != 200 || got != coding {
+					t.Fatalf("%s %s: %d Content-Encoding %q", coding, path, resp.StatusCode, got)
+				}
+				if resp.Header.Get("Vary") != "Accept-Encoding" {
+					t.Errorf("%s %s: Vary %q", coding, path, resp.Header.Get("Vary"))
+				}
+				plain, err := io.ReadAll(decodeBody(t, coding, bytes.NewReader(b)))
+				if err != nil || !bytes.Equal(plain, doc) {
+					t.Fatalf("%s %s: decoded %d bytes (%v), want %d", coding, path, len(plain), err, len(doc))
+				}
+				if coding != "" && (resp.ContentLength != -1 || len(resp.TransferEncoding) == 0) {
+					t.Errorf("%s %s: Content-Length %d TE %v: want chunked", coding, path, resp.ContentLength, resp.TransferEncoding)
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		path   string
+		status int
+		body   []byte
+		ce     string
+	}{
+		{"/encoded", 200, pre, "gzip"},
+		{"/partial", 206, doc[:5000], ""},
+		{"/notmod", 304, nil, ""},
+		{"/nocontent", 204, nil, ""},
+	} {
+		req, _ := http.NewRequest("GET", "http://"+addr+tc.path, nil)
+		req.Header.Set("Accept-Encoding", "gzip, br, zstd")
+		resp, b := get(t, c, req)
+		if resp.StatusCode != tc.status || resp.Header.Get("Content-Encoding") != tc.ce || !bytes.Equal(b, tc.body) {
+			t.Errorf("%s: %d Content-Encoding %q, %d bytes; want %d %q %d", tc.path, resp.StatusCode,
+				resp.Header.Get("Content-Encoding"), len(b), tc.status, tc.ce, len(tc.body))
+		}
+	}
+	// curl --compressed through the proxy.
+	curl := testenv.Command(t, "curl")
+	out, err := exec.Command(curl, "-s", "--compressed", "http://"+addr+"/chunked").Output()
+	if err != nil || !bytes.Equal(out, doc) {
+		t.Errorf("curl --compressed: %d bytes (%v), want %d", len(out), err, len(doc))
+	}
+}
+
+// TestCompressProxyStreamBounded: a 32 MiB proxied answer is compressed
+// as it streams: the client decodes all of it while the heap stays far
+// below the body's size.
+func TestCompressProxyStreamBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	testenv.CheckGoroutines(t)
+	const size = 32 << 20
+	chunk := apiJSON(64 << 10)
+	want := sha256.New()
+	for n := 0; n < size; n += len(chunk) {
+		want.Write(chunk[:min(len(chunk), size-n)])
+	}
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/length" {
+			w.Header().Set("Content-Length", strconv.Itoa(size))
+		}
+		for n := 0; n < size; n += len(chunk) {
+			if _, err := w.Write(chunk[:min(len(chunk), size-n)]); err != nil {
+				return
+			}
+		}
+	}))
+	addr := startCompressProxy(t, o, "gzip", "zstd")
+	c := client(t)
+	c.Transport.(*http.Transport).DisableCompression = true
+	c.Timeout = 5 * time.Minute
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+		}
+	}()
+	for _, tc := range []struct{ path, coding string }{{"/length", "gzip"}, {"/chunked", "gzip"}, {"/length", "zstd"}} {
+		req, _ := http.NewRequest("GET", "http://"+addr+tc.path, nil)
+		req.Header.Set("Accept-Encoding", tc.coding)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Header.Get("Content-Encoding") != tc.coding {
+			t.Fatalf("%s: Content-Encoding %q", tc.path, resp.Header.Get("Content-Encoding"))
+		}
+		var wire countingReader
+		wire.r = resp.Body
+		h := sha256.New()
+		n, err := io.Copy(h, decodeBody(t, tc.coding, &wire))
+		resp.Body.Close()
+		if err != nil || n != size || !bytes.Equal(h.Sum(nil), want.Sum(nil)) {
+			t.Fatalf("%s %s: decoded %d bytes (%v), want %d identical", tc.path, tc.coding, n, err, size)
+		}
+		if wire.n > size/4 {
+			t.Errorf("%s %s: %d bytes on the wire for %d", tc.path, tc.coding, wire.n, size)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	// The body is 32 MiB; compressing it whole would hold at least that.
+	const bound = 24 << 20
+	t.Logf("heap in use peaked %d MiB above the start", (peak.Load()-min(peak.Load(), base.HeapInuse))>>20)
+	if p := peak.Load(); p > base.HeapInuse+bound {
+		t.Errorf("heap in use peaked %d MiB above the start moving %d MiB; want < %d MiB", (p-base.HeapInuse)>>20, size>>20, bound>>20)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
