@@ -82,8 +82,7 @@ func (c *Config) WithDefaults() *Config {
 		u := &e.Upstreams[i]
 		*u = u.withDefaults()
 	}
-	e.Routes = append([]Route(nil), c.Routes...)
-	for i := range e.Routes {
+	for i := range e.Routes { // a copy of c.Routes (routesWithUpgrades)
 		r := &e.Routes[i]
 		if r.Compress != nil {
 			r.Compress = r.Compress.withDefaults()
