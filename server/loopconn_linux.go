@@ -122,6 +122,7 @@ func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 	lc.c = newConn(lp.srv, st)
 	lc.c.inLoop = true
 	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
+	lc.c.h2c, lc.c.lkey = lp.h2c, lp
 	lc.c.countOpen(lp.mlst)
 	if rh := lc.c.cfg.Timeouts.ReadHeader; rh > 0 {
 		lc.rdl = now + int64(rh)
@@ -276,6 +277,11 @@ func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 			break
 		}
 		if err != nil {
+			if !lc.established && c.h2Start() {
+				// HTTP/2 runs on the goroutine path (h2serve.go).
+				lp.handoff(lc)
+				return false
+			}
 			if status := phttp.StatusFor(err); status != 0 {
 				c.writeError(status)
 			}

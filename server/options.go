@@ -104,6 +104,10 @@ type Options struct {
 	// and parse errors (metrics.go). Nil counts nothing and takes no clock
 	// reads for it.
 	Metrics *metrics.Set
+	// HTTP2 bounds HTTP/2 connections (h2 by ALPN on TLS listeners, h2c
+	// on listeners given to EnableH2C); see HTTP2Limits. Read when a
+	// connection starts HTTP/2.
+	HTTP2 HTTP2Limits
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -151,6 +155,7 @@ func (o *Options) normalize() {
 	case l.MaxConnsPerIP < 0:
 		l.MaxConnsPerIP = 0
 	}
+	o.HTTP2.normalize()
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

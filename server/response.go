@@ -56,6 +56,9 @@ type ResponseWriter struct {
 	// now, when set by the sink before finish, is the time to stamp in
 	// Date (it saves a clock read per request); zero means read the clock.
 	now time.Time
+	// h2 is the HTTP/2 stream the response goes to (nil: HTTP/1.1);
+	// commit then sends HEADERS (h2write.go).
+	h2 *h2stream
 }
 
 var (
@@ -277,6 +280,10 @@ func (w *ResponseWriter) Flush() error {
 // commit writes the head into out, followed by the held body. final
 // reports that the handler has returned, so the held body is all of it.
 func (w *ResponseWriter) commit(final bool) {
+	if w.h2 != nil {
+		w.commitH2(final)
+		return
+	}
 	w.committed = true
 	out := appendStatusLine(*w.out, w.status)
 	if !w.hasDate {
