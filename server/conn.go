@@ -255,6 +255,9 @@ func (c *conn) serve() {
 				c.serveH2()
 				return
 			}
+			if first && !isStreamError(err) && c.h2Silent(err) {
+				return
+			}
 			if status := phttp.StatusFor(err); status != 0 && !isStreamError(err) {
 				c.writeError(status)
 			}

@@ -252,6 +252,7 @@ func (hc *h2conn) readFailed(err error) bool {
 		// The frame was consumed; only its stream fails.
 		hc.mu.Lock()
 		hc.resetStream(se.StreamID, se.Code)
+		hc.bw.Flush()
 		hc.mu.Unlock()
 		return true
 	case errors.Is(err, http2.ErrFrameTooLarge):

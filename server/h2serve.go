@@ -2,6 +2,9 @@ package server
 
 import (
 	"bytes"
+	"errors"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
 	"net"
 	"sync"
 	"time"
@@ -94,15 +97,27 @@ func (c *conn) h2Start() bool {
 	if len(b) < len(h2PrefaceLine) || !bytes.HasPrefix(b, []byte(h2PrefaceLine)) {
 		return false
 	}
-	if c.h2c {
-		return true
-	}
+	return c.h2c || c.alpnH2()
+}
+
+// alpnH2 reports whether TLS negotiated h2 on the connection.
+func (c *conn) alpnH2() bool {
 	if t, ok := c.st.(tlsConnStream); ok {
 		if tc := t.tlsConn(); tc != nil {
 			return tc.ConnectionState().NegotiatedProtocol == h2ALPN
 		}
 	}
 	return false
+}
+
+// h2Silent reports whether a first request that failed to parse with err
+// gets no HTTP/1.1 answer: the client agreed on h2 by ALPN, or sent an
+// h2c listener a version other than HTTP/1.x; it speaks neither protocol
+// and an HTTP/1.1 answer would be read as frames (RFC 9113 §3.4: a bad
+// preface ends the connection).
+func (c *conn) h2Silent(err error) bool {
+	badVersion := errors.Is(err, phttp.ErrInvalidVersion) || errors.Is(err, phttp.ErrUnsupportedVersion)
+	return c.h2c && badVersion || c.alpnH2()
 }
 
 // serveH2 serves the connection as HTTP/2 until it ends; conn.serve closes

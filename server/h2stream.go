@@ -282,9 +282,28 @@ func (hc *h2conn) localEnded(s *h2stream) {
 		}
 		hc.closeStream(s)
 	case s.handlerDone:
-		hc.fr.WriteRSTStream(s.id, http2.ErrCodeNo)
-		hc.closeStream(s)
+		hc.lingerStream(s)
 	}
+}
+
+// h2ResetGrace is how long a stream whose response ended before its
+// request body stays half-closed before RST_STREAM NO_ERROR asks the
+// client to stop sending (§8.1): frames already in flight for it (window
+// updates, DATA) are still checked and counted as on an open stream.
+const h2ResetGrace = 500 * time.Millisecond
+
+// lingerStream schedules that reset; under mu.
+func (hc *h2conn) lingerStream(s *h2stream) {
+	id := s.id
+	time.AfterFunc(h2ResetGrace, func() {
+		hc.mu.Lock()
+		defer hc.mu.Unlock()
+		if hc.streams[id] == s && !hc.dead {
+			hc.fr.WriteRSTStream(id, http2.ErrCodeNo)
+			hc.closeStream(s)
+			hc.bw.Flush()
+		}
+	})
 }
 
 // closeStream takes s out of the connection; under mu. The stream goes

@@ -282,7 +282,7 @@ func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 				lp.handoff(lc)
 				return false
 			}
-			if status := phttp.StatusFor(err); status != 0 {
+			if status := phttp.StatusFor(err); status != 0 && (lc.established || !c.h2Silent(err)) {
 				c.writeError(status)
 			}
 			lc.closeAfter = true
