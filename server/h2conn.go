@@ -92,7 +92,9 @@ var (
 // GOAWAY with code and ends the connection.
 type h2ConnError http2.ErrCode
 
-func (e h2ConnError) Error() string { return "server: http2 connection error " + http2.ErrCode(e).String() }
+func (e h2ConnError) Error() string {
+	return "server: http2 connection error " + http2.ErrCode(e).String()
+}
 
 // h2ReadBuf sizes the frame reader's buffer: a frame header and a
 // default-size frame.

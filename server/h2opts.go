@@ -65,6 +65,12 @@ const (
 	h2InitialWindow = 65535
 )
 
+// WithDefaults returns l with every zero field set to its default.
+func (l HTTP2Limits) WithDefaults() HTTP2Limits {
+	l.normalize()
+	return l
+}
+
 func (l *HTTP2Limits) normalize() {
 	if l.MaxConcurrentStreams <= 0 {
 		l.MaxConcurrentStreams = DefaultH2MaxConcurrentStreams

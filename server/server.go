@@ -44,10 +44,10 @@ type Server struct {
 	// stopped marks the listeners StopListener closed: their Serve
 	// calls end with ErrListenerStopped rather than an accept error.
 	stopped map[any]bool
-	aliases map[any]any    // listener -> its tracking key (ServeLoop's loop)
+	aliases map[any]any // listener -> its tracking key (ServeLoop's loop)
 	// h2 are the listeners that take h2c and the HTTP/2 connections
 	// open, for GOAWAY on Shutdown and StopListener (h2serve.go).
-	h2 h2Registry
+	h2      h2Registry
 	active  sync.WaitGroup // connection and message goroutines, event loops
 	closing atomic.Bool
 }

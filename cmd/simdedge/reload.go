@@ -161,6 +161,11 @@ func checkReloadable(prev, next *config.Config) error {
 	if *pe.ProxyOnLoop != *ne.ProxyOnLoop {
 		return unreloadable("proxy_on_loop", "")
 	}
+	if pe.HTTP2 != ne.HTTP2 {
+		// Read by each HTTP/2 connection from the server's options,
+		// which a reload does not replace (only limits and timeouts).
+		return unreloadable("http2", "")
+	}
 	was := tcpAddrs(prev)
 	for i, l := range next.EffectiveListeners() {
 		key := listenerKey(next, i)
@@ -181,6 +186,8 @@ func checkReloadable(prev, next *config.Config) error {
 			return unreloadable(key+".tls", "turning TLS on or off for a listener that stays")
 		case old.RedirectToHTTPS != l.RedirectToHTTPS:
 			return unreloadable(key+".redirect_to_https", "")
+		case old.H2C != l.H2C:
+			return unreloadable(key+".h2c", "")
 		}
 	}
 	po, no := otherListeners(prev), otherListeners(next)

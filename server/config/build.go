@@ -67,6 +67,7 @@ func (c *Config) WithDefaults() *Config {
 	if t.BodyMinRate == 0 {
 		t.BodyMinRate = server.DefaultBodyMinRate
 	}
+	e.HTTP2 = c.HTTP2.withDefaults()
 	var a Admin
 	if c.Admin != nil {
 		a = *c.Admin
@@ -88,6 +89,7 @@ func (c *Config) ServerOptions() server.Options {
 	e := c.WithDefaults()
 	return server.Options{
 		LoopProxy: *e.ProxyOnLoop,
+		HTTP2:     e.HTTP2.limits(),
 		Limits: server.Limits{
 			MaxHeaderBytes: e.Limits.MaxHeaderBytes,
 			MaxHeaders:     e.Limits.MaxHeaders,
