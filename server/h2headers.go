@@ -133,8 +133,10 @@ func (hc *h2conn) decodeBlock() error {
 // until the upgrade branch's trailer API lets a handler read them.
 func (hc *h2conn) onTrailers(s *h2stream) error {
 	if s == nil {
-		// §5.1: HEADERS on a closed stream.
-		return h2ConnError(http2.ErrCodeStreamClosed)
+		// HEADERS on a stream that is not open: a closed one, or one
+		// below the last that was never used. §5.1.1 makes any
+		// identifier not greater than the last a PROTOCOL_ERROR.
+		return h2ConnError(http2.ErrCodeProtocol)
 	}
 	if s.remoteDone {
 		hc.resetStream(s.id, http2.ErrCodeStreamClosed)
