@@ -219,12 +219,17 @@ func (hc *h2conn) serveHandler(s *h2stream, h Handler) (ok bool) {
 			ok = false
 		}
 	}()
+	var begin time.Time
+	if hc.srv.opts.Metrics != nil {
+		begin = time.Now()
+	}
 	h.ServeEdge(&s.resp, &s.req)
 	if err := s.req.body.err; err != nil {
 		answerBodyError(&s.resp, err)
 	}
 	s.resp.now = time.Now()
 	s.resp.finish()
+	hc.countStream(s, begin)
 	return true
 }
 
