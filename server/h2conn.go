@@ -79,6 +79,8 @@ type h2conn struct {
 	goaway   bool
 	draining bool
 	dead     bool
+	// wfail: a write failed (nothing more reaches the client).
+	wfail bool
 }
 
 // Errors of HTTP/2 streams, as a handler's body reads and writes see them.
@@ -149,6 +151,7 @@ func (w h2writer) Write(p []byte) (int, error) {
 	n, err := c.st.Write(p)
 	if err != nil {
 		w.hc.dead = true // under mu: every write is
+		w.hc.wfail = true
 	}
 	return n, err
 }
@@ -304,7 +307,14 @@ func (hc *h2conn) end() {
 		hc.bw.Flush()
 	}
 	hc.kill()
+	lingering := !hc.wfail
 	hc.mu.Unlock()
+	if lingering {
+		// Frames the client sent after our last read (a PING after its
+		// GOAWAY) would make closing reset the connection, and the
+		// client might lose the GOAWAY (linger.go).
+		hc.c.linger()
+	}
 	hc.c.st.Close()
 	hc.handlers.Wait()
 	hc.mu.Lock()
