@@ -194,7 +194,7 @@ func (hc *h2conn) serve() {
 // be SETTINGS; process checks it.
 func (hc *h2conn) start() error {
 	c := hc.c
-	c.st.SetReadDeadline(h2Deadline(c.cfg.Timeouts.ReadHeader))
+	c.setExactReadDeadline(h2Deadline(c.cfg.Timeouts.ReadHeader))
 	var p [len(h2Preface)]byte
 	if _, err := io.ReadFull(hc.br, p[:]); err != nil {
 		return err
@@ -229,21 +229,27 @@ func (hc *h2conn) armRead() bool {
 	if hc.dead || hc.draining && len(hc.streams) == 0 {
 		return false
 	}
+	if hc.br.Buffered() > 0 {
+		// The next frame (or its start) is here: the deadline set when
+		// the reader last waited still bounds the rest of it, and
+		// nothing costs a clock read per frame of a batch.
+		return true
+	}
 	switch {
 	case hc.firstFrame:
 		// The preface's ReadHeader deadline runs on.
 	case len(hc.streams) == 0:
 		now := time.Now()
-		c.st.SetReadDeadline(deadline(now, c.cfg.Timeouts.Idle))
+		c.setReadDeadline(now, c.cfg.Timeouts.Idle)
 		c.state.Store(idleWord(now, false))
 		if c.srv.closing.Load() {
 			return false
 		}
 	case len(hc.sending) > 0:
-		c.st.SetReadDeadline(h2Deadline(c.cfg.Timeouts.Write))
+		c.setExactReadDeadline(h2Deadline(c.cfg.Timeouts.Write))
 		c.state.Store(stateActive)
 	default:
-		c.st.SetReadDeadline(time.Time{})
+		c.setExactReadDeadline(time.Time{})
 		c.state.Store(stateActive)
 	}
 	return true

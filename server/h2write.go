@@ -201,7 +201,12 @@ func (s *h2stream) flushOut(final bool) error {
 			hc.resetStream(s.id, http2.ErrCodeFlowControl)
 		}
 	}
-	hc.bw.Flush()
+	if !s.inline {
+		// An inline handler runs on the reader, which flushes once it
+		// has no more input buffered: responses to a batch of
+		// requests go out in one write.
+		hc.bw.Flush()
+	}
 	if s.closed && !s.localDone {
 		return s.rerr
 	}
