@@ -140,6 +140,10 @@ func (hc *h2conn) openStream(s *h2stream) error {
 	s.remoteDone = end
 	hc.streams[id] = s
 	c := hc.c
+	if len(hc.streams) == 1 {
+		// Not idle any more: admission must not reclaim it now.
+		c.state.Store(stateActive)
+	}
 	r := &s.req
 	r.srv, r.c, r.remote = hc.srv, c, c.req.remote
 	r.remoteIP = r.remoteIP[:0]

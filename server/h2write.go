@@ -38,7 +38,7 @@ func (w *ResponseWriter) commitH2(final bool) {
 	case final:
 		clen = int64(len(w.body))
 	}
-	end := final && (noBody || len(w.body) == 0)
+	end := final && (noBody || len(w.body) == 0 && w.h2Trailers() == nil)
 	s.writeHead(w, clen, end)
 	body := w.body
 	w.body = w.body[:0]
@@ -225,7 +225,7 @@ func (hc *h2conn) pump() {
 			n := min(int64(len(s.out)-s.outR), hc.sendConn, s.sendWin, int64(hc.peerFrame))
 			p := s.out[s.outR : s.outR+int(n)]
 			s.outR += int(n)
-			end := s.endPending && s.outR == len(s.out)
+			end := s.endPending && s.outR == len(s.out) && s.resp.h2Trailers() == nil
 			hc.fr.WriteData(s.id, end, p)
 			hc.sendConn -= n
 			s.sendWin -= n
@@ -239,7 +239,14 @@ func (hc *h2conn) pump() {
 		}
 		s.out, s.outR = s.out[:0], 0
 		if s.endPending && !s.localDone {
-			hc.fr.WriteData(s.id, true, nil) // an empty DATA needs no window
+			if tr := s.resp.h2Trailers(); tr != nil {
+				// Trailers end the stream as a last HEADERS (§8.1).
+				hc.ebuf.Reset()
+				h2EncodeLines(hc.enc, tr)
+				hc.writeBlock(s.id, hc.ebuf.Bytes(), true)
+			} else {
+				hc.fr.WriteData(s.id, true, nil) // an empty DATA needs no window
+			}
 			s.localDone = true
 		}
 		hc.sending = append(hc.sending[:i], hc.sending[i+1:]...)
@@ -250,3 +257,11 @@ func (hc *h2conn) pump() {
 	}
 	hc.cond.Broadcast()
 }
+
+// h2Trailers returns the trailer fields the handler set, as "Name:
+// value\r\n" lines; nil when there are none.
+//
+// MERGE: the upgrade branch adds the ResponseWriter's trailer API (HTTP/1.1
+// chunked trailers, gRPC's grpc-status); return its fields here and they go
+// out as the stream's last HEADERS frame.
+func (w *ResponseWriter) h2Trailers() []byte { return nil }
