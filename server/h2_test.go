@@ -16,7 +16,6 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server/edgetls"
-	"golang.org/x/net/http2"
 )
 
 // h2Handler answers "/" inline with a fixed body (like a respond route),
@@ -95,13 +94,7 @@ func startH2TLS(t *testing.T, h Handler) (*pki, string) {
 
 // h2cClient is x/net/http2's client speaking h2c with prior knowledge.
 func h2cClient() *http.Client {
-	return &http.Client{Timeout: testTimeout, Transport: &http2.Transport{
-		AllowHTTP: true,
-		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		},
-	}}
+	return &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
 }
 
 func h2Get(t *testing.T, c *http.Client, url string) (*http.Response, string) {
@@ -146,7 +139,7 @@ func TestH2CGoClient(t *testing.T) {
 // TestH2TLSGoClient: h2 by ALPN on a TLS listener.
 func TestH2TLSGoClient(t *testing.T) {
 	p, addr := startH2TLS(t, h2Handler())
-	c := &http.Client{Timeout: testTimeout, Transport: &http2.Transport{TLSClientConfig: &tls.Config{ServerName: "a.example", RootCAs: p.ca.Pool}}}
+	c := &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "a.example", RootCAs: p.ca.Pool})}
 	resp, body := h2Get(t, c, "https://"+addr+"/")
 	if resp.ProtoMajor != 2 || !strings.HasPrefix(body, "hello h2=true") {
 		t.Fatalf("GET /: proto %d body %q", resp.ProtoMajor, body)
@@ -229,4 +222,16 @@ func TestH2Spec(t *testing.T) {
 		_, addr := startH2TLS(t, h2Handler())
 		runH2spec(t, bin, addr, true)
 	})
+}
+
+// h2Transport is net/http's HTTP/2 client (x/net/http2's, bundled):
+// h2c with prior knowledge when cfg is nil, else h2 over TLS only.
+func h2Transport(cfg *tls.Config) *http.Transport {
+	var p http.Protocols
+	if cfg == nil {
+		p.SetUnencryptedHTTP2(true)
+	} else {
+		p.SetHTTP2(true)
+	}
+	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
 }

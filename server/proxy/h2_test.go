@@ -18,7 +18,6 @@ import (
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
-	"golang.org/x/net/http2"
 )
 
 // startProxyH2 serves a proxy to targets on an h2c listener and on a TLS
@@ -78,11 +77,8 @@ func TestH2ProxyToHTTP1(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := h2Origin(t)
 	h2cAddr, tlsAddr, ca := startProxyH2(t, []string{o.addr})
-	h2c := &http.Client{Timeout: testTimeout, Transport: &http2.Transport{AllowHTTP: true,
-		DialTLSContext: func(ctx context.Context, n, a string, _ *tls.Config) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, n, a)
-		}}}
-	h2s := &http.Client{Timeout: testTimeout, Transport: &http2.Transport{TLSClientConfig: &tls.Config{ServerName: "edge.example", RootCAs: ca.Pool}}}
+	h2c := &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
+	h2s := &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
 	for _, tc := range []struct {
 		name, base string
 		c          *http.Client
@@ -171,4 +167,16 @@ func mustReq(t *testing.T, method, url string) *http.Request {
 func port(addr string) string {
 	_, p, _ := net.SplitHostPort(addr)
 	return p
+}
+
+// h2Transport is net/http's HTTP/2 client (x/net/http2's, bundled):
+// h2c with prior knowledge when cfg is nil, else h2 over TLS only.
+func h2Transport(cfg *tls.Config) *http.Transport {
+	var p http.Protocols
+	if cfg == nil {
+		p.SetUnencryptedHTTP2(true)
+	} else {
+		p.SetHTTP2(true)
+	}
+	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
-	"golang.org/x/net/http2"
 )
 
 // startH2CRouter serves a table with a respond route (/r) and an echo
@@ -56,10 +55,7 @@ type echoed struct {
 // client, curl --http2-prior-knowledge and nghttp over h2c.
 func TestH2RouterClients(t *testing.T) {
 	addr := startH2CRouter(t)
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http2.Transport{AllowHTTP: true,
-		DialTLSContext: func(ctx context.Context, n, a string, _ *tls.Config) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, n, a)
-		}}}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: h2Transport(nil)}
 	resp, err := c.Post("http://"+addr+"/echo?x=1", "text/plain", strings.NewReader(strings.Repeat("b", 100000)))
 	if err != nil {
 		t.Fatal(err)
@@ -107,4 +103,16 @@ func TestH2RouterClients(t *testing.T) {
 	if out != "responded\n" {
 		t.Errorf("nghttp body: %q", out)
 	}
+}
+
+// h2Transport is net/http's HTTP/2 client (x/net/http2's, bundled):
+// h2c with prior knowledge when cfg is nil, else h2 over TLS only.
+func h2Transport(cfg *tls.Config) *http.Transport {
+	var p http.Protocols
+	if cfg == nil {
+		p.SetUnencryptedHTTP2(true)
+	} else {
+		p.SetHTTP2(true)
+	}
+	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
 }
