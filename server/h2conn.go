@@ -81,6 +81,8 @@ type h2conn struct {
 	dead     bool
 	// wfail: a write failed (nothing more reaches the client).
 	wfail bool
+	// flushing: a finished handler is about to flush (runStream).
+	flushing bool
 }
 
 // Errors of HTTP/2 streams, as a handler's body reads and writes see them.

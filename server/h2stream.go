@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
@@ -211,6 +212,20 @@ func (hc *h2conn) runStream(s *h2stream, h Handler) {
 	ok := hc.serveHandler(s, h)
 	hc.mu.Lock()
 	hc.handlerEnded(s, ok)
+	if hc.flushing {
+		// Another handler's flush, still to come, carries these frames.
+		hc.mu.Unlock()
+		return
+	}
+	// Handlers that finish at the same moment (a proxy's streams whose
+	// upstream answers arrived together) share one write: this one
+	// yields once before flushing, and those that finish meanwhile leave
+	// their frames to it.
+	hc.flushing = true
+	hc.mu.Unlock()
+	runtime.Gosched()
+	hc.mu.Lock()
+	hc.flushing = false
 	hc.bw.Flush()
 	hc.mu.Unlock()
 }

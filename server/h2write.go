@@ -201,10 +201,12 @@ func (s *h2stream) flushOut(final bool) error {
 			hc.resetStream(s.id, http2.ErrCodeFlowControl)
 		}
 	}
-	if !s.inline {
+	if !s.inline && !final {
 		// An inline handler runs on the reader, which flushes once it
 		// has no more input buffered: responses to a batch of
-		// requests go out in one write.
+		// requests go out in one write. A goroutine handler's last
+		// frames are flushed when it ends (runStream), with those of
+		// the handlers that end with it.
 		hc.bw.Flush()
 	}
 	if s.closed && !s.localDone {
