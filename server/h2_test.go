@@ -235,3 +235,23 @@ func h2Transport(cfg *tls.Config) *http.Transport {
 	}
 	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
 }
+
+// TestH2RequestClone: a clone of an HTTP/2 request owns its head, which
+// Clone rebuilds as HTTP/1.1 to re-parse (an HTTP/2 head has no wire form).
+func TestH2RequestClone(t *testing.T) {
+	clones := make(chan *Request, 1)
+	_, addr := startH2C(t, HandlerFunc(func(w *ResponseWriter, r *Request) {
+		clones <- r.Clone()
+	}), Options{})
+	req, _ := http.NewRequest("GET", "http://"+addr+"/c?x=1", nil)
+	req.Header.Set("X-Test", "v")
+	resp, err := h2cClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	c := <-clones
+	if v, _ := c.Header("x-test"); string(c.Method()) != "GET" || string(c.Target()) != "/c?x=1" || string(c.Host()) != addr || string(v) != "v" {
+		t.Fatalf("clone: %s %s host %s x-test %q", c.Method(), c.Target(), c.Host(), v)
+	}
+}

@@ -361,3 +361,22 @@ func TestH2StreamIDMisuse(t *testing.T) {
 	})
 	expectHealthy(t, addr)
 }
+
+// TestH2FieldValueControls: a field value with a control byte is
+// malformed (RST_STREAM PROTOCOL_ERROR): HTTP/1.1 would reject it, and the
+// proxy forwards fields to HTTP/1.1.
+func TestH2FieldValueControls(t *testing.T) {
+	_, addr := startH2C(t, h2Handler(), Options{})
+	c := dialH2(t, addr)
+	for i, v := range []string{"a\x01b", "a\x7fb", "a\x00b"} {
+		id := uint32(2*i + 1)
+		c.headers(id, true, c.block("GET", "/", "x-bad", v))
+		if _, code := c.waitStream(id); code != http2.ErrCodeProtocol {
+			t.Errorf("value %q: %v, want PROTOCOL_ERROR", v, code)
+		}
+	}
+	c.headers(7, true, c.block("GET", "/", "x-ok", "a\tb"))
+	if status, _ := c.waitStream(7); status != "200" {
+		t.Errorf("value with HTAB: %q", status)
+	}
+}

@@ -259,11 +259,13 @@ func h2ValidName(s string) bool {
 	return true
 }
 
-// h2ValidValue: no NUL, CR or LF, and no whitespace at either end
-// (§8.2.1).
+// h2ValidValue: no whitespace at either end and no NUL, CR or LF
+// (§8.2.1), nor any other control byte but HTAB (RFC 9110 §5.5's
+// field-value, which the HTTP/1.1 parser enforces too): a value the proxy
+// forwards to HTTP/1.1 must be one an HTTP/1.1 client could have sent.
 func h2ValidValue(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == 0 || c == '\r' || c == '\n' {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
 			return false
 		}
 	}
