@@ -61,6 +61,7 @@ func h2Origin(t *testing.T) *origin {
 			sum += c
 		}
 		w.Header().Set("X-Origin-Proto", r.Proto)
+		w.Header().Set("X-Origin-Via", r.Header.Get("Via"))
 		fmt.Fprintf(w, "%s %s host=%s xff=%s cookie=%q len=%d sum=%d", r.Method, r.URL.RequestURI(), r.Host,
 			r.Header.Get("X-Forwarded-For"), r.Header.Get("Cookie"), len(b), sum)
 		if r.URL.Path == "/big" {
@@ -90,8 +91,8 @@ func TestH2ProxyToHTTP1(t *testing.T) {
 			resp, body := get(t, tc.c, req)
 			host := strings.TrimPrefix(strings.TrimPrefix(tc.base, "http://"), "https://")
 			want := fmt.Sprintf("GET /a?b=c host=%s xff=127.0.0.1 cookie=%q len=0 sum=0", host, "x=1; y=2")
-			if resp.ProtoMajor != 2 || string(body) != want || resp.Header.Get("X-Origin-Proto") != "HTTP/1.1" {
-				t.Fatalf("GET: proto %d %q, want %q", resp.ProtoMajor, body, want)
+			if resp.ProtoMajor != 2 || string(body) != want || resp.Header.Get("X-Origin-Proto") != "HTTP/1.1" || !strings.HasPrefix(resp.Header.Get("X-Origin-Via"), "2 ") {
+				t.Fatalf("GET: proto %d %q (via %q), want %q", resp.ProtoMajor, body, resp.Header.Get("X-Origin-Via"), want)
 			}
 			// An upload of unknown length goes chunked to the origin.
 			up := bytes.Repeat([]byte{3}, 200<<10)
