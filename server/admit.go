@@ -255,6 +255,7 @@ func (s *Server) StopListener(l any) bool {
 	s.mu.Unlock()
 	if ok {
 		fn()
+		s.h2.goaway(key, false) // its HTTP/2 connections drain
 	}
 	return ok
 }

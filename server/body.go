@@ -36,6 +36,9 @@ type bodyReader struct {
 	read     int64
 	// rate is the body's account against Timeouts.BodyMinRate.
 	rate bodyRate
+	// h2 is the HTTP/2 stream whose DATA frames are the body (c is nil
+	// then).
+	h2 *h2stream
 }
 
 func (b *bodyReader) reset(kind phttp.BodyKind, contentLength int64, bodyStart int, maxBody int64) {
@@ -66,6 +69,9 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	if b.c == nil {
+		if b.h2 != nil {
+			return b.h2.read(b, p)
+		}
 		n := copy(p, b.msg)
 		b.msg = b.msg[n:]
 		b.read += int64(n)

@@ -124,6 +124,10 @@ type conn struct {
 	lst      *metrics.Listener
 	shard    int
 	reqBegin time.Time
+	// h2c: the listener takes h2c with prior knowledge; lkey is its key
+	// for StopListener's GOAWAY (h2serve.go).
+	h2c  bool
+	lkey any
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -142,6 +146,7 @@ func newConn(s *Server, st Stream) *conn {
 	c.srv, c.st = s, st
 	c.cfg = s.settings()
 	c.home, c.ipHeld, c.errSent = nil, false, false
+	c.h2c, c.lkey = false, nil
 	c.r, c.w = 0, 0
 	c.readDL, c.writeDL, c.now = time.Time{}, time.Time{}, time.Time{}
 	c.broken, c.inLoop = false, false
@@ -160,7 +165,7 @@ func (c *conn) release() {
 		c.srv.ips.release(c.ip)
 		c.ipHeld = false
 	}
-	c.cfg, c.home = nil, nil
+	c.cfg, c.home, c.lkey = nil, nil, nil
 	c.srv, c.st = nil, nil
 	c.req.remote = nil
 	c.req.srv = nil
@@ -254,6 +259,13 @@ func (c *conn) serve() {
 	for first := true; ; first = false {
 		n, err := c.readHead(first)
 		if err != nil {
+			if first && c.h2Start() {
+				c.serveH2()
+				return
+			}
+			if first && !isStreamError(err) && c.h2Silent(err) {
+				return
+			}
 			if status := phttp.StatusFor(err); status != 0 && !isStreamError(err) {
 				c.writeError(status)
 			}

@@ -48,5 +48,33 @@
 // no handler sees it. Every timeout has a finite default (Timeouts): a
 // client that trickles its head is dropped after ReadHeader, unlike
 // net/http's and fasthttp's defaults. Shutdown stops accepting, finishes
-// in-flight requests, closes idle connections and is bounded by Drain.
+// in-flight requests, closes idle connections and is bounded by Drain.//
+// # HTTP/2
+//
+// A connection speaks HTTP/2 (RFC 9113) when TLS negotiated "h2" by ALPN
+// (a tls.Config whose NextProtos offers it) or, on a listener given to
+// EnableH2C, when it starts with the connection preface (h2c with prior
+// knowledge). The preface is recognised where the first request failed to
+// parse as HTTP/1.1, so HTTP/1.1 pays nothing for it. Frames are read and
+// written with golang.org/x/net/http2's Framer and header blocks decoded
+// and encoded with its hpack package; the protocol state (streams, flow
+// control, SETTINGS, GOAWAY, the protections) lives in the h2*.go files.
+// Each stream gets its own Request and ResponseWriter: the router, the
+// built-in handlers, Go handlers and the proxy run unchanged. Requests
+// without a body that the Inliner takes (respond, echo, 404) run on the
+// connection's goroutine; the others on a goroutine per stream, at most
+// HTTP2Limits.MaxConcurrentStreams per connection. On the loop engine an
+// HTTP/2 connection is handed to the goroutine path once, when its preface
+// arrives (net.FileConn, as for any hand-off; loop-driven TLS included).
+//
+// What is copied, and why: an HTTP/1.1 head's views point into the read
+// buffer, but no byte of an HTTP/2 header block is a field (HPACK codes
+// them as Huffman strings and table references), so the decoded fields are
+// copied into a buffer of the stream (pooled with it) and the head's views
+// point there; cookie crumbs are joined into one field and :authority
+// becomes Host. DATA payloads are copied out of the frame reader's buffer,
+// which the next frame reuses, into the stream's body buffer, bounded by
+// its receive window. Response bodies are copied once into the stream's
+// output and sent as DATA frames as the windows allow; the head becomes a
+// HEADERS frame (no chunked framing, no Connection fields).
 package server

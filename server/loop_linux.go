@@ -96,6 +96,7 @@ type loop struct {
 	pollE  error
 	wfd    int // eventfd: Shutdown, Close and hand-off endings wake the loop
 	inl    Inliner
+	h2c    bool // the listener takes h2c (h2serve.go)
 	// lpx is the handler's LoopProxier when Options.LoopProxy is on;
 	// ups (by descriptor) and pools are its upstream connections
 	// (loopproxy_linux.go).
@@ -187,6 +188,7 @@ func (s *Server) serveLoop(l net.Listener, o *TLSOptions) error {
 	}
 	lp.tlsOpts = o
 	lp.pol = pol
+	lp.h2c = s.h2.h2cOn(l)
 	if !s.trackLoop(lp, lp.stop, lp.kill) {
 		lp.exit()
 		return ErrServerClosed

@@ -125,6 +125,7 @@ func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 	lc.c = newConn(lp.srv, st)
 	lc.c.inLoop = true
 	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
+	lc.c.h2c, lc.c.lkey = lp.h2c, lp
 	lc.c.countOpen(lp.mlst)
 	if rh := lc.c.cfg.Timeouts.ReadHeader; rh > 0 {
 		lc.rdl = now + int64(rh)
@@ -284,7 +285,12 @@ func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 			break
 		}
 		if err != nil {
-			if status := phttp.StatusFor(err); status != 0 {
+			if !lc.established && c.h2Start() {
+				// HTTP/2 runs on the goroutine path (h2serve.go).
+				lp.handoff(lc)
+				return false
+			}
+			if status := phttp.StatusFor(err); status != 0 && (lc.established || !c.h2Silent(err)) {
 				c.writeError(status)
 			}
 			lc.closeAfter = true

@@ -121,6 +121,11 @@ type Options struct {
 	// of replacing, and who may send PROXY protocol headers (listener.go).
 	// Nil trusts nobody. Server.SetTrustedProxies replaces it at run time.
 	TrustedProxies *access.Prefixes
+
+	// HTTP2 bounds HTTP/2 connections (h2 by ALPN on TLS listeners, h2c
+	// on listeners given to EnableH2C); see HTTP2Limits. Read when a
+	// connection starts HTTP/2.
+	HTTP2 HTTP2Limits
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -169,6 +174,7 @@ func (o *Options) normalize() {
 	case l.MaxConnsPerIP < 0:
 		l.MaxConnsPerIP = 0
 	}
+	o.HTTP2.normalize()
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

@@ -167,7 +167,7 @@ func (r *Request) BodyBytes() ([]byte, error) {
 		return nil, errBodyStarted
 	}
 	b := &r.body
-	if c := r.c; c != nil && b.kind == phttp.BodyLength && !b.done {
+	if c := b.c; c != nil && b.kind == phttp.BodyLength && !b.done {
 		cl := int(b.length.Remaining())
 		if c.w-c.r >= cl {
 			r.full = c.rbuf[c.r : c.r+cl]
@@ -178,7 +178,7 @@ func (r *Request) BodyBytes() ([]byte, error) {
 			return r.full, nil
 		}
 	}
-	if r.c == nil && !b.done {
+	if b.c == nil && b.h2 == nil && !b.done {
 		r.full, b.msg, b.read, b.done = b.msg, nil, int64(len(b.msg)), true
 		r.fullOK = true
 		return r.full, nil
@@ -297,6 +297,9 @@ func (r *Request) jsonParser() *json.Parser {
 // copied body or nothing.
 func (r *Request) Clone() *Request {
 	raw := append([]byte(nil), r.raw...)
+	if r.body.h2 != nil {
+		raw = r.h2Raw() // an HTTP/2 head has no wire form to re-parse
+	}
 	n := &Request{srv: r.srv, remote: r.remote}
 	if _, err := r.srv.settings().parser.ParseRequest(raw, &n.head); err != nil {
 		// The same parser accepted these bytes a moment ago.

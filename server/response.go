@@ -76,6 +76,10 @@ type ResponseWriter struct {
 	encs   encSink
 	spare  []byte
 	stage  []byte
+
+	// h2 is the HTTP/2 stream the response goes to (nil: HTTP/1.1);
+	// commit then sends HEADERS (h2write.go).
+	h2 *h2stream
 }
 
 var (
@@ -328,6 +332,10 @@ func (w *ResponseWriter) Flush() error {
 // commit writes the head into out, followed by the held body. final
 // reports that the handler has returned, so the held body is all of it.
 func (w *ResponseWriter) commit(final bool) {
+	if w.h2 != nil {
+		w.commitH2(final)
+		return
+	}
 	w.committed = true
 	out := appendStatusLine(*w.out, w.status)
 	if !w.hasDate {

@@ -44,7 +44,10 @@ type Server struct {
 	// stopped marks the listeners StopListener closed: their Serve
 	// calls end with ErrListenerStopped rather than an accept error.
 	stopped map[any]bool
-	aliases map[any]any    // listener -> its tracking key (ServeLoop's loop)
+	aliases map[any]any // listener -> its tracking key (ServeLoop's loop)
+	// h2 are the listeners that take h2c and the HTTP/2 connections
+	// open, for GOAWAY on Shutdown and StopListener (h2serve.go).
+	h2      h2Registry
 	active  sync.WaitGroup // connection and message goroutines, event loops
 	closing atomic.Bool
 }
@@ -134,6 +137,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 	defer s.untrack(l)
 	defer l.Close()
 	sl := newStreamSlots()
+	h2c := s.h2.h2cOn(l)
 	lst := s.opts.Metrics.Listener(l.Addr().String())
 	var delay time.Duration
 	for {
@@ -173,6 +177,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		}
 		c := newConn(s, st)
 		c.home, c.ip, c.ipHeld = sl, ip, counted
+		c.h2c, c.lkey = h2c, l
 		c.countOpen(lst)
 		if !s.addConn(c) {
 			st.Close()
@@ -230,6 +235,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	s.closeListeners()
+	s.h2.goaway(nil, true) // HTTP/2 clients learn at once (h2serve.go)
 	done := make(chan struct{})
 	go func() { s.active.Wait(); close(done) }()
 	t := time.NewTicker(shutdownPoll)

@@ -48,6 +48,8 @@ type tcpListener struct {
 	// tls terminates TLS (nil: plain); redirect answers 308 to https.
 	tls      *edgetls.Store
 	redirect bool
+	// h2c: HTTP/2 with prior knowledge beside HTTP/1.1 (config h2c).
+	h2c bool
 }
 
 // openListeners opens the configuration's listeners in order. If one
@@ -99,7 +101,7 @@ func (s *listenerSet) open(l config.Listener, id string, log *slog.Logger) error
 			// PROXY protocol and allow/deny (server.WithPolicy).
 			nl = server.WithPolicy(nl, l.Policy())
 			s.tcp = append(s.tcp, tcpListener{l: nl, engine: server.Engine(l.Engine), spec: id, addr: addr, first: i == 0,
-				tls: st, redirect: l.RedirectToHTTPS})
+				tls: st, redirect: l.RedirectToHTTPS, h2c: l.H2C})
 		}
 		if st != nil && l.TLS.ACME != nil {
 			return s.openACME(l, id, addr, st, log)

@@ -163,6 +163,11 @@ func checkReloadable(prev, next *config.Config) error {
 	if *pe.ProxyOnLoop != *ne.ProxyOnLoop {
 		return unreloadable("proxy_on_loop", "")
 	}
+	if pe.HTTP2 != ne.HTTP2 {
+		// Read by each HTTP/2 connection from the server's options,
+		// which a reload does not replace (only limits and timeouts).
+		return unreloadable("http2", "")
+	}
 	was := tcpAddrs(prev)
 	for i, l := range next.EffectiveListeners() {
 		key := listenerKey(next, i)
@@ -187,6 +192,8 @@ func checkReloadable(prev, next *config.Config) error {
 			return unreloadable(key+".proxy_protocol", "")
 		case !slices.Equal(old.Allow, l.Allow) || !slices.Equal(old.Deny, l.Deny):
 			return unreloadable(key+".allow", "allow and deny of a listener that stays")
+		case old.H2C != l.H2C:
+			return unreloadable(key+".h2c", "")
 		}
 	}
 	po, no := otherListeners(prev), otherListeners(next)

@@ -46,6 +46,9 @@ func (s *listenerSet) serveKind(srv *server.Server, l tcpListener) error {
 	case l.redirect:
 		return srv.ServeStream(server.RedirectHTTPSWithChallenges(l.l, s.httpsPort(), &s.acme))
 	}
+	if l.h2c {
+		srv.EnableH2C(l.l)
+	}
 	return srv.ServeTCP(l.l, l.engine)
 }
 

@@ -68,6 +68,7 @@ func (c *Config) WithDefaults() *Config {
 	if t.BodyMinRate == 0 {
 		t.BodyMinRate = server.DefaultBodyMinRate
 	}
+	e.HTTP2 = c.HTTP2.withDefaults()
 	var a Admin
 	if c.Admin != nil {
 		a = *c.Admin
@@ -103,6 +104,7 @@ func (c *Config) ServerOptions() server.Options {
 	return server.Options{
 		LoopProxy:      *e.ProxyOnLoop,
 		TrustedProxies: c.TrustedPrefixes(),
+		HTTP2:          e.HTTP2.limits(),
 		Limits: server.Limits{
 			MaxHeaderBytes: e.Limits.MaxHeaderBytes,
 			MaxHeaders:     e.Limits.MaxHeaders,

@@ -30,6 +30,7 @@ type Config struct {
 	proxyLine int
 	Limits    Limits     `yaml:"limits"`
 	Timeouts  Timeouts   `yaml:"timeouts"`
+	HTTP2     HTTP2      `yaml:"http2"` // http2.go
 	Upstreams []Upstream `yaml:"upstreams,omitempty"`
 	Routes    []Route    `yaml:"routes"`
 	// Admin is the admin listener (admin.go); nil: off.
@@ -337,6 +338,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 		"admin":           func(v *yaml.Node, key string) { d.admin(v, key, c) },
 		"trusted_proxies": d.cidrs(&c.TrustedProxies),
+		"http2":           d.http2(&c.HTTP2),
 		"routes": func(v *yaml.Node, key string) {
 			if v.Kind != yaml.SequenceNode {
 				d.fail(v, key, "must be a list")

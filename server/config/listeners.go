@@ -87,7 +87,11 @@ type Listener struct {
 	ProxyProtocol bool     `yaml:"proxy_protocol,omitempty"`
 	Allow         []string `yaml:"allow,omitempty,flow"`
 	Deny          []string `yaml:"deny,omitempty,flow"`
-	line          int
+	// H2C serves HTTP/2 with prior knowledge on a plain tcp listener;
+	// HTTP2 offers h2 by ALPN on a TLS one (http2.go).
+	H2C   bool  `yaml:"h2c,omitempty"`
+	HTTP2 *bool `yaml:"http2,omitempty"`
+	line  int
 }
 
 // XDP configures an AF_XDP listener: which interface and receive queues
@@ -136,7 +140,10 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 	for i, e := range v.Content {
 		l := Listener{line: e.Line}
 		path := fmt.Sprintf("%s[%d]", key, i)
+		h2keys := d.listenerHTTP2(&l)
 		d.fields(e, path, map[string]func(*yaml.Node, string){
+			"h2c":       h2keys["h2c"],
+			"http2":     h2keys["http2"],
 			"transport": d.str(&l.Transport),
 			"address":   d.str(&l.Address),
 			"engine":    d.str(&l.Engine),
@@ -177,6 +184,7 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 				})
 			},
 		})
+		l.validateHTTP2(d, &yaml.Node{Line: l.line}, path)
 		c.Listeners = append(c.Listeners, l)
 	}
 }
@@ -349,6 +357,7 @@ func (l Listener) withDefaults(engine string) Listener {
 		l.Loops = 1
 	}
 	l.TLS = l.TLS.withDefaults()
+	l.http2Defaults()
 	switch l.Transport {
 	case TransportXDP:
 		x := XDP{}

@@ -29,6 +29,8 @@ type ListenerTLS struct {
 	// with it, certificates may be empty.
 	ACME *ACME `yaml:"acme,omitempty"`
 	line int
+	// noH2: the listener says http2: false (http2.go).
+	noH2 bool
 }
 
 // TLSCertificate is a PEM certificate chain and its PEM key.
@@ -194,6 +196,8 @@ func (t *ListenerTLS) Options() edgetls.Options {
 	}
 	if len(t.ALPN) > 0 {
 		o.ALPN = append([]string(nil), t.ALPN...)
+	} else if t.noH2 {
+		o.ALPN = alpnWithoutH2(edgetls.DefaultALPN) // http2: false (http2.go)
 	}
 	o.MinVersion, _ = edgetls.ParseVersion(t.MinVersion)
 	for _, c := range t.Certificates {

@@ -37,7 +37,7 @@ func TestListenerTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"min_version: \"1.3\"", "alpn: [http/1.1]", "handshake_timeout: 10s", "ticket_rotation: 1h0m0s", "mode: require", "redirect_to_https: true"} {
+	for _, want := range []string{"min_version: \"1.3\"", "alpn: [h2, http/1.1]", "http2: true", "handshake_timeout: 10s", "ticket_rotation: 1h0m0s", "mode: require", "redirect_to_https: true"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("effective config lacks %q:\n%s", want, out)
 		}

@@ -83,7 +83,7 @@ func TestConfigOffers(t *testing.T) {
 	if cfg.ClientAuth != tls.RequireAndVerifyClientCert || cfg.ClientCAs == nil {
 		t.Errorf("client auth %v", cfg.ClientAuth)
 	}
-	if len(cfg.NextProtos) != 1 || cfg.NextProtos[0] != "http/1.1" {
+	if len(cfg.NextProtos) != 2 || cfg.NextProtos[0] != "h2" || cfg.NextProtos[1] != "http/1.1" {
 		t.Errorf("alpn %v", cfg.NextProtos)
 	}
 	for _, id := range cfg.CipherSuites {

@@ -77,8 +77,9 @@ const (
 	ExpiryWarning = 14 * 24 * time.Hour
 )
 
-// DefaultALPN offers HTTP/1.1 only; h2 joins when HTTP/2 lands.
-var DefaultALPN = []string{"http/1.1"}
+// DefaultALPN offers HTTP/2 first, then HTTP/1.1: the server speaks h2
+// on the connections that negotiate it (server/h2serve.go).
+var DefaultALPN = []string{"h2", "http/1.1"}
 
 // cipherSuites are the TLS 1.2 suites offered: ECDHE key exchange (forward
 // secrecy) with an AEAD cipher only, no CBC, no RSA key exchange. TLS 1.3

@@ -120,7 +120,11 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 		b = append(b, "\r\n"...)
 	}
 	b = p.appendForwarded(b, r, hs, head, authority)
-	b = p.appendVia(b, hs, head.Version)
+	v := head.Version
+	if r.HTTP2() {
+		v = viaHTTP2 // the protocol received (RFC 9110 §7.6.3)
+	}
+	b = p.appendVia(b, hs, v)
 	switch kind {
 	case phttp.BodyLength:
 		b = append(b, "Content-Length: "...)
@@ -132,6 +136,10 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 	return append(b, "\r\n"...)
 }
 
+// viaHTTP2 stands for HTTP/2 in appendVia (phttp.Version names only
+// HTTP/1.x).
+const viaHTTP2 phttp.Version = 20
+
 // appendVia appends "Via: <received values>, 1.1 simdedge" (RFC 9110
 // §7.6.3: the protocol version received, then the pseudonym).
 func (p *Proxy) appendVia(b []byte, hs phttp.Headers, v phttp.Version) []byte {
@@ -140,9 +148,12 @@ func (p *Proxy) appendVia(b []byte, hs phttp.Headers, v phttp.Version) []byte {
 		b = append(b, hs[i].Value...)
 		b = append(b, ", "...)
 	}
-	if v == phttp.HTTP10 {
+	switch v {
+	case phttp.HTTP10:
 		b = append(b, "1.0 "...)
-	} else {
+	case viaHTTP2:
+		b = append(b, "2 "...)
+	default:
 		b = append(b, "1.1 "...)
 	}
 	b = append(b, p.via...)

@@ -64,7 +64,11 @@ func (echo) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	b = append(b, `,"target":`...)
 	b = appendJSONString(b, r.Target())
 	b = append(b, `,"version":"`...)
-	b = append(b, r.Version().String()...)
+	if r.HTTP2() {
+		b = append(b, "HTTP/2"...)
+	} else {
+		b = append(b, r.Version().String()...)
+	}
 	b = append(b, `","host":`...)
 	b = appendJSONString(b, r.Host())
 	b = append(b, `,"headers":[`...)

@@ -19,11 +19,12 @@ func TestParseAreas(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy", "balance", "https", "gzip"}},
+		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy", "balance", "https", "gzip", "h2"}},
 		{"micro", []string{"url", "http", "json", "asm", "xdp", "rdma"}},
 		{"rdma", []string{"rdma"}},
-		{"load,url", []string{"origin", "pipelined", "proxy", "balance", "https", "gzip", "url"}},
+		{"load,url", []string{"origin", "pipelined", "proxy", "balance", "https", "gzip", "h2", "url"}},
 		{"gzip", []string{"gzip"}},
+		{"h2", []string{"h2"}},
 		{"balance", []string{"balance"}},
 		{"https", []string{"https"}},
 		{"asm, asm", []string{"asm"}},
@@ -451,5 +452,23 @@ func TestGzipConfigs(t *testing.T) {
 		if !strings.Contains(conf, want) {
 			t.Errorf("nginx config lacks %q:\n%s", want, conf)
 		}
+	}
+}
+
+// TestParseH2load reads h2load's summary into wrk's shape.
+func TestParseH2load(t *testing.T) {
+	out := []byte(`starting benchmark...
+finished in 5.00s, 10899.80 req/s, 362.07KB/s
+requests: 54499 total, 54599 started, 54499 done, 54490 succeeded, 6 failed, 3 errored, 0 timeout
+status codes: 54499 2xx, 0 3xx, 0 4xx, 0 5xx
+                     min         max         mean         sd        +/- sd
+time for request:       42us    523.69ms     20.58ms     61.91ms    93.83%
+`)
+	w, err := parseH2load(out)
+	if err != nil || w.Requests != 54490 || w.SocketErrors != 9 || w.Duration != 5*time.Second || w.RPS != 10899.80 || w.Latency[50] != 20580*time.Microsecond {
+		t.Fatalf("%+v %v", w, err)
+	}
+	if _, err := parseH2load([]byte("finished in 1s, 0 req/s\n")); err == nil {
+		t.Fatal("no requests line: no error")
 	}
 }

@@ -32,6 +32,8 @@ type loadOpts struct {
 	// fields ("Name: value"), from the scenario.
 	path    string
 	headers []string
+	// h2 replaces wrk with h2load over h2c (the h2 area).
+	h2 bool
 }
 
 // wrkSlack is added to a wrk run's timeout beyond its duration.
@@ -77,6 +79,8 @@ type scenario struct {
 	// path and headers: the request wrk sends ("" is "/"; extra fields).
 	path    string
 	headers []string
+	// h2 measures HTTP/2 (h2c) with h2load instead of wrk (h2.go).
+	h2 bool
 }
 
 func (s scenario) plan(o loadOpts) float64 {
@@ -101,9 +105,13 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 		pin = fmt.Sprintf("server on CPU %s, wrk on CPU %s", e.serverCPU, e.clientCPU)
 	}
 	o.pipeline = s.pipeline
-	o.https, o.handshake = s.https, s.handshake
+	o.https, o.handshake, o.h2 = s.https, s.handshake, s.h2
 	o.path, o.headers = s.path, s.headers
 	client := fmt.Sprintf("wrk -t1 -c%d -d%s --latency", o.conns, o.duration)
+	if o.h2 {
+		client = fmt.Sprintf("h2load -c%d -m%d -D%s", h2Conns, h2Streams, o.duration)
+		pin = strings.Replace(pin, "wrk on", "h2load on", 1)
+	}
 	if o.handshake {
 		client = fmt.Sprintf("hsload -conns %d -d %s (a new TLS connection per request)", o.conns, o.duration)
 		pin = strings.Replace(pin, "wrk on", "hsload on", 1)
@@ -164,9 +172,12 @@ func (s scenario) run(ctx context.Context, e *env, bar *progress.Bar, o loadOpts
 		}
 		if err == nil {
 			defer p.stop()
-			if s.https {
+			switch {
+			case s.https:
 				err = waitReadyTLS(ctx, e, p, port)
-			} else {
+			case s.h2:
+				err = waitReadyH2(ctx, p, port)
+			default:
 				err = waitReady(ctx, p, port)
 			}
 		}
@@ -350,6 +361,9 @@ func (s scenario) startBackend(ctx context.Context, e *env) ([]*proc, []string, 
 // runClient runs the scenario's client for d: wrk, or hsload for the
 // handshake rate.
 func runClient(ctx context.Context, e *env, port int, d time.Duration, o loadOpts) (wrkout.Result, time.Duration, error) {
+	if o.h2 {
+		return runH2load(ctx, e, port, d)
+	}
 	if o.handshake {
 		return runHandshakes(ctx, e, port, d, o.conns)
 	}

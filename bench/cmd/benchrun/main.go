@@ -10,7 +10,7 @@
 //
 // Usage (from the bench module, or `make bench` at the root):
 //
-//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,pipelined,proxy,balance,https,gzip]
+//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,pipelined,proxy,balance,https,gzip,h2]
 //
 // A peer that cannot run (nginx not installed, simdedge serve not ready)
 // becomes a note in the report; the others still run.
@@ -39,7 +39,7 @@ import (
 // Area names accepted by -areas; "micro", "load" and "all" expand.
 var (
 	microNames = []string{"url", "http", "json", "asm", "xdp", "rdma"}
-	loadNames  = []string{"origin", "pipelined", "proxy", "balance", "https", "gzip"}
+	loadNames  = []string{"origin", "pipelined", "proxy", "balance", "https", "gzip", "h2"}
 )
 
 // enumerateEstimate is the planned seconds to build and enumerate one
@@ -68,7 +68,7 @@ func main() {
 
 func run() int {
 	var (
-		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,pipelined,proxy,balance,https,gzip (or load), all")
+		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,pipelined,proxy,balance,https,gzip,h2 (or load), all")
 		quick     = flag.Bool("quick", false, "few rounds and short runs (a smoke run of the whole suite in a few minutes)")
 		count     = flag.Int("count", 0, "micro rounds, each a go test -count 1 (default 10, quick 5)")
 		benchtime = flag.String("benchtime", "", "go test -benchtime (default 1s, quick 100ms)")
@@ -472,6 +472,13 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 	}
 	if slices.Contains(want, "gzip") {
 		out = append(out, gzipAreaScenario(ctx, e, note))
+	}
+	if slices.Contains(want, "h2") {
+		e.h2load = lookTool("h2load")
+		if e.h2load == "" {
+			note("h2: %v", errNoH2load)
+		}
+		out = append(out, h2Scenarios(nginx)...)
 	}
 	return out
 }

@@ -43,6 +43,8 @@ type env struct {
 	hsloadBin string
 	// gzipRoot is the gzip area's served directory ("" unless it runs).
 	gzipRoot string
+	// h2load is the h2 area's client, "" when it is not installed.
+	h2load string
 }
 
 // pinned prefixes argv with taskset when pinning is available.
@@ -174,7 +176,7 @@ http {
 {{- end}}
 {{- range .Ports}}
     server {
-        listen 127.0.0.1:{{.}}{{if $.TLS}} ssl{{end}};
+        listen 127.0.0.1:{{.}}{{if $.TLS}} ssl{{end}}{{if $.H2}} http2{{end}};
 {{- with $.TLS}}
         ssl_certificate {{.Cert}};
         ssl_certificate_key {{.Key}};
@@ -221,10 +223,16 @@ func nginxConfig(dir string, ports []int, upstreams []string) (string, error) {
 // HTTPS configuration has (the https area's clients do not resume, so it
 // costs what it costs a real server: a lookup that misses).
 func nginxConfigTLS(dir string, ports []int, upstreams []string, t *tlsFiles) (string, error) {
+	return nginxConfigWith(dir, ports, upstreams, t, false)
+}
+
+// nginxConfigWith is nginxConfigTLS whose listeners speak HTTP/2 when h2
+// is set (on a plain port: h2c with prior knowledge only, in nginx 1.22).
+func nginxConfigWith(dir string, ports []int, upstreams []string, t *tlsFiles, h2 bool) (string, error) {
 	var conf strings.Builder
 	// The body goes into an nginx string literal: \n is nginx's escape.
 	body := strings.ReplaceAll(responseBody, "\n", `\n`)
-	err := nginxConf.Execute(&conf, map[string]any{"Dir": dir, "Ports": ports, "Upstreams": upstreams, "Body": body, "TLS": t})
+	err := nginxConf.Execute(&conf, map[string]any{"Dir": dir, "Ports": ports, "Upstreams": upstreams, "Body": body, "TLS": t, "H2": h2})
 	return conf.String(), err
 }
 
@@ -234,6 +242,11 @@ func startNginx(e *env, ports []int, upstreams []string, cpu string) (*proc, err
 
 // startNginxTLS is startNginx with TLS listeners when t is set.
 func startNginxTLS(e *env, ports []int, upstreams []string, cpu string, t *tlsFiles) (*proc, error) {
+	return startNginxWith(e, ports, upstreams, cpu, t, false)
+}
+
+// startNginxWith is startNginxTLS with HTTP/2 listeners when h2 is set.
+func startNginxWith(e *env, ports []int, upstreams []string, cpu string, t *tlsFiles, h2 bool) (*proc, error) {
 	if e.nginx == "" {
 		return nil, errors.New("nginx is not installed")
 	}
@@ -241,7 +254,7 @@ func startNginxTLS(e *env, ports []int, upstreams []string, cpu string, t *tlsFi
 	if err != nil {
 		return nil, err
 	}
-	conf, err := nginxConfigTLS(dir, ports, upstreams, t)
+	conf, err := nginxConfigWith(dir, ports, upstreams, t, h2)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +277,10 @@ listeners:
       certificates:
         - {cert: "{{.TLS.Cert}}", key: "{{.TLS.Key}}"}
       min_version: "1.3"
+{{- else if .H2C}}
+listeners:
+  - address: "127.0.0.1:{{.Port}}"
+    h2c: true
 {{- else}}
 listen: "127.0.0.1:{{.Port}}"
 {{- end}}
@@ -319,6 +336,12 @@ func simdedgeConfig(port int, upstreams []string, engine string, b *Balancing) (
 // simdedgeConfigTLS is simdedgeConfig on a TLS 1.3 listener serving the
 // files of t (nil: plain HTTP).
 func simdedgeConfigTLS(port int, upstreams []string, engine string, b *Balancing, t *tlsFiles) (string, error) {
+	return simdedgeConfigWith(port, upstreams, engine, b, t, false)
+}
+
+// simdedgeConfigWith is simdedgeConfigTLS whose plain listener takes h2c
+// when h2c is set (the h2 area).
+func simdedgeConfigWith(port int, upstreams []string, engine string, b *Balancing, t *tlsFiles, h2c bool) (string, error) {
 	var conf strings.Builder
 	body := strings.ReplaceAll(responseBody, "\n", `\n`)
 	eng, proxyOnLoop := engine, ""
@@ -329,7 +352,7 @@ func simdedgeConfigTLS(port int, upstreams []string, engine string, b *Balancing
 		eng, proxyOnLoop = "loop", "false"
 	}
 	err := simdedgeConf.Execute(&conf, map[string]any{"Port": port, "Upstreams": upstreams, "Balancing": b,
-		"Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop, "TLS": t})
+		"Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop, "TLS": t, "H2C": h2c})
 	return conf.String(), err
 }
 

@@ -1,0 +1,63 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/simdedge/simdedge/server"
+)
+
+// TestHTTP2Keys: the http2 block reaches server.Options, defaults fill
+// what is left out, h2c and http2 are checked against the listener's kind
+// and http2: false takes h2 out of the default ALPN.
+func TestHTTP2Keys(t *testing.T) {
+	cfg, err := Parse([]byte(`
+listeners:
+  - address: 127.0.0.1:0
+    h2c: true
+  - address: 127.0.0.1:0
+    tls: {certificates: [{cert: a.pem, key: a.key}]}
+  - address: 127.0.0.1:0
+    tls: {certificates: [{cert: a.pem, key: a.key}]}
+    http2: false
+http2:
+  max_concurrent_streams: 50
+  initial_stream_window: 1048576
+routes:
+  - respond: {status: 200}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.ServerOptions().HTTP2
+	if o.MaxConcurrentStreams != 50 || o.InitialStreamWindow != 1<<20 || o.MaxFrameSize != server.DefaultH2MaxFrameSize || o.MaxResets != server.DefaultH2MaxResets {
+		t.Errorf("http2 options %+v", o)
+	}
+	ls := cfg.Listeners
+	if !ls[0].H2C || ls[1].H2C {
+		t.Errorf("h2c %v %v", ls[0].H2C, ls[1].H2C)
+	}
+	if alpn := ls[1].TLS.Options().WithDefaults().ALPN; !slices.Equal(alpn, []string{"h2", "http/1.1"}) {
+		t.Errorf("default alpn %v", alpn)
+	}
+	if alpn := ls[2].TLS.Options().WithDefaults().ALPN; !slices.Equal(alpn, []string{"http/1.1"}) {
+		t.Errorf("http2: false alpn %v", alpn)
+	}
+	if d := cfg.WithDefaults(); d.Listeners[1].HTTP2 == nil || !*d.Listeners[1].HTTP2 || d.HTTP2.MaxHeaderListSize != server.DefaultH2MaxHeaderListSize {
+		t.Errorf("defaults: listener http2 %v, block %+v", d.Listeners[1].HTTP2, d.HTTP2)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"listeners: [{address: 127.0.0.1:0, h2c: true, tls: {certificates: [{cert: a, key: b}]}}]", "listeners[0].h2c"},
+		{"listeners: [{address: 127.0.0.1:0, http2: true}]", "listeners[0].http2"},
+		{"listeners: [{address: 127.0.0.1:0, http2: false, tls: {alpn: [h2], certificates: [{cert: a, key: b}]}}]", "tls.alpn lists h2"},
+		{"http2: {max_frame_size: 100}", "http2.max_frame_size"},
+		{"http2: {conn_window: 10}", "http2.conn_window"},
+		{"http2: {bogus: 1}", "http2.bogus"},
+	} {
+		_, err := Parse([]byte(tc.yaml + "\nroutes: [{respond: {status: 200}}]\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %q", tc.yaml, err, tc.want)
+		}
+	}
+}

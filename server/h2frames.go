@@ -1,0 +1,229 @@
+package server
+
+import (
+	"golang.org/x/net/http2"
+)
+
+// process handles one frame on the reader goroutine. A connection error
+// comes back as h2ConnError; stream errors are answered here with
+// RST_STREAM. Each case cites RFC 9113.
+func (hc *h2conn) process(f http2.Frame) error {
+	if hc.firstFrame {
+		// §3.4: the preface is followed by a SETTINGS frame.
+		if sf, ok := f.(*http2.SettingsFrame); !ok || sf.IsAck() {
+			return h2ConnError(http2.ErrCodeProtocol)
+		}
+		hc.firstFrame = false
+	}
+	switch f := f.(type) {
+	case *http2.SettingsFrame:
+		return hc.onSettings(f)
+	case *http2.PingFrame:
+		if f.IsAck() {
+			return nil // §6.7: the server sends no pings of its own
+		}
+		hc.mu.Lock()
+		hc.fr.WritePing(true, f.Data)
+		hc.mu.Unlock()
+	case *http2.GoAwayFrame:
+		// §6.8: the client opens no more streams; those open finish.
+		hc.mu.Lock()
+		hc.draining = true
+		hc.mu.Unlock()
+	case *http2.WindowUpdateFrame:
+		return hc.onWindowUpdate(f)
+	case *http2.RSTStreamFrame:
+		return hc.onReset(f)
+	case *http2.PriorityFrame:
+		// §5.3.1: a stream cannot depend on itself. Priorities are
+		// otherwise ignored (RFC 9113 deprecates the scheme).
+		if f.StreamDep == f.StreamID {
+			hc.mu.Lock()
+			hc.resetStream(f.StreamID, http2.ErrCodeProtocol)
+			hc.mu.Unlock()
+		}
+	case *http2.PushPromiseFrame:
+		// §8.4: a client cannot push.
+		return h2ConnError(http2.ErrCodeProtocol)
+	case *http2.HeadersFrame:
+		return hc.onHeaders(f)
+	case *http2.ContinuationFrame:
+		return hc.onContinuation(f)
+	case *http2.DataFrame:
+		return hc.onData(f)
+	}
+	// §5.5: frames of unknown types are ignored (the Framer has
+	// already checked they do not interrupt a header block).
+	return nil
+}
+
+// onSettings applies the client's settings and acknowledges them (§6.5).
+func (hc *h2conn) onSettings(f *http2.SettingsFrame) error {
+	if f.IsAck() {
+		return nil
+	}
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	err := f.ForeachSetting(func(s http2.Setting) error {
+		if err := s.Valid(); err != nil {
+			return err
+		}
+		switch s.ID {
+		case http2.SettingInitialWindowSize:
+			// §6.9.2: the change applies to every stream's window,
+			// which may become negative.
+			delta := int64(s.Val) - hc.peerWindow
+			for _, st := range hc.streams {
+				if st.sendWin+delta > h2MaxWindow {
+					return http2.ConnectionError(http2.ErrCodeFlowControl)
+				}
+			}
+			for _, st := range hc.streams {
+				st.sendWin += delta
+			}
+			hc.peerWindow = int64(s.Val)
+		case http2.SettingMaxFrameSize:
+			hc.peerFrame = int(s.Val)
+		case http2.SettingHeaderTableSize:
+			hc.enc.SetMaxDynamicTableSize(min(s.Val, h2TableSize))
+		}
+		return nil
+	})
+	if err != nil {
+		if ce, ok := err.(http2.ConnectionError); ok {
+			return h2ConnError(ce)
+		}
+		return h2ConnError(http2.ErrCodeProtocol)
+	}
+	hc.fr.WriteSettingsAck()
+	hc.pump()
+	return nil
+}
+
+// onWindowUpdate adds to a send window (§6.9.1).
+func (hc *h2conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	inc := int64(f.Increment)
+	if f.StreamID == 0 {
+		if hc.sendConn+inc > h2MaxWindow {
+			return h2ConnError(http2.ErrCodeFlowControl)
+		}
+		hc.sendConn += inc
+		hc.pump()
+		return nil
+	}
+	if f.StreamID > hc.lastID {
+		return h2ConnError(http2.ErrCodeProtocol) // §5.1: idle stream
+	}
+	s := hc.streams[f.StreamID]
+	if s == nil {
+		return nil // closed: §6.9 allows it for a while
+	}
+	if s.sendWin+inc > h2MaxWindow {
+		hc.resetStream(s.id, http2.ErrCodeFlowControl)
+		return nil
+	}
+	s.sendWin += inc
+	hc.pump()
+	return nil
+}
+
+// onReset closes a stream the client reset (§6.4) and counts it against
+// MaxResets (the rapid-reset attack).
+func (hc *h2conn) onReset(f *http2.RSTStreamFrame) error {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if f.StreamID > hc.lastID {
+		return h2ConnError(http2.ErrCodeProtocol) // §5.1: idle stream
+	}
+	s := hc.streams[f.StreamID]
+	if s == nil {
+		return nil
+	}
+	s.rerr = errH2StreamReset
+	s.reset = true
+	hc.closeStream(s)
+	return hc.countReset()
+}
+
+// countReset counts a stream the client made the server give up;
+// under mu. Past MaxResets the connection ends (ENHANCE_YOUR_CALM, as
+// §5.4.1 suggests for abuse).
+func (hc *h2conn) countReset() error {
+	hc.resets++
+	if hc.resets > hc.lim.MaxResets {
+		return h2ConnError(http2.ErrCodeEnhanceYourCalm)
+	}
+	return nil
+}
+
+// resetStream sends RST_STREAM with code for stream id and closes the
+// stream if it is open; under mu (§5.4.2).
+func (hc *h2conn) resetStream(id uint32, code http2.ErrCode) {
+	if !hc.dead {
+		hc.fr.WriteRSTStream(id, code)
+	}
+	if s := hc.streams[id]; s != nil {
+		s.rerr = errH2StreamReset
+		s.reset = true
+		hc.closeStream(s)
+	}
+}
+
+// onData delivers request body bytes to their stream (§6.1), under both
+// flow-control windows (§6.9).
+func (hc *h2conn) onData(f *http2.DataFrame) error {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	id := f.StreamID
+	if id > hc.lastID {
+		return h2ConnError(http2.ErrCodeProtocol) // §5.1: idle stream
+	}
+	flen := int64(f.Length) // padding included: it counts (§6.9.1)
+	if flen > hc.recvConn {
+		return h2ConnError(http2.ErrCodeFlowControl)
+	}
+	hc.recvConn -= flen
+	s := hc.streams[id]
+	if s == nil || s.remoteDone {
+		// §5.1: closed or half-closed (remote). The bytes still
+		// count for the connection: give them back.
+		hc.creditConn(flen)
+		hc.resetStream(id, http2.ErrCodeStreamClosed)
+		return nil
+	}
+	if flen > s.recvWin {
+		hc.creditConn(flen)
+		hc.resetStream(id, http2.ErrCodeFlowControl)
+		return nil
+	}
+	s.recvWin -= flen
+	data := f.Data()
+	if pad := flen - int64(len(data)); pad > 0 {
+		hc.creditConn(pad)
+		hc.creditStream(s, pad)
+	}
+	s.got += int64(len(data))
+	if s.declLen >= 0 && s.got > s.declLen {
+		// §8.1.1: more than Content-Length announced.
+		hc.creditConn(int64(len(data)))
+		hc.resetStream(id, http2.ErrCodeProtocol)
+		return nil
+	}
+	if s.handlerDone {
+		// Nobody reads any more: give the window back at once.
+		hc.creditConn(int64(len(data)))
+	} else {
+		s.in = append(s.in, data...)
+	}
+	if f.StreamEnded() {
+		if s.declLen >= 0 && s.got != s.declLen {
+			hc.resetStream(id, http2.ErrCodeProtocol)
+			return nil
+		}
+		hc.remoteEnded(s)
+	}
+	hc.cond.Broadcast()
+	return nil
+}

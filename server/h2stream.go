@@ -1,0 +1,451 @@
+package server
+
+import (
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	phttp "github.com/simdedge/simdedge/parse/http"
+	"golang.org/x/net/http2"
+)
+
+// h2stream is one request and its response on an HTTP/2 connection, with
+// the Request and ResponseWriter its handler sees. Its fields are under
+// the connection's mu, except req, resp and wbuf, which belong to the
+// handler while it runs.
+//
+// What is copied, and why: an HTTP/1.1 request's views point into the
+// connection's read buffer. HTTP/2 fields arrive HPACK-coded (Huffman
+// strings, references to the dynamic table), so no byte of the wire is the
+// field itself: the decoder's fields are copied into hbuf, a buffer of the
+// stream (pooled with it), and the head's views point there. DATA payloads
+// are copied from the frame reader's buffer, which the next frame reuses,
+// into in, which holds at most the stream's receive window.
+type h2stream struct {
+	hc *h2conn
+	id uint32
+
+	req  Request
+	resp ResponseWriter
+	hbuf []byte
+	// wbuf takes the handler's body bytes; flushOut moves them to out.
+	wbuf []byte
+
+	// in[inR:] is request body received and not read; got counts all
+	// of it, declLen is its Content-Length (-1: none).
+	in      []byte
+	inR     int
+	got     int64
+	declLen int64
+	// recvWin is what the client may still send; unacked what the
+	// handler read and the client has not been given back.
+	recvWin int64
+	unacked int64
+	// rerr fails the handler's reads and writes (reset, connection
+	// gone).
+	rerr error
+
+	// out[outR:] is response body waiting for window; endPending: the
+	// response ends after it (END_STREAM).
+	out        []byte
+	outR       int
+	endPending bool
+	sendWin    int64
+	queued     bool // in hc.sending
+
+	remoteDone  bool // END_STREAM received (half-closed remote)
+	localDone   bool // END_STREAM sent (half-closed local)
+	closed      bool
+	reset       bool
+	inline      bool
+	handlerDone bool
+}
+
+var h2streamPool = sync.Pool{New: func() any {
+	s := &h2stream{}
+	s.resp.sink = s
+	s.resp.out = &s.wbuf
+	s.resp.h2 = s
+	s.req.body.h2 = s
+	return s
+}}
+
+// newStream takes a pooled stream for id; under mu.
+func (hc *h2conn) newStream(id uint32) *h2stream {
+	s := h2streamPool.Get().(*h2stream)
+	s.hc, s.id = hc, id
+	s.in, s.inR, s.got, s.declLen = s.in[:0], 0, 0, -1
+	s.recvWin = int64(max(hc.lim.InitialStreamWindow, h2InitialWindow))
+	s.unacked, s.rerr = 0, nil
+	s.out, s.outR, s.endPending = s.out[:0], 0, false
+	s.sendWin = hc.peerWindow
+	s.queued = false
+	s.remoteDone, s.localDone, s.closed, s.reset, s.inline, s.handlerDone = false, false, false, false, false, false
+	return s
+}
+
+// putStream returns s to the pool once it is closed and its handler has
+// returned.
+func (hc *h2conn) putStream(s *h2stream) {
+	s.hc = nil
+	s.req.end()
+	s.req.srv, s.req.c, s.req.remote = nil, nil, nil
+	s.resp.release()
+	if cap(s.in) > maxPooledBuf {
+		s.in = nil
+	}
+	if cap(s.out) > maxPooledBuf {
+		s.out = nil
+	}
+	if cap(s.wbuf) > maxPooledBuf {
+		s.wbuf = nil
+	}
+	if cap(s.hbuf) > maxPooledBuf {
+		s.hbuf = nil
+	}
+	h2streamPool.Put(s)
+}
+
+// openStream starts a new stream whose header block was just decoded;
+// under mu.
+func (hc *h2conn) openStream(s *h2stream) error {
+	id := hc.lastID
+	d := &hc.hd
+	end := hc.hend
+	switch {
+	case hc.goaway:
+		// §6.8: streams after GOAWAY's last stream are ignored; the
+		// reset tells the client it may retry elsewhere.
+		hc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+		hc.putStream(s)
+		return nil
+	case hc.hprio:
+		hc.fr.WriteRSTStream(id, http2.ErrCodeProtocol) // §5.3.1
+		hc.putStream(s)
+		return nil
+	case d.malformed || !d.tooBig && !d.buildHead(&s.req.head, end):
+		hc.fr.WriteRSTStream(id, http2.ErrCodeProtocol) // §8.1.1
+		hc.putStream(s)
+		return nil
+	case len(hc.streams) >= hc.lim.MaxConcurrentStreams || hc.running >= hc.lim.MaxConcurrentStreams:
+		// §5.1.2. A stream whose handler still runs after a reset
+		// keeps its slot: resets do not buy new handlers.
+		hc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+		hc.putStream(s)
+		return hc.countReset()
+	}
+	// The head's views point into d.buf: it becomes the stream's.
+	s.hbuf, d.buf = d.buf, nil
+	s.declLen = d.declLen
+	s.remoteDone = end
+	hc.streams[id] = s
+	c := hc.c
+	if len(hc.streams) == 1 {
+		// Not idle any more: admission must not reclaim it now.
+		c.state.Store(stateActive)
+	}
+	r := &s.req
+	r.srv, r.c, r.remote = hc.srv, c, c.req.remote
+	r.remoteIP = r.remoteIP[:0]
+	if d.tooBig {
+		// The HPACK bomb: the list was not kept; answer 431 as an
+		// HTTP/1.1 head over the limit is (§8.1.1 allows it).
+		r.head.Reset()
+		r.head.Method, r.head.Target, r.head.Version = h2ErrMethod, h2ErrTarget, phttp.HTTP11
+		hc.begin(s)
+		hc.runInline(s, h2TooLarge{})
+		return nil
+	}
+	hc.begin(s)
+	var h Handler
+	if end && hc.inl != nil {
+		h = hc.inl.InlineHandler(r)
+	}
+	if h != nil {
+		hc.runInline(s, h)
+		return nil
+	}
+	hc.running++
+	hc.handlers.Add(1)
+	go hc.runStream(s, hc.srv.opts.Handler)
+	return nil
+}
+
+var (
+	h2ErrMethod = []byte("GET")
+	h2ErrTarget = []byte("/")
+)
+
+// h2TooLarge answers a request whose fields were over the limit.
+type h2TooLarge struct{}
+
+func (h2TooLarge) ServeEdge(w *ResponseWriter, _ *Request) {
+	w.WriteHeader(431)
+	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+	w.WriteString("Request Header Fields Too Large\n")
+}
+
+// begin prepares s's Request and ResponseWriter for its handler.
+func (hc *h2conn) begin(s *h2stream) {
+	r := &s.req
+	r.begin(nil, 0)
+	r.body.c = nil
+	s.resp.begin(&r.head, false)
+}
+
+// runInline serves s on the reader goroutine (a request without a body
+// that the Inliner takes: respond, echo, 404); under mu, which it lets go
+// while the handler runs.
+func (hc *h2conn) runInline(s *h2stream, h Handler) {
+	s.inline = true
+	hc.running++
+	hc.mu.Unlock()
+	ok := hc.serveHandler(s, h)
+	hc.mu.Lock()
+	hc.handlerEnded(s, ok)
+}
+
+// runStream serves s on its own goroutine.
+func (hc *h2conn) runStream(s *h2stream, h Handler) {
+	defer hc.handlers.Done()
+	ok := hc.serveHandler(s, h)
+	hc.mu.Lock()
+	hc.handlerEnded(s, ok)
+	if hc.flushing {
+		// Another handler's flush, still to come, carries these frames.
+		hc.mu.Unlock()
+		return
+	}
+	// Handlers that finish at the same moment (a proxy's streams whose
+	// upstream answers arrived together) share one write: this one
+	// yields once before flushing, and those that finish meanwhile leave
+	// their frames to it.
+	hc.flushing = true
+	hc.mu.Unlock()
+	runtime.Gosched()
+	hc.mu.Lock()
+	hc.flushing = false
+	hc.bw.Flush()
+	hc.mu.Unlock()
+}
+
+// serveHandler runs h and completes the response; false if h panicked.
+func (hc *h2conn) serveHandler(s *h2stream, h Handler) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			hc.srv.opts.Logger.Error("handler panic; stream reset", "panic", p, "remote", s.req.remote)
+			ok = false
+		}
+	}()
+	var begin time.Time
+	if hc.srv.opts.Metrics != nil {
+		begin = time.Now()
+	}
+	h.ServeEdge(&s.resp, &s.req)
+	if err := s.req.body.err; err != nil {
+		answerBodyError(&s.resp, err)
+	}
+	s.resp.now = time.Now()
+	s.resp.finish()
+	hc.countStream(s, begin)
+	return true
+}
+
+// answerBodyError is answerBodyFailure for a stream: the request body
+// failed, so the status says why unless the handler chose a 4xx or has
+// committed.
+func answerBodyError(w *ResponseWriter, err error) {
+	if w.committed || w.status >= 400 && w.status < 500 {
+		return
+	}
+	status := StatusFor(err)
+	if !w.Reset() {
+		return
+	}
+	w.WriteHeader(status)
+	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+}
+
+// handlerEnded records that s's handler returned; under mu. A stream the
+// client still sends a body on is reset with NO_ERROR once the response
+// is out (§8.1); its unread body is given back to the connection window.
+func (hc *h2conn) handlerEnded(s *h2stream, ok bool) {
+	hc.running--
+	s.handlerDone = true
+	if n := len(s.in) - s.inR; n > 0 {
+		hc.creditConn(int64(n))
+		s.in, s.inR = s.in[:0], 0
+	}
+	if !ok && !s.closed {
+		hc.resetStream(s.id, http2.ErrCodeInternal)
+	}
+	if s.closed {
+		hc.putStream(s)
+		return
+	}
+	if s.localDone {
+		hc.localEnded(s)
+	}
+}
+
+// remoteEnded: END_STREAM arrived (half-closed remote); under mu.
+func (hc *h2conn) remoteEnded(s *h2stream) {
+	s.remoteDone = true
+	if s.localDone {
+		hc.closeStream(s)
+	}
+}
+
+// localEnded: END_STREAM went out; under mu.
+func (hc *h2conn) localEnded(s *h2stream) {
+	switch {
+	case s.remoteDone:
+		if hc.resets > 0 {
+			hc.resets-- // a completed stream earns a reset back
+		}
+		hc.closeStream(s)
+	case s.handlerDone:
+		hc.lingerStream(s)
+	}
+}
+
+// h2ResetGrace is how long a stream whose response ended before its
+// request body stays half-closed before RST_STREAM NO_ERROR asks the
+// client to stop sending (§8.1): frames already in flight for it (window
+// updates, DATA) are still checked and counted as on an open stream.
+const h2ResetGrace = 500 * time.Millisecond
+
+// lingerStream schedules that reset; under mu.
+func (hc *h2conn) lingerStream(s *h2stream) {
+	id := s.id
+	time.AfterFunc(h2ResetGrace, func() {
+		hc.mu.Lock()
+		defer hc.mu.Unlock()
+		if hc.streams[id] == s && !hc.dead {
+			hc.fr.WriteRSTStream(id, http2.ErrCodeNo)
+			hc.closeStream(s)
+			hc.bw.Flush()
+		}
+	})
+}
+
+// closeStream takes s out of the connection; under mu. The stream goes
+// back to the pool here if its handler has returned, else when it does.
+func (hc *h2conn) closeStream(s *h2stream) {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if s.rerr == nil {
+		s.rerr = errH2StreamReset
+	}
+	delete(hc.streams, s.id)
+	if s.queued {
+		for i, q := range hc.sending {
+			if q == s {
+				hc.sending = append(hc.sending[:i], hc.sending[i+1:]...)
+				break
+			}
+		}
+		s.queued = false
+	}
+	if n := len(s.in) - s.inR; n > 0 {
+		hc.creditConn(int64(n))
+		s.in, s.inR = s.in[:0], 0
+	}
+	hc.cond.Broadcast()
+	hc.wakeIfDrained()
+	if s.handlerDone {
+		hc.putStream(s)
+	}
+}
+
+// creditConn gives n consumed bytes back to the connection's receive
+// window, with a WINDOW_UPDATE once half the window is owed; under mu.
+func (hc *h2conn) creditConn(n int64) {
+	hc.connUnacked += n
+	if hc.connUnacked >= int64(hc.lim.ConnWindow)/2 && !hc.dead {
+		hc.fr.WriteWindowUpdate(0, uint32(hc.connUnacked))
+		hc.recvConn += hc.connUnacked
+		hc.connUnacked = 0
+	}
+}
+
+// creditStream is creditConn for a stream's window.
+func (hc *h2conn) creditStream(s *h2stream, n int64) {
+	s.unacked += n
+	if s.unacked >= int64(hc.lim.InitialStreamWindow)/2 && !s.remoteDone && !s.closed && !hc.dead {
+		hc.fr.WriteWindowUpdate(s.id, uint32(s.unacked))
+		s.recvWin += s.unacked
+		s.unacked = 0
+	}
+}
+
+// read is the stream's body reader (bodyReader.Read): it waits for DATA
+// under the Idle timeout, as an HTTP/1.1 body read does.
+func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
+	hc := s.hc
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if s.inR == len(s.in) && !s.remoteDone && s.rerr == nil {
+		hc.bw.Flush() // a WINDOW_UPDATE may be what the client waits for
+		hc.wait(hc.c.cfg.Timeouts.Idle, func() bool {
+			return s.inR < len(s.in) || s.remoteDone || s.rerr != nil
+		})
+	}
+	if s.inR == len(s.in) {
+		switch {
+		case s.remoteDone:
+			b.done = true
+			return 0, io.EOF
+		case s.rerr != nil:
+			b.err = s.rerr
+			return 0, s.rerr
+		}
+		b.err = errH2BodyTimeout // answered 408, then RST_STREAM NO_ERROR
+		return 0, b.err
+	}
+	n := copy(p, s.in[s.inR:])
+	s.inR += n
+	if s.inR == len(s.in) {
+		s.in, s.inR = s.in[:0], 0
+	}
+	b.read += int64(n)
+	if m := s.req.limits().MaxBodyBytes; m > 0 && b.read > m {
+		b.err = ErrBodyTooLarge // answered 413, then RST_STREAM NO_ERROR
+		return n, b.err
+	}
+	hc.creditConn(int64(n))
+	hc.creditStream(s, int64(n))
+	hc.bw.Flush()
+	return n, nil
+}
+
+// errH2BodyTimeout is a body read that waited Idle in vain (408).
+var errH2BodyTimeout error = h2Timeout{}
+
+type h2Timeout struct{}
+
+func (h2Timeout) Error() string   { return "server: http2 request body timed out" }
+func (h2Timeout) Timeout() bool   { return true }
+func (h2Timeout) Temporary() bool { return true }
+
+// wait waits on cond until ready reports true, the connection dies or d
+// passes (d <= 0: no bound); under mu.
+func (hc *h2conn) wait(d time.Duration, ready func() bool) {
+	expired := false
+	var t *time.Timer
+	if d > 0 {
+		t = time.AfterFunc(d, func() {
+			hc.mu.Lock()
+			expired = true
+			hc.cond.Broadcast()
+			hc.mu.Unlock()
+		})
+		defer t.Stop()
+	}
+	for !ready() && !expired && !hc.dead {
+		hc.cond.Wait()
+	}
+}
