@@ -260,10 +260,12 @@ func (hc *h2conn) pump() {
 	hc.cond.Broadcast()
 }
 
-// h2Trailers returns the trailer fields the handler set, as "Name:
-// value\r\n" lines; nil when there are none.
-//
-// MERGE: the upgrade branch adds the ResponseWriter's trailer API (HTTP/1.1
-// chunked trailers, gRPC's grpc-status); return its fields here and they go
-// out as the stream's last HEADERS frame.
-func (w *ResponseWriter) h2Trailers() []byte { return nil }
+// h2Trailers returns the trailer fields the handler set (EnableTrailers,
+// AddTrailer: trailers.go), as "Name: value\r\n" lines; nil when there are
+// none. They go out as the stream's last HEADERS frame.
+func (w *ResponseWriter) h2Trailers() []byte {
+	if !w.trailerOK || len(w.trailers) == 0 {
+		return nil
+	}
+	return w.trailers
+}

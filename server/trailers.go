@@ -18,11 +18,16 @@ func (w *ResponseWriter) EnableTrailers() bool {
 	if w.committed || w.http10 || w.headReq || w.clen >= 0 || !w.bodyAllowed() {
 		return false
 	}
+	if w.h2 != nil {
+		// HTTP/2 has no chunked framing to negotiate: a trailer section
+		// is a last HEADERS frame (RFC 9113 §8.1), which every client
+		// must accept (gRPC's grpc-status comes that way). h2Trailers
+		// hands w.trailers to the stream.
+		w.trailerOK = true
+		return true
+	}
 	c, ok := w.sink.(*conn)
 	if !ok {
-		// MERGE: an HTTP/2 downstream stream (h2down) always allows
-		// trailers: its sink should say so here and send w.trailers
-		// as the stream's trailing HEADERS (gRPC's grpc-status).
 		return false
 	}
 	hs := c.req.head.Headers

@@ -181,3 +181,34 @@ func h2Transport(cfg *tls.Config) *http.Transport {
 	}
 	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
 }
+
+// TestH2ProxyTrailers: an HTTP/1.1 origin's chunked trailers reach an
+// HTTP/2 client as the stream's last HEADERS frame (gRPC's grpc-status
+// travels that way), over h2c and TLS, on every engine.
+func TestH2ProxyTrailers(t *testing.T) {
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "Grpc-Status, X-Checksum")
+		io.WriteString(w, "part one ")
+		w.(http.Flusher).Flush() // chunked: no Content-Length
+		io.WriteString(w, "part two")
+		w.Header().Set("Grpc-Status", "0")
+		w.Header().Set("X-Checksum", "abc")
+	}))
+	h2cAddr, tlsAddr, ca := startProxyH2(t, []string{o.addr})
+	h2c := &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
+	h2s := &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
+	for _, tc := range []struct {
+		name, base string
+		c          *http.Client
+	}{{"h2c", "http://" + h2cAddr, h2c}, {"tls", "https://" + tlsAddr, h2s}} {
+		req := mustReq(t, "GET", tc.base+"/t")
+		req.Header.Set("TE", "trailers")
+		resp, body := get(t, tc.c, req)
+		if resp.ProtoMajor != 2 || string(body) != "part one part two" {
+			t.Fatalf("%s: proto %d body %q", tc.name, resp.ProtoMajor, body)
+		}
+		if g, x := resp.Trailer.Get("Grpc-Status"), resp.Trailer.Get("X-Checksum"); g != "0" || x != "abc" {
+			t.Errorf("%s: trailers %v, want Grpc-Status 0 and X-Checksum abc", tc.name, resp.Trailer)
+		}
+	}
+}
