@@ -9,8 +9,13 @@ export PATH := $(PATH):/usr/local/go/bin
 # Debian packages the tests need: curl (end-to-end server tests), iproute2 and
 # ethtool (network namespaces and veth for the xdp tests), libfabric-dev (the
 # rdma transport, built with -tags rdma), haproxy (a PROXY protocol sender in
-# front of the server, cmd/simdedge TestServeProxyProtocol).
-TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus haproxy
+# front of the server, cmd/simdedge TestServeProxyProtocol), nghttp2-client
+# (nghttp, an HTTP/2 client for the h2 tests).
+TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus haproxy nghttp2-client
+# h2spec, the HTTP/2 conformance suite that server TestH2Spec runs; go install
+# puts it in GOPATH/bin, which the tests look in through PATH.
+H2SPEC := github.com/summerwind/h2spec/cmd/h2spec@latest
+export PATH := $(PATH):$(shell $(GO) env GOPATH 2>/dev/null)/bin
 # The load benchmarks' wrk and nginx-light are installed by bench/cmd/benchrun.
 # Packages whose code has concurrency (or lazy shared state), run under the
 # race detector. asm is left out: it starts no goroutines and its exhaustive
@@ -52,6 +57,7 @@ deps:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	$(GO) mod download
+	@command -v h2spec >/dev/null || { echo "installing h2spec"; $(GO) install $(H2SPEC); }
 	cd bench && $(GO) mod download
 	cd asm/_gen && $(GO) mod download
 	cd fuzz && $(GO) mod download
