@@ -47,6 +47,11 @@ func root(t *testing.T) string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 func under(path, prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
 
 func TestImportRules(t *testing.T) {
@@ -62,9 +67,11 @@ func TestImportRules(t *testing.T) {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		name := d.Name()
-		// Other modules, generators and test data are not part of the main module's packages.
+		// Other modules (bench, fuzz, acmetest, interop: a go.mod of
+		// their own), generators and test data are not part of the main
+		// module's packages.
 		if rel != "." && (strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") || name == "testdata" ||
-			rel == "bench" || rel == "fuzz") {
+			fileExists(filepath.Join(p, "go.mod"))) {
 			return filepath.SkipDir
 		}
 		ctx := build.Default
