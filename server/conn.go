@@ -9,7 +9,9 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
+	"github.com/simdedge/simdedge/server/trace"
 )
 
 // Buffer sizes of a stream connection.
@@ -121,6 +123,11 @@ type conn struct {
 	lst      *metrics.Listener
 	shard    int
 	reqBegin time.Time
+	// alog is the access-log shard the connection writes to (nil: no
+	// access log) and idgen numbers its generated request IDs
+	// (observe.go).
+	alog  *accesslog.Shard
+	idgen trace.IDGen
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -145,6 +152,7 @@ func newConn(s *Server, st Stream) *conn {
 	c.req.remote = st.RemoteAddr()
 	c.req.remoteIP = c.req.remoteIP[:0]
 	c.lst = nil // countOpen sets it
+	c.logOpen()
 	return c
 }
 
@@ -410,8 +418,10 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 		return reqStart, false
 	}
 	c.req.begin(c.rbuf[reqStart:c.r], c.r)
+	c.req.identify(&c.idgen)
 	c.beginCount()
 	c.resp.begin(head, head.Close || s.closing.Load())
+	c.resp.setRequestID(c.req.id.rid, s.opts.RequestID.Header)
 	return reqStart, true
 }
 
@@ -426,6 +436,7 @@ func (c *conn) endRequest(reqStart int) bool {
 	c.resp.now = c.now
 	c.resp.finish()
 	c.count()
+	c.logAccess()
 	c.req.end()
 	poison(c.rbuf[reqStart:c.r])
 	return !c.resp.closeConn && !c.broken

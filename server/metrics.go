@@ -20,9 +20,10 @@ func (c *conn) countOpen(l *metrics.Listener) {
 	}
 }
 
-// beginCount notes when a request's head was complete.
+// beginCount notes when a request's head was complete (for the metrics'
+// histogram and the access log's duration).
 func (c *conn) beginCount() {
-	if c.srv.opts.Metrics != nil {
+	if c.srv.opts.Metrics != nil || c.alog != nil {
 		c.reqBegin = time.Now()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -104,6 +105,13 @@ type Options struct {
 	// and parse errors (metrics.go). Nil counts nothing and takes no clock
 	// reads for it.
 	Metrics *metrics.Set
+	// AccessLog, when set, gets one line per request (observe.go,
+	// server/accesslog). The caller opens and closes it.
+	AccessLog *accesslog.Log
+	// RequestID and Trace: request IDs and W3C trace context
+	// (observe.go). Zero: off.
+	RequestID RequestIDOptions
+	Trace     TraceOptions
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -49,6 +49,8 @@ type Request struct {
 
 	// route is what the request counts into when it ends (SetRoute).
 	route *metrics.Route
+	// id is the request's ID and upstream (observe.go).
+	id identity
 }
 
 // SetRoute names the counters the request is counted into when its
@@ -67,6 +69,7 @@ func (r *Request) end() {
 	// The route is cleared at the end, not at begin: the event loop
 	// looks the route up (InlineHandler) before the request begins.
 	r.route = nil
+	r.id.rid, r.id.upstream, r.id.target = nil, "", ""
 	if cap(r.bodyBuf) > maxPooledBuf {
 		r.bodyBuf = nil
 	}

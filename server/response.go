@@ -56,6 +56,10 @@ type ResponseWriter struct {
 	// now, when set by the sink before finish, is the time to stamp in
 	// Date (it saves a clock read per request); zero means read the clock.
 	now time.Time
+	// rid is the request's ID, sent back in the field ridName (observe.go);
+	// a handler's or upstream's field of that name is replaced by it.
+	rid     []byte
+	ridName string
 }
 
 var (
@@ -70,6 +74,7 @@ func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.clen, w.written = -1, 0
 	w.committed, w.chunked, w.aborted, w.hasDate, w.err = false, false, false, false, nil
 	w.now = time.Time{}
+	w.rid = nil
 	w.headReq = string(req.Method) == "HEAD"
 	w.http10 = req.Version == phttp.HTTP10
 	w.keepAlive = w.http10 && !req.Close
@@ -102,7 +107,7 @@ func (w *ResponseWriter) AddHeaderBytes(name, value []byte) {
 }
 
 func (w *ResponseWriter) addHeader(name, value string) {
-	if w.committed || !validToken(name) {
+	if w.committed || !validToken(name) || len(w.rid) > 0 && equalFold(name, w.ridName) {
 		return
 	}
 	switch {
@@ -287,6 +292,12 @@ func (w *ResponseWriter) commit(final bool) {
 		out = append(out, dateLine(now)...)
 	}
 	out = append(out, w.hdr...)
+	if len(w.rid) > 0 {
+		out = append(out, w.ridName...)
+		out = append(out, ": "...)
+		out = append(out, w.rid...)
+		out = append(out, "\r\n"...)
+	}
 	switch {
 	case w.status == 204 || w.status == 304:
 		// No framing fields: these responses never have a body

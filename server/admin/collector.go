@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/upstream"
 )
@@ -55,12 +56,23 @@ var (
 		"Retries the retry budget refused.", []string{"upstream"}, nil)
 	descUpRetries = prometheus.NewDesc(namespace+"_upstream_retries_in_flight",
 		"Retry-budget tokens held now.", []string{"upstream"}, nil)
+
+	descLogLines = prometheus.NewDesc(namespace+"_access_log_lines_total",
+		"Access-log lines written to the sink.", nil, nil)
+	descLogDropped = prometheus.NewDesc(namespace+"_access_log_dropped_total",
+		"Access-log lines dropped because the sink stalled or failed (never waited for).", nil, nil)
+	descTransport = prometheus.NewDesc(namespace+"_transport_events_total",
+		"Events counted by the xdp and rdma transports themselves (xdp: steered, passed, fallback, dropped by the steering program; received, sent, dropped frames; rdma: connections accepted, requests served inline), by transport, listener and event.", []string{"transport", "listener", "event"}, nil)
+	descTransportGauge = prometheus.NewDesc(namespace+"_transport_state",
+		"Current state of the xdp and rdma transports (rdma: connections open, receive credits held by messages being served, messages queued), by transport, listener and item.", []string{"transport", "listener", "item"}, nil)
 )
 
 // collector publishes a metrics.Set and the upstream pools at scrape time.
 type collector struct {
-	set   *metrics.Set
-	pools func() map[string]*upstream.Pool
+	set        *metrics.Set
+	pools      func() map[string]*upstream.Pool
+	log        *accesslog.Log
+	transports func() []TransportStat
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -68,7 +80,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descConnsOpened, descConnsActive, descRefused, descParseErrors,
 		descUpRequests, descUpFailures, descUpEjections, descUpChecks, descUpHealthy,
 		descUpEjected, descUpInFlight, descUpRetries, descUpResponses, descUpErrors,
-		descUpRetriesTotal, descUpBudget} {
+		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge} {
 		ch <- d
 	}
 }
@@ -81,6 +93,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if c.pools != nil {
 		c.collectUpstreams(ch)
 	}
+	c.collectObserve(ch)
 }
 
 func (c *collector) collectRoutes(ch chan<- prometheus.Metric) {

@@ -72,6 +72,7 @@ func (c *Config) WithDefaults() *Config {
 		a = *c.Admin
 	}
 	e.Admin = a.withDefaults()
+	e.AccessLog, e.RequestID, e.Trace = c.AccessLog.withDefaults(), c.RequestID.withDefaults(), c.Trace.withDefaults()
 	e.Upstreams = append([]Upstream(nil), c.Upstreams...)
 	for i := range e.Upstreams {
 		u := &e.Upstreams[i]
@@ -86,7 +87,7 @@ func (c *Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
 // ServerOptions returns the server options c describes, without a handler.
 func (c *Config) ServerOptions() server.Options {
 	e := c.WithDefaults()
-	return server.Options{
+	o := server.Options{
 		LoopProxy: *e.ProxyOnLoop,
 		Limits: server.Limits{
 			MaxHeaderBytes: e.Limits.MaxHeaderBytes,
@@ -106,6 +107,8 @@ func (c *Config) ServerOptions() server.Options {
 			BodyRateWindow: time.Duration(e.Timeouts.BodyRateWindow),
 		},
 	}
+	c.observeOptions(&o)
+	return o
 }
 
 // BuildOptions supplies what a configuration refers to by name.

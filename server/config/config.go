@@ -32,6 +32,10 @@ type Config struct {
 	Routes    []Route    `yaml:"routes"`
 	// Admin is the admin listener (admin.go); nil: off.
 	Admin *Admin `yaml:"admin,omitempty"`
+	// AccessLog, RequestID and Trace: observe.go (nil: off, off, defaults).
+	AccessLog *AccessLog `yaml:"access_log,omitempty"`
+	RequestID *RequestID `yaml:"request_id,omitempty"`
+	Trace     *Trace     `yaml:"trace,omitempty"`
 }
 
 // Limits mirrors server.Limits.
@@ -306,7 +310,10 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				c.Upstreams = append(c.Upstreams, u)
 			}
 		},
-		"admin": func(v *yaml.Node, key string) { d.admin(v, key, c) },
+		"admin":      func(v *yaml.Node, key string) { d.admin(v, key, c) },
+		"access_log": func(v *yaml.Node, key string) { d.accessLog(v, key, c) },
+		"request_id": func(v *yaml.Node, key string) { d.requestID(v, key, c) },
+		"trace":      func(v *yaml.Node, key string) { d.trace(v, key, c) },
 		"routes": func(v *yaml.Node, key string) {
 			if v.Kind != yaml.SequenceNode {
 				d.fail(v, key, "must be a list")

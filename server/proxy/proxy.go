@@ -163,6 +163,7 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			return
 		}
 		t = targetOf(ut)
+		r.SetUpstream(pool.Name(), ut.Address())
 		left := tryDL.Sub(now)
 		var wn int
 		uc, wn, copyErr, err = p.exchange(t, r, head, exchangeArgs{
