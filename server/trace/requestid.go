@@ -54,8 +54,18 @@ var prefix = func() string {
 // request).
 var connSeq atomic.Uint64
 
-// IDGen generates request IDs for one connection: prefix-conn-seq in hex.
-// Not safe for concurrent use (a connection serves one request at a time).
+// Widths of a generated ID's parts, in hex digits: fixed, so that every
+// response of a connection has the same length (and logs line up). 40 bits
+// number a trillion connections; 32 bits four billion requests on one
+// connection before its counter wraps.
+const (
+	connDigits = 10
+	seqDigits  = 8
+)
+
+// IDGen generates request IDs for one connection: prefix-conn-seq in
+// fixed-width hex (32 bytes). Not safe for concurrent use (a connection
+// serves one request at a time).
 type IDGen struct {
 	conn uint64
 	seq  uint64
@@ -74,7 +84,15 @@ func (g *IDGen) Append(b []byte) []byte {
 	g.seq++
 	b = append(b, prefix...)
 	b = append(b, '-')
-	b = strconv.AppendUint(b, g.conn, 16)
+	b = appendHexN(b, g.conn, connDigits)
 	b = append(b, '-')
-	return strconv.AppendUint(b, g.seq, 16)
+	return appendHexN(b, g.seq, seqDigits)
+}
+
+// appendHexN appends the low n hex digits of v.
+func appendHexN(b []byte, v uint64, n int) []byte {
+	for shift := 4 * (n - 1); shift >= 0; shift -= 4 {
+		b = append(b, hexDigits[v>>uint(shift)&0xf])
+	}
+	return b
 }

@@ -116,3 +116,13 @@ func FuzzRequestID(f *testing.F) {
 		}
 	})
 }
+
+func TestIDGenFixedWidth(t *testing.T) {
+	var g IDGen
+	n := len(g.Append(nil))
+	for i := 0; i < 5000; i++ {
+		if l := len(g.Append(nil)); l != n {
+			t.Fatalf("ID %d is %d bytes, the first %d", i, l, n)
+		}
+	}
+}

@@ -110,9 +110,4 @@ func nonZero() uint64 {
 const hexDigits = "0123456789abcdef"
 
 // appendHex64 appends v as 16 lowercase hex digits.
-func appendHex64(b []byte, v uint64) []byte {
-	for shift := 60; shift >= 0; shift -= 4 {
-		b = append(b, hexDigits[v>>uint(shift)&0xf])
-	}
-	return b
-}
+func appendHex64(b []byte, v uint64) []byte { return appendHexN(b, v, 16) }
