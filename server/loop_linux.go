@@ -170,7 +170,7 @@ func (s *Server) serveLoop(l net.Listener, o *TLSOptions) error {
 	tl, ok := l.(*net.TCPListener)
 	if !ok {
 		if o != nil {
-			return s.ServeStream(tlsListener{l, *o})
+			return s.ServeStream(s.newTLSListener(l, *o))
 		}
 		return s.ServeStream(TCPListener(l))
 	}

@@ -47,5 +47,5 @@ func (c *conn) count() {
 	if h.ContentLength > 0 {
 		in += h.ContentLength
 	}
-	rt.Observe(c.shard, metrics.MethodIndex(h.Method), c.resp.status, c.now.Sub(c.reqBegin), in, c.resp.written)
+	rt.ObserveAt(c.shard, c.lst.Slot(), metrics.MethodIndex(h.Method), c.resp.status, c.now.Sub(c.reqBegin), in, c.resp.written)
 }

@@ -27,6 +27,10 @@ func testAdmin(t *testing.T) (*Admin, *metrics.Set) {
 	r.Observe(1, metrics.MethodPost, 503, time.Second, 10, 20)
 	l := set.Listener("127.0.0.1:80")
 	l.Opened(0)
+	l2 := set.Listener("127.0.0.1:443")
+	r.ObserveAt(2, l2.Slot(), metrics.MethodGet, 200, time.Millisecond, 10, 20)
+	l2.TLSHandshake(1, metrics.TLSOK)
+	l2.TLSHandshake(2, metrics.TLSFailed)
 	l.ParseError(3, 414)
 	pool, err := upstream.New(upstream.Options{Name: "app", Targets: []upstream.TargetSpec{{Address: "127.0.0.1:1"}, {Address: "127.0.0.1:2"}}})
 	if err != nil {
@@ -45,12 +49,22 @@ func TestCollectorMerges(t *testing.T) {
 	a, _ := testAdmin(t)
 	c := &collector{set: a.o.Metrics, pools: a.o.Pools}
 	want := `
-# HELP simdedge_requests_total Requests answered, by route, method and status class.
+# HELP simdedge_requests_total Requests answered, by listener address, route, method and status class.
 # TYPE simdedge_requests_total counter
-simdedge_requests_total{method="GET",route="api",status_class="2xx"} 5
-simdedge_requests_total{method="POST",route="api",status_class="5xx"} 1
+simdedge_requests_total{listener="127.0.0.1:80",method="GET",route="api",status_class="2xx"} 5
+simdedge_requests_total{listener="127.0.0.1:80",method="POST",route="api",status_class="5xx"} 1
+simdedge_requests_total{listener="127.0.0.1:443",method="GET",route="api",status_class="2xx"} 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_requests_total"); err != nil {
+		t.Error(err)
+	}
+	want = `
+# HELP simdedge_tls_handshakes_total TLS handshakes on a listener, by outcome (ok, failed, plain_http, not_tls).
+# TYPE simdedge_tls_handshakes_total counter
+simdedge_tls_handshakes_total{listener="127.0.0.1:443",outcome="failed"} 1
+simdedge_tls_handshakes_total{listener="127.0.0.1:443",outcome="ok"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_tls_handshakes_total"); err != nil {
 		t.Error(err)
 	}
 	want = `
@@ -62,8 +76,8 @@ simdedge_upstream_requests_total{target="127.0.0.1:2",upstream="app"} 0
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_upstream_requests_total"); err != nil {
 		t.Error(err)
 	}
-	if n := testutil.CollectAndCount(c, "simdedge_parse_errors_total"); n != metrics.ParseKinds {
-		t.Errorf("parse error series = %d, want %d", n, metrics.ParseKinds)
+	if n := testutil.CollectAndCount(c, "simdedge_parse_errors_total"); n != 2*metrics.ParseKinds { // two listeners
+		t.Errorf("parse error series = %d, want %d", n, 2*metrics.ParseKinds)
 	}
 	problems, err := testutil.CollectAndLint(c)
 	if err != nil {

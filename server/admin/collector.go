@@ -16,7 +16,7 @@ const namespace = "simdedge"
 
 var (
 	descRequests = prometheus.NewDesc(namespace+"_requests_total",
-		"Requests answered, by route, method and status class.", []string{"route", "method", "status_class"}, nil)
+		"Requests answered, by listener address, route, method and status class.", []string{"listener", "route", "method", "status_class"}, nil)
 	descDuration = prometheus.NewDesc(namespace+"_request_duration_seconds",
 		"Time from a complete request head to the end of its response, by route.", []string{"route"}, nil)
 	descBytesIn = prometheus.NewDesc(namespace+"_request_bytes_total",
@@ -57,6 +57,11 @@ var (
 	descUpRetries = prometheus.NewDesc(namespace+"_upstream_retries_in_flight",
 		"Retry-budget tokens held now.", []string{"upstream"}, nil)
 
+	descTLS = prometheus.NewDesc(namespace+"_tls_handshakes_total",
+		"TLS handshakes on a listener, by outcome (ok, failed, plain_http, not_tls).", []string{"listener", "outcome"}, nil)
+	descUpLatency = prometheus.NewDesc(namespace+"_upstream_response_seconds",
+		"Time from sending a request to a target (connecting included) to its response head.", []string{"upstream", "target"}, nil)
+
 	descLogLines = prometheus.NewDesc(namespace+"_access_log_lines_total",
 		"Access-log lines written to the sink.", nil, nil)
 	descLogDropped = prometheus.NewDesc(namespace+"_access_log_dropped_total",
@@ -80,7 +85,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descConnsOpened, descConnsActive, descRefused, descParseErrors,
 		descUpRequests, descUpFailures, descUpEjections, descUpChecks, descUpHealthy,
 		descUpEjected, descUpInFlight, descUpRetries, descUpResponses, descUpErrors,
-		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge} {
+		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge, descTLS, descUpLatency} {
 		ch <- d
 	}
 }
@@ -97,15 +102,21 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *collector) collectRoutes(ch chan<- prometheus.Metric) {
+	var slots [metrics.ListenerSlots]string
+	for i := range slots {
+		slots[i] = c.set.SlotName(i)
+	}
 	for _, r := range c.set.Routes() {
 		t := r.Totals()
 		name := r.Name()
-		for m := range t.Requests {
-			for cl, n := range t.Requests[m] {
-				if n == 0 {
-					continue // a series per route appears with its first request
+		for l := range t.ByListener {
+			for m := range t.ByListener[l] {
+				for cl, n := range t.ByListener[l][m] {
+					if n == 0 {
+						continue // a series per route appears with its first request
+					}
+					ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n), slots[l], name, metrics.MethodNames[m], metrics.ClassNames[cl])
 				}
-				ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n), name, metrics.MethodNames[m], metrics.ClassNames[cl])
 			}
 		}
 		count := t.Buckets[len(t.Buckets)-1]
@@ -136,6 +147,11 @@ func (c *collector) collectConns(ch chan<- prometheus.Metric) {
 				status = strconv.Itoa(metrics.ParseStatuses[k])
 			}
 			ch <- prometheus.MustNewConstMetric(descParseErrors, prometheus.CounterValue, float64(n), name, status)
+		}
+		for k, n := range t.TLS {
+			if n > 0 { // only TLS listeners get the series
+				ch <- prometheus.MustNewConstMetric(descTLS, prometheus.CounterValue, float64(n), name, metrics.TLSNames[k])
+			}
 		}
 	}
 }
