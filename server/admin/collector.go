@@ -176,11 +176,23 @@ func (c *collector) collectUpstreams(ch chan<- prometheus.Metric) {
 			for o := upstream.Response + 1; int(o) < upstream.Outcomes; o++ {
 				ch <- prometheus.MustNewConstMetric(descUpErrors, prometheus.CounterValue, float64(s.ByOutcome[o]), name, s.Address, o.String())
 			}
+			if n := s.Latency.Count(); n > 0 {
+				ch <- prometheus.MustNewConstHistogram(descUpLatency, n, s.Latency.Sum.Seconds(), histBuckets(&s.Latency), l...)
+			}
 		}
 		ch <- prometheus.MustNewConstMetric(descUpRetries, prometheus.GaugeValue, float64(p.RetriesInFlight()), name)
 		ch <- prometheus.MustNewConstMetric(descUpRetriesTotal, prometheus.CounterValue, float64(p.Retries()), name)
 		ch <- prometheus.MustNewConstMetric(descUpBudget, prometheus.CounterValue, float64(p.BudgetRefusals()), name)
 	}
+}
+
+// histBuckets maps cumulative totals to client_golang's bucket map.
+func histBuckets(t *metrics.HistogramTotals) map[float64]uint64 {
+	b := make(map[float64]uint64, len(metrics.DurationBuckets))
+	for i, ub := range metrics.DurationBuckets {
+		b[ub] = t.Buckets[i]
+	}
+	return b
 }
 
 func healthValue(h upstream.Health) float64 {

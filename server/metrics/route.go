@@ -69,14 +69,7 @@ func (r *Route) ObserveAt(shard, slot, method, status int, d time.Duration, in, 
 	s := &r.shards[shard&(len(r.shards)-1)]
 	s.requests[slot&(ListenerSlots-1)][method][ClassIndex(status)].Add(1)
 	ns := int64(d)
-	b := len(bucketNanos)
-	for i, ub := range bucketNanos {
-		if ns <= ub {
-			b = i
-			break
-		}
-	}
-	s.buckets[b].Add(1)
+	s.buckets[bucketOf(ns)].Add(1)
 	if ns > 0 {
 		s.sumNanos.Add(uint64(ns))
 	}

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -61,10 +60,7 @@ const UnmatchedRoute = "(none)"
 
 // NewSet returns an empty Set sized for the machine's CPUs.
 func NewSet() *Set {
-	n := 1
-	for n < shardsPerCPU*runtime.GOMAXPROCS(0) {
-		n *= 2
-	}
+	n := shardCount()
 	s := &Set{mask: n - 1, routes: map[string]*Route{}, listeners: map[string]*Listener{}}
 	s.unmatched = s.Route(UnmatchedRoute)
 	return s

@@ -225,3 +225,34 @@ func TestProxyZeroAllocObserved(t *testing.T) {
 		t.Errorf("%v allocations per observed proxied request, want 0", allocs)
 	}
 }
+
+// TestProxyUpstreamLatency: with counting on, every answered request adds
+// its time to response head to its target's histogram, on both proxy
+// paths; with counting off, nothing is observed.
+func TestProxyUpstreamLatency(t *testing.T) {
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond) // a latency above the first bucket
+		io.WriteString(w, "ok")
+	}))
+	for _, on := range []bool{true, false} {
+		so := server.Options{}
+		if on {
+			so.Metrics = metrics.NewSet()
+		}
+		addr, up := startProxy(t, UpstreamOptions{Targets: []string{o.addr}}, so)
+		c := client(t)
+		const n = 5
+		for i := 0; i < n; i++ {
+			req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+			get(t, c, req)
+		}
+		lat := up.pool.Snapshot(nil)[0].Latency
+		want := uint64(0)
+		if on {
+			want = n
+		}
+		if lat.Count() != want || on && (lat.Sum < n*2*time.Millisecond || lat.Buckets[0] != 0) {
+			t.Errorf("counting %v: %d observed, sum %v, first bucket %d; want %d", on, lat.Count(), lat.Sum, lat.Buckets[0], want)
+		}
+	}
+}
