@@ -152,7 +152,12 @@ pid {{.Dir}}/nginx.pid;
 error_log {{.Dir}}/error.log warn;
 events { worker_connections 4096; }
 http {
+{{- if .AccessLog}}
+    log_format edge escape=json '{"time":"$time_iso8601","remote":"$remote_addr","method":"$request_method","host":"$host","path":"$request_uri","proto":"$server_protocol","status":$status,"bytes_in":$request_length,"bytes_out":$body_bytes_sent,"duration":$request_time,"upstream":"backend","target":"$upstream_addr","request_id":"$request_id","user_agent":"$http_user_agent","tls":"$ssl_protocol"}';
+    access_log {{.AccessLog}} edge buffer=64k flush=1s;
+{{- else}}
     access_log off;
+{{- end}}
     keepalive_requests 100000000;
     keepalive_timeout 75s;
     client_body_temp_path {{.Dir}}/client_body;
@@ -185,6 +190,10 @@ http {
             proxy_pass http://backend;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
+{{- if $.AccessLog}}
+            proxy_set_header X-Request-Id $request_id;
+            add_header X-Request-Id $request_id;
+{{- end}}
 {{- else}}
             return 200 "{{$.Body}}";
 {{- end}}
@@ -219,10 +228,16 @@ func nginxConfig(dir string, ports []int, upstreams []string) (string, error) {
 // HTTPS configuration has (the https area's clients do not resume, so it
 // costs what it costs a real server: a lookup that misses).
 func nginxConfigTLS(dir string, ports []int, upstreams []string, t *tlsFiles) (string, error) {
+	return nginxConfigLog(dir, ports, upstreams, t, "")
+}
+
+// nginxConfigLog is nginxConfigTLS with a JSON access log (the observe
+// area's fields) to the file accessLog, buffered ("" : access log off).
+func nginxConfigLog(dir string, ports []int, upstreams []string, t *tlsFiles, accessLog string) (string, error) {
 	var conf strings.Builder
 	// The body goes into an nginx string literal: \n is nginx's escape.
 	body := strings.ReplaceAll(responseBody, "\n", `\n`)
-	err := nginxConf.Execute(&conf, map[string]any{"Dir": dir, "Ports": ports, "Upstreams": upstreams, "Body": body, "TLS": t})
+	err := nginxConf.Execute(&conf, map[string]any{"Dir": dir, "Ports": ports, "Upstreams": upstreams, "Body": body, "TLS": t, "AccessLog": accessLog})
 	return conf.String(), err
 }
 
@@ -232,6 +247,12 @@ func startNginx(e *env, ports []int, upstreams []string, cpu string) (*proc, err
 
 // startNginxTLS is startNginx with TLS listeners when t is set.
 func startNginxTLS(e *env, ports []int, upstreams []string, cpu string, t *tlsFiles) (*proc, error) {
+	return startNginxLog(e, ports, upstreams, cpu, t, false)
+}
+
+// startNginxLog is startNginxTLS with, if logged, a JSON access log to
+// access.log in the server's directory.
+func startNginxLog(e *env, ports []int, upstreams []string, cpu string, t *tlsFiles, logged bool) (*proc, error) {
 	if e.nginx == "" {
 		return nil, errors.New("nginx is not installed")
 	}
@@ -239,7 +260,11 @@ func startNginxTLS(e *env, ports []int, upstreams []string, cpu string, t *tlsFi
 	if err != nil {
 		return nil, err
 	}
-	conf, err := nginxConfigTLS(dir, ports, upstreams, t)
+	accessLog := ""
+	if logged {
+		accessLog = filepath.Join(dir, "access.log")
+	}
+	conf, err := nginxConfigLog(dir, ports, upstreams, t, accessLog)
 	if err != nil {
 		return nil, err
 	}
@@ -287,6 +312,9 @@ routes:
   - match: {path_prefix: /}
     respond: {status: 200, body: "{{.Body}}", headers: {Content-Type: text/plain}}
 {{- end}}
+{{- if .Extra}}
+{{.Extra}}
+{{- end}}
 `))
 
 // simdedgeServer runs `simdedge serve` with a generated configuration;
@@ -317,6 +345,12 @@ func simdedgeConfig(port int, upstreams []string, engine string, b *Balancing) (
 // simdedgeConfigTLS is simdedgeConfig on a TLS 1.3 listener serving the
 // files of t (nil: plain HTTP).
 func simdedgeConfigTLS(port int, upstreams []string, engine string, b *Balancing, t *tlsFiles) (string, error) {
+	return simdedgeConfigExtra(port, upstreams, engine, b, t, "")
+}
+
+// simdedgeConfigExtra is simdedgeConfigTLS with extra top-level YAML
+// appended (the observe area's admin, access_log and request_id keys).
+func simdedgeConfigExtra(port int, upstreams []string, engine string, b *Balancing, t *tlsFiles, extra string) (string, error) {
 	var conf strings.Builder
 	body := strings.ReplaceAll(responseBody, "\n", `\n`)
 	eng, proxyOnLoop := engine, ""
@@ -327,7 +361,7 @@ func simdedgeConfigTLS(port int, upstreams []string, engine string, b *Balancing
 		eng, proxyOnLoop = "loop", "false"
 	}
 	err := simdedgeConf.Execute(&conf, map[string]any{"Port": port, "Upstreams": upstreams, "Balancing": b,
-		"Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop, "TLS": t})
+		"Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop, "TLS": t, "Extra": extra})
 	return conf.String(), err
 }
 
