@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/upstream"
 )
@@ -36,7 +37,18 @@ func testAdmin(t *testing.T) (*Admin, *metrics.Set) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pool.Targets()[0].ObserveLatency(3, 3*time.Millisecond)
+	alog, err := accesslog.Open(accesslog.Options{Writer: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alog.Close() })
 	a := New(Options{Metrics: set, Pools: func() map[string]*upstream.Pool { return map[string]*upstream.Pool{"app": pool} },
+		AccessLog: alog,
+		Transports: func() []TransportStat {
+			return []TransportStat{{Transport: "xdp", Listener: "veth0", Name: "steered", Value: 7},
+				{Transport: "rdma", Listener: "127.0.0.1:7471", Name: "credits_held", Value: 2, Gauge: true}}
+		},
 		Config: func() ([]byte, error) {
 			return []byte("tls: {cert: /etc/c.pem, key: /etc/k.pem}\nbasic_auth: {users: [{name: a, password_hash: $2y$x}]}\n"), nil
 		}})
@@ -165,6 +177,31 @@ notsecret_keys: 3
 	}
 	if _, err := Redact([]byte("a: [")); err == nil {
 		t.Error("bad YAML redacted without error")
+	}
+}
+
+// TestCollectorObserve: the phase-2 families (upstream response time,
+// access-log lines and drops, the transports' own counters) with their
+// labels.
+func TestCollectorObserve(t *testing.T) {
+	a, _ := testAdmin(t)
+	c := &collector{set: a.o.Metrics, pools: a.o.Pools, log: a.o.AccessLog, transports: a.o.Transports}
+	want := `
+# HELP simdedge_access_log_dropped_total Access-log lines dropped because the sink stalled or failed (never waited for).
+# TYPE simdedge_access_log_dropped_total counter
+simdedge_access_log_dropped_total 0
+# HELP simdedge_transport_events_total Events counted by the xdp and rdma transports themselves (xdp: steered, passed, fallback, dropped by the steering program; received, sent, dropped frames; rdma: connections accepted, requests served inline), by transport, listener and event.
+# TYPE simdedge_transport_events_total counter
+simdedge_transport_events_total{event="steered",listener="veth0",transport="xdp"} 7
+# HELP simdedge_transport_state Current state of the xdp and rdma transports (rdma: connections open, receive credits held by messages being served, messages queued), by transport, listener and item.
+# TYPE simdedge_transport_state gauge
+simdedge_transport_state{item="credits_held",listener="127.0.0.1:7471",transport="rdma"} 2
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_access_log_dropped_total", "simdedge_transport_events_total", "simdedge_transport_state"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(c, "simdedge_upstream_response_seconds"); n != 1 {
+		t.Errorf("%d upstream latency series, want 1 (the observed target)", n)
 	}
 }
 
