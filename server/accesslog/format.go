@@ -101,15 +101,35 @@ func appendSeconds(b []byte, d time.Duration) []byte {
 	return appendPadded(b, us%1e6, 6)
 }
 
-// appendPadded writes v (0 <= v < 10^width) with leading zeros.
+// appendPadded writes v (0 <= v < 10^width, width even) with leading
+// zeros, two digits at a time.
 func appendPadded(b []byte, v int64, width int) []byte {
 	var d [20]byte
-	for i := width - 1; i >= 0; i-- {
-		d[i] = byte('0' + v%10)
-		v /= 10
+	for i := width - 2; i >= 0; i -= 2 {
+		k := 2 * (v % 100)
+		d[i], d[i+1] = twoDigits[k], twoDigits[k+1]
+		v /= 100
 	}
 	return append(b, d[:width]...)
 }
+
+// twoDigits is "00" through "99".
+var twoDigits = func() (t [200]byte) {
+	for i := 0; i < 100; i++ {
+		t[2*i], t[2*i+1] = byte('0'+i/10), byte('0'+i%10)
+	}
+	return t
+}()
+
+// jsonPlain marks the bytes a JSON string holds as they are: printable
+// ASCII other than quote and backslash (RFC 8259 §7). Others go through
+// the escape and UTF-8 checks.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // appendJSONString writes s quoted, cut at max bytes (a cut ends with
 // "..."). Quote, backslash and control bytes are escaped; invalid UTF-8
@@ -123,7 +143,7 @@ func appendJSONString(b, s []byte, max int) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if jsonPlain[c] {
 			i++
 			continue
 		}

@@ -58,7 +58,7 @@ type Log struct {
 	next   atomic.Uint32
 
 	free chan []byte // empty buffers
-	full chan []byte // buffers for the writer
+	full chan filled // buffers for the writer
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
@@ -72,6 +72,12 @@ type Log struct {
 	written atomic.Uint64 // lines handed to the sink
 	failed  atomic.Uint64 // sink write errors
 	closed  atomic.Bool
+}
+
+// filled is a buffer handed to the writer with its number of lines.
+type filled struct {
+	b     []byte
+	lines int
 }
 
 type paddedShard struct {
@@ -125,7 +131,7 @@ func Open(o Options) (*Log, error) {
 	l.free = make(chan []byte, total)
 	// full holds every buffer at once if need be, so a hand-over never
 	// blocks.
-	l.full = make(chan []byte, total)
+	l.full = make(chan filled, total)
 	for i := range l.shards {
 		s := &l.shards[i].Shard
 		s.log = l
@@ -196,7 +202,7 @@ func (s *Shard) Write(e *Entry) {
 	if len(s.buf)+len(s.scratch) > cap(s.buf) {
 		select {
 		case nb := <-l.free:
-			l.full <- s.buf
+			l.full <- filled{s.buf, s.lines}
 			s.buf, s.lines = nb, 0
 			l.poke()
 		default:

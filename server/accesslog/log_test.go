@@ -284,3 +284,14 @@ func BenchmarkWriteJSON(b *testing.B) {
 		s.Write(e)
 	}
 }
+
+// BenchmarkFormatJSON is the formatting alone (no lock, no writer).
+func BenchmarkFormatJSON(b *testing.B) {
+	var tc timeCache
+	e := sampleEntry()
+	buf := make([]byte, 0, maxLine)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf = appendJSON(buf[:0], e, &tc)
+	}
+}

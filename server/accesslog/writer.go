@@ -1,7 +1,6 @@
 package accesslog
 
 import (
-	"bytes"
 	"time"
 )
 
@@ -14,8 +13,8 @@ func (l *Log) run() {
 	defer t.Stop()
 	for {
 		select {
-		case b := <-l.full:
-			l.write(b)
+		case f := <-l.full:
+			l.write(f)
 		case <-l.wake:
 		case <-t.C:
 			l.flushShards()
@@ -36,26 +35,23 @@ func (l *Log) run() {
 
 // write writes b whole (one Write call: os.File writes all of it or
 // fails), between reopens, and returns b to the free list.
-func (l *Log) write(b []byte) {
-	if len(b) > 0 {
-		if _, err := l.w.Write(b); err != nil {
-			n := uint64(bytes.Count(b, newline))
+func (l *Log) write(f filled) {
+	if len(f.b) > 0 {
+		if _, err := l.w.Write(f.b); err != nil {
 			l.failed.Add(1)
-			l.dropped.Add(n)
+			l.dropped.Add(uint64(f.lines))
 		} else {
-			l.written.Add(uint64(bytes.Count(b, newline)))
+			l.written.Add(uint64(f.lines))
 		}
 	}
-	l.free <- b[:0]
+	l.free <- f.b[:0]
 }
-
-var newline = []byte{'\n'}
 
 func (l *Log) drainFull() {
 	for {
 		select {
-		case b := <-l.full:
-			l.write(b)
+		case f := <-l.full:
+			l.write(f)
 		default:
 			return
 		}
@@ -86,11 +82,11 @@ func (l *Log) flushShards() {
 			s.mu.Unlock()
 			continue
 		}
-		b := s.buf
+		f := filled{s.buf, s.lines}
 		s.buf, s.lines = nb, 0
 		s.mu.Unlock()
 		l.drainFull()
-		l.write(b)
+		l.write(f)
 	}
 }
 
