@@ -134,7 +134,9 @@ func writeAccess(s *accesslog.Shard, r *Request, status int, in, out int64, end 
 		e.Route = metrics.UnmatchedRoute
 	}
 	e.UserAgent, _ = h.Headers.Get("User-Agent")
-	e.Referer, _ = h.Headers.Get("Referer")
+	if s.WantsReferer() { // only the combined format has it: a scan saved
+		e.Referer, _ = h.Headers.Get("Referer")
+	}
 	if cs, ok := r.tlsVersion(); ok {
 		e.TLS = tlsNames(cs)
 	}

@@ -155,6 +155,10 @@ func (l *Log) Next() *Shard {
 	return &l.shards[int(l.next.Add(1))&(len(l.shards)-1)].Shard
 }
 
+// WantsReferer reports whether the format writes Entry.Referer (callers
+// skip looking it up otherwise).
+func (s *Shard) WantsReferer() bool { return s.log.format == Combined }
+
 // Dropped is the number of lines dropped because the sink stalled.
 func (l *Log) Dropped() uint64 { return l.dropped.Load() }
 
