@@ -169,3 +169,20 @@ func TestZeroAllocObserved(t *testing.T) {
 		t.Errorf("%v allocations per request with metrics and access log on, want 0", allocs)
 	}
 }
+
+// TestRequestIDClone: a clone keeps its own copy of the ID.
+func TestRequestIDClone(t *testing.T) {
+	got := make(chan string, 1)
+	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+		cl := r.Clone()
+		w.WriteString("x")
+		got <- string(cl.RequestID())
+	})
+	_, addr := startTCP(t, h, Options{RequestID: RequestIDOptions{Header: "X-Request-Id"}})
+	c := newClient()
+	defer closeIdle(t, c)
+	ridRequest(t, c, addr, "clone-1")
+	if id := <-got; id != "clone-1" {
+		t.Errorf("clone's ID %q", id)
+	}
+}

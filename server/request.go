@@ -283,6 +283,11 @@ func (r *Request) Clone() *Request {
 		panic("server: clone of an accepted head failed to parse: " + err.Error())
 	}
 	n.raw = raw
+	// The ID, upstream and target go with the clone (owned copies).
+	if r.id.rid != nil {
+		n.id.rid = append([]byte(nil), r.id.rid...)
+	}
+	n.id.upstream, n.id.target = r.id.upstream, r.id.target
 	n.body.reset(phttp.BodyNone, 0, 0, 0)
 	if r.fullOK {
 		n.full, n.fullOK = append([]byte(nil), r.full...), true
