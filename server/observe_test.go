@@ -186,3 +186,37 @@ func TestRequestIDClone(t *testing.T) {
 		t.Errorf("clone's ID %q", id)
 	}
 }
+
+// TestMessageObserved: a request over a message transport gets a request
+// ID in its reply and an access-log line.
+func TestMessageObserved(t *testing.T) {
+	sink := &lockedBuffer{}
+	alog, err := accesslog.Open(accesslog.Options{Writer: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Handler: idEcho, AccessLog: alog, RequestID: RequestIDOptions{Header: "X-Request-Id", Generate: true}})
+	l := NewMemMessageListener(0)
+	go s.ServeMessages(l)
+	defer s.Close()
+	replies, err := l.Exchange([]byte("GET /m HTTP/1.1\r\nHost: example\r\n\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(bytes.Join(replies, nil))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	id := resp.Header.Values("X-Request-Id")
+	if len(id) != 1 || id[0] != string(b) || !trace.ValidRequestID(b) {
+		t.Errorf("reply ID %q, handler saw %q", id, b)
+	}
+	if err := alog.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var e map[string]any
+	if err := json.Unmarshal(sink.b.Bytes(), &e); err != nil || e["path"] != "/m" || e["request_id"] != string(b) || e["status"] != 200.0 {
+		t.Errorf("log %q (%v)", sink.b.String(), err)
+	}
+}
