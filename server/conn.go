@@ -128,6 +128,10 @@ type conn struct {
 	// (observe.go).
 	alog  *accesslog.Shard
 	idgen trace.IDGen
+	// evBegin, set by the event loop before a request starts, is the
+	// time of the event that completed its head: beginCount takes it
+	// instead of reading the clock (zero: read it).
+	evBegin time.Time
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -145,7 +149,7 @@ func newConn(s *Server, st Stream) *conn {
 	c.cfg = s.settings()
 	c.home, c.ipHeld, c.errSent = nil, false, false
 	c.r, c.w = 0, 0
-	c.readDL, c.writeDL, c.now = time.Time{}, time.Time{}, time.Time{}
+	c.readDL, c.writeDL, c.now, c.evBegin = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	c.broken, c.inLoop = false, false
 	c.state.Store(stateActive)
 	c.req.srv = s

@@ -24,7 +24,11 @@ func (c *conn) countOpen(l *metrics.Listener) {
 // histogram and the access log's duration).
 func (c *conn) beginCount() {
 	if c.srv.opts.Metrics != nil || c.alog != nil {
-		c.reqBegin = time.Now()
+		if c.evBegin.IsZero() {
+			c.reqBegin = time.Now()
+		} else {
+			c.reqBegin, c.evBegin = c.evBegin, time.Time{}
+		}
 	}
 }
 

@@ -42,8 +42,27 @@ type Entry struct {
 const (
 	maxTarget = 4096
 	maxField  = 512
-	// maxLine is the longest line formatFor can build: every field at its
-	// bound with every byte escaped (6 bytes: \u00XX), plus the fixed
-	// parts (names, numbers, time).
-	maxLine = 6*(maxTarget+9*maxField) + 1024
+	// maxLine is the longest line there can be (lineBound of an entry
+	// with every field at its bound): under bufSize, so one line always
+	// fits an empty buffer.
+	maxLine = fixedBound + escapeMax*maxTarget + 9*(fieldOverhead+escapeMax*maxField)
+	// fixedBound bounds a line's parts other than the escaped fields:
+	// names and punctuation (about 250 bytes), the time, five numbers of
+	// at most 20 digits, the protocol and TLS names.
+	fixedBound = 1024
+	// fieldOverhead is a field's quotes and cut mark ("...").
+	fieldOverhead = 5
+	// escapeMax is the most bytes one input byte becomes (\u00XX).
+	escapeMax = 6
 )
+
+// lineBound is an upper bound of e's line in either format: every field
+// cut to its bound and every byte escaped at the widest.
+func lineBound(e *Entry) int {
+	n := fixedBound + escapeMax*min(len(e.Target), maxTarget)
+	for _, l := range [...]int{len(e.Remote), len(e.Method), len(e.Host), len(e.Route), len(e.Upstream),
+		len(e.UpstreamTarget), len(e.RequestID), len(e.UserAgent), len(e.Referer)} {
+		n += fieldOverhead + escapeMax*min(l, maxField)
+	}
+	return n
+}

@@ -135,6 +135,23 @@ var jsonPlain = func() (t [256]bool) {
 // "..."). Quote, backslash and control bytes are escaped; invalid UTF-8
 // becomes U+FFFD, so the line is valid JSON whatever the client sent.
 func appendJSONString(b, s []byte, max int) []byte {
+	if len(s) <= max {
+		// The common case: nothing to escape or cut.
+		i := 0
+		for i < len(s) && jsonPlain[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			b = append(b, '"')
+			b = append(b, s...)
+			return append(b, '"')
+		}
+	}
+	return appendJSONEscaped(b, s, max)
+}
+
+// appendJSONEscaped is appendJSONString's general case.
+func appendJSONEscaped(b, s []byte, max int) []byte {
 	cut := false
 	if len(s) > max {
 		s, cut = s[:max], true

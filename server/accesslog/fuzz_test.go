@@ -18,6 +18,9 @@ func FuzzJSONLine(f *testing.F) {
 		e := sampleEntry()
 		e.Target, e.UserAgent = target, ua
 		line := appendJSON(nil, e, &tc)
+		if len(line) > lineBound(e) {
+			t.Fatalf("line of %d bytes over its bound %d", len(line), lineBound(e))
+		}
 		if bytes.IndexByte(line, '\n') != len(line)-1 {
 			t.Fatalf("not one line: %q", line)
 		}
@@ -43,6 +46,9 @@ func FuzzCombinedLine(f *testing.F) {
 		e := sampleEntry()
 		e.Target, e.UserAgent = target, ua
 		line := appendCombined(nil, e, &tc)
+		if len(line) > lineBound(e) {
+			t.Fatalf("line of %d bytes over its bound %d", len(line), lineBound(e))
+		}
 		if bytes.IndexByte(line, '\n') != len(line)-1 {
 			t.Fatalf("not one line: %q", line)
 		}

@@ -73,8 +73,18 @@ func TestJSONLongFieldsCut(t *testing.T) {
 	e.Target = bytes.Repeat([]byte{0x01}, 3*maxTarget)
 	e.UserAgent = bytes.Repeat([]byte("\xff"), 3*maxField)
 	line := appendJSON(nil, e, &tc)
-	if len(line) > maxLine {
-		t.Fatalf("line %d > maxLine %d", len(line), maxLine)
+	if len(line) > maxLine || len(line) > lineBound(e) {
+		t.Fatalf("line %d > maxLine %d or its bound %d", len(line), maxLine, lineBound(e))
+	}
+	// The widest line fits an empty buffer.
+	worst := &Entry{Target: make([]byte, 2*maxTarget)}
+	for _, f := range []*[]byte{&worst.Remote, &worst.Method, &worst.Host, &worst.RequestID, &worst.UserAgent, &worst.Referer} {
+		*f = make([]byte, 2*maxField)
+	}
+	long := strings.Repeat("r", 2*maxField)
+	worst.Route, worst.Upstream, worst.UpstreamTarget = long, long, long
+	if b := lineBound(worst); b > bufSize || b > maxLine {
+		t.Errorf("worst line bound %d over the buffer %d or maxLine %d", b, bufSize, maxLine)
 	}
 	if !json.Valid(bytes.TrimSpace(line)) {
 		t.Fatal("invalid JSON")

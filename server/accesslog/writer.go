@@ -9,15 +9,19 @@ import (
 // asked, and flushes everything when stopped.
 func (l *Log) run() {
 	defer close(l.done)
-	t := time.NewTicker(flushInterval)
+	t := time.NewTicker(writeTick)
 	defer t.Stop()
+	lastFlush := time.Now()
 	for {
 		select {
-		case f := <-l.full:
-			l.write(f)
 		case <-l.wake:
-		case <-t.C:
-			l.flushShards()
+			l.drainFull()
+		case now := <-t.C:
+			l.drainFull()
+			if now.Sub(lastFlush) >= flushInterval {
+				l.flushShards()
+				lastFlush = now
+			}
 		case <-l.stop:
 			l.drainFull()
 			l.flushShards()
