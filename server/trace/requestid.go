@@ -89,10 +89,13 @@ func (g *IDGen) Append(b []byte) []byte {
 	return appendHexN(b, g.seq, seqDigits)
 }
 
-// appendHexN appends the low n hex digits of v.
+// appendHexN appends the low n hex digits of v (n <= 16), written back
+// to front into a fixed array and appended once.
 func appendHexN(b []byte, v uint64, n int) []byte {
-	for shift := 4 * (n - 1); shift >= 0; shift -= 4 {
-		b = append(b, hexDigits[v>>uint(shift)&0xf])
+	var d [16]byte
+	for i := n - 1; i >= 0; i-- {
+		d[i] = hexDigits[v&0xf]
+		v >>= 4
 	}
-	return b
+	return append(b, d[:n]...)
 }

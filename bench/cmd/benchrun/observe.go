@@ -10,16 +10,19 @@ import (
 )
 
 // The observe scenario (area observe, issue 22's Speed section): the proxy
-// scenario with observability off and on. simdedge-observed has the admin
-// listener (so every request is counted), a JSON access log to a file and
-// request IDs; nginx-logged has a JSON access log of the same fields to a
-// file (buffered, as simdedge's is: buffer=64k flush=1s) and $request_id
-// forwarded and returned. The targets: simdedge-observed at most 1.10x
-// simdedge-plain's CPU per request, and at or below nginx-logged's.
+// scenario with observability off and on. simdedge-logged has what the
+// issue's first target names: the admin listener (so every request is
+// counted) and a JSON access log to a file; simdedge-observed adds request
+// IDs (generated, forwarded, returned), as nginx-logged has $request_id
+// beside a JSON access log of the same fields to a file (buffered, as
+// simdedge's is: buffer=64k flush=1s). The targets: simdedge-logged at
+// most 1.10x simdedge-plain's CPU per request, and simdedge-observed at or
+// below nginx-logged's.
 
 // Row names of the observe scenario.
 const (
 	observePlain    = "simdedge-plain"
+	observeLogged   = "simdedge-logged"
 	observeObserved = "simdedge-observed"
 	observeNginx    = "nginx-plain"
 	observeNginxLog = "nginx-logged"
@@ -27,12 +30,14 @@ const (
 
 var observeBench = map[string]string{
 	observePlain:    "proxy=simdedge/observe=off",
+	observeLogged:   "proxy=simdedge/observe=log",
 	observeObserved: "proxy=simdedge/observe=on",
 	observeNginx:    "proxy=nginx/observe=off",
 	observeNginxLog: "proxy=nginx/observe=on",
 }
 
 var observePairs = []report.Pair{
+	{Num: observeLogged, Den: observePlain},
 	{Num: observeObserved, Den: observePlain},
 	{Num: observeObserved, Den: observeNginxLog},
 	{Num: observeNginxLog, Den: observeNginx},
@@ -45,27 +50,37 @@ const observeCompare = "go tool benchstat -filter '/proxy:simdedge .unit:cpu-sec
 func observeScenario(engine string, backend serverSpec) scenario {
 	return scenario{kind: "observe", peer: observePlain, backend: &backend,
 		servers: []serverSpec{
-			simdedgeObserved(observePlain, engine, false),
-			simdedgeObserved(observeObserved, engine, true),
+			simdedgeObserved(observePlain, engine, observeOff),
+			simdedgeObserved(observeLogged, engine, observeLog),
+			simdedgeObserved(observeObserved, engine, observeAll),
 			nginxLogged(observeNginx, false),
 			nginxLogged(observeNginxLog, true),
 		},
 		pairs:     observePairs,
 		alternate: true,
 		bench:     observeBench,
-		note: "Proxies with observability off and on: simdedge with `admin` (counting on), `access_log: {path: FILE, format: json}` and `request_id: {}` against the same without; nginx with a JSON `access_log` of the same fields to a file (`buffer=64k flush=1s`) and `$request_id` forwarded and returned, against `access_log off`. " +
+		note: "Proxies with observability off and on: simdedge with `admin` (counting on) and `access_log: {path: FILE, format: json}` (simdedge-logged), plus `request_id: {}` (simdedge-observed), against the same without; nginx with a JSON `access_log` of the same fields to a file (`buffer=64k flush=1s`) and `$request_id` forwarded and returned, against `access_log off`. " +
 			"The rows' benchmark lines compare with `" + observeCompare + "` (off against on) or `-filter '/observe:on .unit:cpu-sec/req' -col /proxy` (simdedge against nginx).",
 	}
 }
 
-// simdedgeObserved is simdedge proxying with observability on or off.
-func simdedgeObserved(name, engine string, on bool) serverSpec {
+// What a simdedge row of the observe area turns on.
+type observeLevel int
+
+const (
+	observeOff observeLevel = iota
+	observeLog              // admin (counting) and the JSON access log
+	observeAll              // and request IDs
+)
+
+// simdedgeObserved is simdedge proxying with observability at level on.
+func simdedgeObserved(name, engine string, on observeLevel) serverSpec {
 	return serverSpec{name: name, start: func(e *env, port int, upstreams []string, cpu string) (*proc, error) {
 		if e.simdedgeBin == "" {
 			return nil, errors.New(e.simdedgeErr)
 		}
 		extra := ""
-		if on {
+		if on != observeOff {
 			adminPort, err := freePort()
 			if err != nil {
 				return nil, err
@@ -74,8 +89,11 @@ func simdedgeObserved(name, engine string, on bool) serverSpec {
 			if err != nil {
 				return nil, err
 			}
-			extra = fmt.Sprintf("admin: {address: \"127.0.0.1:%d\"}\naccess_log: {path: %q, format: json}\nrequest_id: {}",
+			extra = fmt.Sprintf("admin: {address: \"127.0.0.1:%d\"}\naccess_log: {path: %q, format: json}",
 				adminPort, filepath.Join(dir, "access.log"))
+			if on == observeAll {
+				extra += "\nrequest_id: {}"
+			}
 		}
 		conf, err := simdedgeConfigExtra(port, upstreams, engine, nil, nil, extra)
 		if err != nil {
