@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -110,5 +111,24 @@ func BenchmarkServeStatic(b *testing.B) {
 		s := New(Options{Handler: h, Metrics: set})
 		serverRun(b, func(l *serverOneShot) { s.ServeStream(TCPListener(l)) })
 		s.Close()
+	})
+	// With counting, a JSON access log (to io.Discard: the formatting and
+	// buffering, not the disk) and generated request IDs.
+	b.Run("impl=simdedge-observed", func(b *testing.B) {
+		set := metrics.NewSet()
+		rt := set.Route("static")
+		h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+			r.SetRoute(rt)
+			w.AddHeader("Content-Type", "text/plain")
+			w.WriteString("ok\n")
+		})
+		alog, err := accesslog.Open(accesslog.Options{Writer: io.Discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := New(Options{Handler: h, Metrics: set, AccessLog: alog, RequestID: RequestIDOptions{Header: "X-Request-Id", Generate: true}})
+		serverRun(b, func(l *serverOneShot) { s.ServeStream(TCPListener(l)) })
+		s.Close()
+		alog.Close()
 	})
 }

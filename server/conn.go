@@ -9,6 +9,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -128,6 +129,13 @@ type conn struct {
 	// for StopListener's GOAWAY (h2serve.go).
 	h2c  bool
 	lkey any
+	// alog is the access-log shard the connection writes to (nil: no
+	// access log; observe.go).
+	alog *accesslog.Shard
+	// evBegin, set by the event loop before a request starts, is the
+	// time of the event that completed its head: beginCount takes it
+	// instead of reading the clock (zero: read it).
+	evBegin time.Time
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -148,13 +156,14 @@ func newConn(s *Server, st Stream) *conn {
 	c.home, c.ipHeld, c.errSent = nil, false, false
 	c.h2c, c.lkey = false, nil
 	c.r, c.w = 0, 0
-	c.readDL, c.writeDL, c.now = time.Time{}, time.Time{}, time.Time{}
+	c.readDL, c.writeDL, c.now, c.evBegin = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	c.broken, c.inLoop = false, false
 	c.state.Store(stateActive)
 	c.req.srv = s
 	c.req.remote = st.RemoteAddr()
 	c.req.remoteIP = c.req.remoteIP[:0]
 	c.lst = nil // countOpen sets it
+	c.logOpen()
 	return c
 }
 
@@ -430,11 +439,13 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 		return reqStart, false
 	}
 	c.req.begin(c.rbuf[reqStart:c.r], c.r)
+	c.req.identify()
 	c.beginCount()
 	c.resp.begin(head, head.Close || s.closing.Load())
 	// A route policy that ran before the request began (the loop's
 	// proxy asks the router first) left its response edit (edit.go).
 	c.resp.SetHeaderEdit(c.req.edit.RespDrop, c.req.edit.RespAdd)
+	c.resp.setRequestID(c.req.id.rid, s.opts.RequestID.Header)
 	return reqStart, true
 }
 
@@ -449,6 +460,7 @@ func (c *conn) endRequest(reqStart int) bool {
 	c.resp.now = c.now
 	c.resp.finish()
 	c.count()
+	c.logAccess()
 	c.req.end()
 	poison(c.rbuf[reqStart:c.r])
 	return !c.resp.closeConn && !c.broken

@@ -191,7 +191,9 @@ func (hc *h2conn) begin(s *h2stream) {
 	r := &s.req
 	r.begin(nil, 0)
 	r.body.c = nil
+	r.identify() // the request ID (observe.go)
 	s.resp.begin(&r.head, false)
+	s.resp.setRequestID(r.id.rid, hc.srv.opts.RequestID.Header)
 }
 
 // runInline serves s on the reader goroutine (a request without a body
@@ -239,7 +241,7 @@ func (hc *h2conn) serveHandler(s *h2stream, h Handler) (ok bool) {
 		}
 	}()
 	var begin time.Time
-	if hc.srv.opts.Metrics != nil {
+	if hc.srv.opts.Metrics != nil || hc.c.alog != nil {
 		begin = time.Now()
 	}
 	h.ServeEdge(&s.resp, &s.req)
@@ -249,6 +251,9 @@ func (hc *h2conn) serveHandler(s *h2stream, h Handler) (ok bool) {
 	s.resp.now = time.Now()
 	s.resp.finish()
 	hc.countStream(s, begin)
+	if a := hc.c.alog; a != nil {
+		writeAccess(a, &s.req, s.resp.status, max(s.req.head.ContentLength, 0), s.resp.written, s.resp.now, s.resp.now.Sub(begin))
+	}
 	return true
 }
 

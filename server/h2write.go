@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -65,6 +66,9 @@ func (s *h2stream) writeHead(w *ResponseWriter, clen int64, end bool) {
 		enc.WriteField(hpack.HeaderField{Name: "date", Value: string(line[len("Date: ") : len(line)-2])})
 	}
 	h2EncodeLines(enc, w.hdr)
+	if len(w.rid) > 0 { // the request ID (observe.go), as commit writes it
+		enc.WriteField(hpack.HeaderField{Name: strings.ToLower(w.ridName), Value: string(w.rid)})
+	}
 	if clen >= 0 {
 		enc.WriteField(hpack.HeaderField{Name: "content-length", Value: strconv.FormatInt(clen, 10)})
 	}

@@ -177,7 +177,7 @@ func (s *Server) serveLoop(l net.Listener, o *TLSOptions) error {
 	if !ok {
 		l = outer // the goroutine engine applies the policy in Accept
 		if o != nil {
-			return s.ServeStream(tlsListener{l, *o})
+			return s.ServeStream(s.newTLSListener(l, *o))
 		}
 		return s.ServeStream(TCPListener(l))
 	}

@@ -15,5 +15,5 @@ func (s *Server) ServeLoop(l net.Listener) error {
 func loopTLSOn() bool { return false }
 
 func (s *Server) serveLoopTLS(l net.Listener, o TLSOptions) error {
-	return s.ServeStream(tlsListener{l, o})
+	return s.ServeStream(s.newTLSListener(l, o))
 }

@@ -297,6 +297,11 @@ func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 			break
 		}
 		lc.inHead, lc.established = false, true
+		if c.lst != nil || c.alog != nil {
+			// The loop's clock of this event is the request's begin
+			// (metrics.go): one clock read less per request.
+			c.evBegin = lp.base.Add(time.Duration(now))
+		}
 		h, up, need := lp.route(c, n)
 		if need > 0 {
 			lp.needBody(lc, need, now)

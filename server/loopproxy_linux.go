@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server/internal/rbuf"
@@ -132,6 +133,9 @@ type lexchange struct {
 	// not yet called); status is its response's.
 	target *upstream.Target
 	status int
+	// attemptAt is when the attempt began (loop clock), for the
+	// target's response-time histogram.
+	attemptAt int64
 	// rs is the retry bookkeeping; start, tryDL and to bound the
 	// attempts (total, try).
 	rs           upstream.RetryState
@@ -299,6 +303,7 @@ var errBadTarget = errors.New("server: upstream target is not an IP address")
 func (lp *loop) upBegin(lc *lconn, now int64) {
 	ex := &lc.ex
 	ex.attempt++
+	ex.attemptAt = now
 	u, err := lp.upGet(ex.pool, now)
 	if err != nil {
 		lp.attemptFailed(lc, err, upstream.Result{Outcome: upstream.ConnectFailure}, now)
@@ -514,6 +519,9 @@ func (lp *loop) upRelay(lc *lconn, now int64) {
 		}
 		ex.gotHead = true
 		ex.status = u.resp.Status
+		if c := lc.c; c.lst != nil && ex.target != nil {
+			ex.target.ObserveLatency(c.shard, time.Duration(now-ex.attemptAt))
+		}
 		// The request is sent: its buffer is free.
 		u.out = ex.up.WriteResponseHead(w, &u.resp, u.out[:0], ex.isHead)
 		if ex.isHead || u.resp.Body == phttp.BodyNone {

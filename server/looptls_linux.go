@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // TLS on the event loop (ARCHITECTURE.md, "TLS"): crypto/tls driven by the
@@ -366,7 +368,9 @@ func (t *loopTLS) handshake() {
 		lp.tlsFailed(t)
 		return
 	}
-	ok := t.shake(nc, o)
+	outcome := t.shake(nc, o)
+	lp.mlst.TLSHandshake(metrics.ShardOf(lp.srv.opts.Metrics), outcome)
+	ok := outcome == metrics.TLSOK
 	lp.pendDel(t)
 	if ok {
 		if rc, err := nc.(syscall.Conn).SyscallConn(); err == nil {
@@ -391,37 +395,38 @@ func (t *loopTLS) handshake() {
 }
 
 // shake sniffs the first bytes and runs the handshake over nc, under the
-// handshake timeout.
-func (t *loopTLS) shake(nc net.Conn, o *TLSOptions) bool {
+// handshake timeout; it returns the outcome (metrics.TLSOK...). A PROXY
+// header that does not come, or comes wrong, counts as a failed handshake.
+func (t *loopTLS) shake(nc net.Conn, o *TLSOptions) int {
 	dl := time.Now().Add(o.HandshakeTimeout)
 	nc.SetDeadline(dl)
 	if t.lp.pol != nil && t.lp.pol.ProxyProtocol {
 		if nc = t.shakeProxy(nc, dl); nc == nil { // loopproxyproto_linux.go
-			return false
+			return metrics.TLSFailed
 		}
 	}
 	bp := tlsInPool.Get().(*[]byte)
 	t.w.in = *bp
 	n, err := nc.Read(t.w.in[:sniffBytes])
 	if err != nil {
-		return false
+		return metrics.TLSFailed
 	}
 	switch sniff(t.w.in[:n]) {
 	case sniffTLS:
 	case sniffHTTP:
 		answerPlainHTTP(nc)
-		return false
+		return metrics.TLSPlainHTTP
 	default:
-		return false
+		return metrics.TLSNotTLS
 	}
 	t.w.ir, t.w.iw, t.w.skip = 0, n, 0
 	t.w.raw = nc
 	t.tc = tls.Server(&t.w, o.Config)
 	if t.tc.Handshake() != nil {
-		return false
+		return metrics.TLSFailed
 	}
 	nc.SetDeadline(time.Time{})
-	return true
+	return metrics.TLSOK
 }
 
 // tlsFailed gives back what a connection that never reached the loop held.

@@ -3,8 +3,10 @@ package server
 import (
 	"errors"
 	"sync"
+	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/accesslog"
 )
 
 // errReplyTooLarge is returned by the in-memory message transport when the
@@ -33,6 +35,10 @@ type exchange struct {
 	// the message was left untouched for a goroutine.
 	inl      Inliner
 	declined bool
+	// alog is its access-log shard, taken from alogOf's log
+	// (observe.go).
+	alog   *accesslog.Shard
+	alogOf *accesslog.Log
 }
 
 var exchangePool = sync.Pool{New: func() any {
@@ -213,6 +219,7 @@ func (x *exchange) handle(raw, body []byte) {
 	x.req.remote = x.m.RemoteAddr()
 	x.req.remoteIP = x.req.remoteIP[:0]
 	x.req.begin(raw, 0)
+	x.req.identify()
 	x.req.body.kind, x.req.body.msg, x.req.body.done = phttp.BodyLength, body, len(body) == 0
 	h := s.opts.Handler
 	if x.inl != nil {
@@ -223,8 +230,14 @@ func (x *exchange) handle(raw, body []byte) {
 		}
 	}
 	x.resp.begin(&x.req.head, false)
+	x.resp.setRequestID(x.req.id.rid, s.opts.RequestID.Header)
+	var start time.Time
+	if s.opts.AccessLog != nil {
+		start = time.Now()
+	}
 	h.ServeEdge(&x.resp, &x.req)
 	x.resp.finish()
+	x.logAccess(start, int64(len(raw)+len(body)))
 	x.req.end()
 }
 

@@ -20,10 +20,15 @@ func (c *conn) countOpen(l *metrics.Listener) {
 	}
 }
 
-// beginCount notes when a request's head was complete.
+// beginCount notes when a request's head was complete (for the metrics'
+// histogram and the access log's duration).
 func (c *conn) beginCount() {
-	if c.srv.opts.Metrics != nil {
-		c.reqBegin = time.Now()
+	if c.srv.opts.Metrics != nil || c.alog != nil {
+		if c.evBegin.IsZero() {
+			c.reqBegin = time.Now()
+		} else {
+			c.reqBegin, c.evBegin = c.evBegin, time.Time{}
+		}
 	}
 }
 
@@ -46,7 +51,7 @@ func (c *conn) count() {
 	if h.ContentLength > 0 {
 		in += h.ContentLength
 	}
-	rt.Observe(c.shard, metrics.MethodIndex(h.Method), c.resp.status, c.now.Sub(c.reqBegin), in, c.resp.written)
+	rt.ObserveAt(c.shard, c.lst.Slot(), metrics.MethodIndex(h.Method), c.resp.status, c.now.Sub(c.reqBegin), in, c.resp.written)
 }
 
 // countStream counts an HTTP/2 stream's request like count does an

@@ -6,6 +6,7 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server/access"
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -126,6 +127,13 @@ type Options struct {
 	// on listeners given to EnableH2C); see HTTP2Limits. Read when a
 	// connection starts HTTP/2.
 	HTTP2 HTTP2Limits
+	// AccessLog, when set, gets one line per request (observe.go,
+	// server/accesslog). The caller opens and closes it.
+	AccessLog *accesslog.Log
+	// RequestID and Trace: request IDs and W3C trace context
+	// (observe.go). Zero: off.
+	RequestID RequestIDOptions
+	Trace     TraceOptions
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -65,6 +65,8 @@ type Request struct {
 	// comp is the route's response compression (SetCompression,
 	// encode.go), cleared at the end like route.
 	comp Compressor
+	// id is the request's ID and upstream (observe.go).
+	id identity
 }
 
 // SetRoute names the counters the request is counted into when its
@@ -90,6 +92,7 @@ func (r *Request) end() {
 	r.route = nil
 	r.edit.RespDrop, r.edit.RespAdd = nil, nil // likewise (edit.go)
 	r.comp = nil
+	r.id.rid, r.id.upstream, r.id.target, r.id.done = nil, "", "", false
 	if cap(r.bodyBuf) > maxPooledBuf {
 		r.bodyBuf = nil
 	}
@@ -306,6 +309,11 @@ func (r *Request) Clone() *Request {
 		panic("server: clone of an accepted head failed to parse: " + err.Error())
 	}
 	n.raw = raw
+	// The ID, upstream and target go with the clone (owned copies).
+	if r.id.rid != nil {
+		n.id.rid = append([]byte(nil), r.id.rid...)
+	}
+	n.id.upstream, n.id.target, n.id.done = r.id.upstream, r.id.target, true
 	n.body.reset(phttp.BodyNone, 0, 0, 0)
 	if r.fullOK {
 		n.full, n.fullOK = append([]byte(nil), r.full...), true

@@ -80,6 +80,11 @@ type ResponseWriter struct {
 	// h2 is the HTTP/2 stream the response goes to (nil: HTTP/1.1);
 	// commit then sends HEADERS (h2write.go).
 	h2 *h2stream
+
+	// rid is the request's ID, sent back in the field ridName (observe.go);
+	// a handler's or upstream's field of that name is replaced by it.
+	rid     []byte
+	ridName string
 }
 
 var (
@@ -97,6 +102,8 @@ func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.now = time.Time{}
 	w.editDrop, w.editAdd = nil, nil
 	w.dropCoding()
+
+	w.rid = nil
 	w.headReq = string(req.Method) == "HEAD"
 	w.http10 = req.Version == phttp.HTTP10
 	w.keepAlive = w.http10 && !req.Close
@@ -136,7 +143,7 @@ func (w *ResponseWriter) AddHeaderBytes(name, value []byte) {
 }
 
 func (w *ResponseWriter) addHeader(name, value string) {
-	if w.committed || !validToken(name) {
+	if w.committed || !validToken(name) || len(w.rid) > 0 && equalFold(name, w.ridName) {
 		return
 	}
 	switch {
@@ -349,6 +356,12 @@ func (w *ResponseWriter) commit(final bool) {
 		w.applyEdit()
 	}
 	out = append(out, w.hdr...)
+	if len(w.rid) > 0 {
+		out = append(out, w.ridName...)
+		out = append(out, ": "...)
+		out = append(out, w.rid...)
+		out = append(out, "\r\n"...)
+	}
 	switch {
 	case w.status == 204 || w.status == 304:
 		// No framing fields: these responses never have a body

@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // TLSOptions terminate TLS on a listener (ServeTLS). The policy (which
@@ -47,7 +49,12 @@ func (s *Server) ServeTLS(l net.Listener, e Engine, o TLSOptions) error {
 	if e == EngineLoop && loopTLSOn() {
 		return s.serveLoopTLS(l, o)
 	}
-	return s.ServeStream(tlsListener{l, o})
+	return s.ServeStream(s.newTLSListener(l, o))
+}
+
+// newTLSListener wraps l; its handshakes count on the listener's counters.
+func (s *Server) newTLSListener(l net.Listener, o TLSOptions) tlsListener {
+	return tlsListener{Listener: l, o: o, set: s.opts.Metrics, m: s.opts.Metrics.Listener(l.Addr().String())}
 }
 
 // tlsConnStream is a Stream that carries TLS (tlsStream on goroutines,
@@ -61,6 +68,9 @@ func (t *tlsStream) tlsConn() *tls.Conn { return t.tc }
 type tlsListener struct {
 	net.Listener
 	o TLSOptions
+	// set and m count handshakes (nil: metrics off).
+	set *metrics.Set
+	m   *metrics.Listener
 }
 
 // Accept returns the connection without a handshake: the handshake runs
@@ -71,7 +81,11 @@ func (l tlsListener) Accept() (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tlsStream{raw: c, o: &l.o}, nil
+	t := &tlsStream{raw: c, o: &l.o, m: l.m}
+	if l.m != nil {
+		t.shard = l.set.Shard()
+	}
+	return t, nil
 }
 
 // tlsStream is a TLS server connection whose handshake runs at the first
@@ -89,6 +103,9 @@ type tlsStream struct {
 	readDL, writeDL atomic.Int64
 	done            bool // the handshake has run (successfully or not)
 	err             error
+	// m and shard count the handshake's outcome (nil: metrics off).
+	m     *metrics.Listener
+	shard int
 }
 
 func (t *tlsStream) Read(p []byte) (int, error) {
@@ -151,6 +168,8 @@ func fromUnixNano(n int64) time.Time {
 // so the next read sees it.
 func (t *tlsStream) handshake() error {
 	t.done = true
+	outcome := metrics.TLSFailed
+	defer func() { t.m.TLSHandshake(t.shard, outcome) }()
 	t.raw.SetDeadline(time.Now().Add(t.o.HandshakeTimeout))
 	var first [sniffBytes]byte
 	n, err := t.raw.Read(first[:])
@@ -161,10 +180,12 @@ func (t *tlsStream) handshake() error {
 	switch sniff(first[:n]) {
 	case sniffTLS:
 	case sniffHTTP:
+		outcome = metrics.TLSPlainHTTP
 		t.err = ErrPlainHTTPOnTLS
 		answerPlainHTTP(t.raw)
 		return t.err
 	default:
+		outcome = metrics.TLSNotTLS
 		t.err = ErrNotTLS
 		return t.err
 	}
@@ -173,6 +194,7 @@ func (t *tlsStream) handshake() error {
 		t.err = err
 		return err
 	}
+	outcome = metrics.TLSOK
 	t.raw.SetReadDeadline(fromUnixNano(t.readDL.Load()))
 	t.raw.SetWriteDeadline(fromUnixNano(t.writeDL.Load()))
 	return nil

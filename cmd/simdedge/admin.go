@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/admin"
 	"github.com/simdedge/simdedge/server/config"
 	"github.com/simdedge/simdedge/server/metrics"
@@ -46,21 +47,27 @@ type adminListener struct {
 }
 
 // newMetrics returns the counters when the admin listener will publish
-// them, nil otherwise (counting is then off entirely).
+// them or the access log needs route names, nil otherwise (counting is
+// then off entirely).
 func newMetrics(cfg *config.Config) *metrics.Set {
-	if !cfg.Admin.Enabled() {
+	// The access log names each request's route from its counter block,
+	// so it turns counting on too (unpublished without the admin
+	// listener).
+	if _, logged := cfg.AccessLogOptions(); !cfg.Admin.Enabled() && !logged {
 		return nil
 	}
 	return metrics.NewSet()
 }
 
 // startAdmin opens the admin listener if the configuration has one.
-func startAdmin(cfg *config.Config, m *metrics.Set, lv *live, log *slog.Logger) (*adminListener, error) {
+func startAdmin(cfg *config.Config, m *metrics.Set, alog *accesslog.Log, lv *live, log *slog.Logger) (*adminListener, error) {
 	if !cfg.Admin.Enabled() {
 		return nil, nil
 	}
 	a := admin.New(admin.Options{
-		Metrics: m,
+		Metrics:    m,
+		AccessLog:  alog,
+		Transports: transportStats,
 		Pools: func() map[string]*upstream.Pool {
 			s := lv.snap.Load()
 			out := make(map[string]*upstream.Pool, len(s.Upstreams))

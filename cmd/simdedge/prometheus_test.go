@@ -117,11 +117,13 @@ scrape_configs:
 	}()
 
 	want := map[string]float64{
-		`sum(simdedge_requests_total{route="static",status_class="2xx"})`:             staticN,
-		`sum(simdedge_requests_total{route="api",status_class="2xx"})`:                apiN,
-		fmt.Sprintf(`simdedge_upstream_requests_total{upstream="app",target=%q}`, t1): apiN / 2,
-		fmt.Sprintf(`simdedge_upstream_requests_total{upstream="app",target=%q}`, t2): apiN / 2,
-		`simdedge_request_duration_seconds_count{route="api"}`:                        apiN,
+		`sum(simdedge_requests_total{route="static",status_class="2xx"})`:                     staticN,
+		`sum(simdedge_requests_total{route="api",status_class="2xx"})`:                        apiN,
+		fmt.Sprintf(`simdedge_upstream_requests_total{upstream="app",target=%q}`, t1):         apiN / 2,
+		fmt.Sprintf(`simdedge_upstream_requests_total{upstream="app",target=%q}`, t2):         apiN / 2,
+		`simdedge_request_duration_seconds_count{route="api"}`:                                apiN,
+		fmt.Sprintf(`sum(simdedge_requests_total{listener=%q,route="static"})`, addrs[0]):     staticN,
+		fmt.Sprintf(`simdedge_upstream_response_seconds_count{upstream="app",target=%q}`, t1): apiN / 2,
 	}
 	deadline := time.Now().Add(promWait)
 	for q, v := range want {

@@ -44,7 +44,8 @@ func openRDMA(l config.Listener, log *slog.Logger) (server.MessageListener, io.C
 		return nil, nil, err
 	}
 	log.Info("rdma listener", "addr", ml.Addr().String(), "provider", cfg.Provider, "poll", cfg.Poll.String())
-	return ml, ml, nil
+	unstat := addTransport(rdmaStats(ml, ml.Addr().String()))
+	return ml, closerFunc(func() error { unstat(); return ml.Close() }), nil
 }
 
 // rdmaTarget turns "rdma://host:port?provider=tcp&credits=32&message_size=65536&local=10.0.0.1&poll=busy&spin=100us"

@@ -159,6 +159,9 @@ func checkReloadable(prev, next *config.Config) error {
 	if err := checkAdminReloadable(prev, next); err != nil {
 		return err
 	}
+	if err := checkObserveReloadable(prev, next); err != nil {
+		return err
+	}
 	pe, ne := prev.WithDefaults(), next.WithDefaults()
 	if *pe.ProxyOnLoop != *ne.ProxyOnLoop {
 		return unreloadable("proxy_on_loop", "")

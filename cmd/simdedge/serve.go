@@ -53,6 +53,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	defer stopBuiltins()
+	alog, stopLog, err := openAccessLog(cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
+	defer stopLog()
 	mset := newMetrics(cfg)
 	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset})
 	if err != nil {
@@ -64,10 +70,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts.Handler = sw
 	opts.Logger = log
 	opts.Metrics = mset
+	opts.AccessLog = alog
 	srv := server.New(opts)
 	lv := &live{}
 	lv.store(cfg, snap)
-	adm, err := startAdmin(cfg, mset, lv, log)
+	adm, err := startAdmin(cfg, mset, alog, lv, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		snap.Close()

@@ -30,11 +30,12 @@ func openXDP(c config.XDP, log *slog.Logger) (server.StreamListener, server.Mess
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	closer := &xdpCloser{l: l}
+	closer := &xdpCloser{l: l, unstat: addTransport(xdpStats(l, c.Interface))}
 	var stream server.StreamListener
 	if c.TCPPort != 0 {
 		st, err := netstack.New(netstack.Config{Address: addr, Port: uint16(c.TCPPort)}, l)
 		if err != nil {
+			closer.unstat()
 			l.Close()
 			return nil, nil, nil, err
 		}
@@ -48,11 +49,13 @@ func openXDP(c config.XDP, log *slog.Logger) (server.StreamListener, server.Mess
 // xdpCloser stops the TCP stack, then detaches the program and releases
 // the sockets (the stack transmits through them until it stops).
 type xdpCloser struct {
-	l  *xdp.Listener
-	st *netstack.Stack
+	l      *xdp.Listener
+	st     *netstack.Stack
+	unstat func()
 }
 
 func (c *xdpCloser) Close() error {
+	c.unstat()
 	var err error
 	if c.st != nil {
 		err = c.st.Close()

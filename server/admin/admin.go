@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/upstream"
 )
@@ -29,6 +30,13 @@ type Options struct {
 	PProf bool
 	// Version is the simdedge_build_info version label.
 	Version string
+	// AccessLog is the access log whose lines and drops are published
+	// (nil: none).
+	AccessLog *accesslog.Log
+	// Transports returns the xdp and rdma transports' own counters at
+	// scrape time (nil: none). The program supplies it: those packages
+	// are not imported here (rdma needs cgo).
+	Transports func() []TransportStat
 }
 
 // Admin serves the admin endpoints. SetDraining turns /ready to 503.
@@ -44,7 +52,7 @@ type Admin struct {
 func New(o Options) *Admin {
 	a := &Admin{o: o, reg: prometheus.NewRegistry(), mux: http.NewServeMux()}
 	a.reg.MustRegister(
-		&collector{set: o.Metrics, pools: o.Pools},
+		&collector{set: o.Metrics, pools: o.Pools, log: o.AccessLog, transports: o.Transports},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		buildInfo(o.Version),

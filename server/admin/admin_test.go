@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/upstream"
 )
@@ -27,12 +28,27 @@ func testAdmin(t *testing.T) (*Admin, *metrics.Set) {
 	r.Observe(1, metrics.MethodPost, 503, time.Second, 10, 20)
 	l := set.Listener("127.0.0.1:80")
 	l.Opened(0)
+	l2 := set.Listener("127.0.0.1:443")
+	r.ObserveAt(2, l2.Slot(), metrics.MethodGet, 200, time.Millisecond, 10, 20)
+	l2.TLSHandshake(1, metrics.TLSOK)
+	l2.TLSHandshake(2, metrics.TLSFailed)
 	l.ParseError(3, 414)
 	pool, err := upstream.New(upstream.Options{Name: "app", Targets: []upstream.TargetSpec{{Address: "127.0.0.1:1"}, {Address: "127.0.0.1:2"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	pool.Targets()[0].ObserveLatency(3, 3*time.Millisecond)
+	alog, err := accesslog.Open(accesslog.Options{Writer: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alog.Close() })
 	a := New(Options{Metrics: set, Pools: func() map[string]*upstream.Pool { return map[string]*upstream.Pool{"app": pool} },
+		AccessLog: alog,
+		Transports: func() []TransportStat {
+			return []TransportStat{{Transport: "xdp", Listener: "veth0", Name: "steered", Value: 7},
+				{Transport: "rdma", Listener: "127.0.0.1:7471", Name: "credits_held", Value: 2, Gauge: true}}
+		},
 		Config: func() ([]byte, error) {
 			return []byte("tls: {cert: /etc/c.pem, key: /etc/k.pem}\nbasic_auth: {users: [{name: a, password_hash: $2y$x}]}\n"), nil
 		}})
@@ -45,12 +61,22 @@ func TestCollectorMerges(t *testing.T) {
 	a, _ := testAdmin(t)
 	c := &collector{set: a.o.Metrics, pools: a.o.Pools}
 	want := `
-# HELP simdedge_requests_total Requests answered, by route, method and status class.
+# HELP simdedge_requests_total Requests answered, by listener address, route, method and status class.
 # TYPE simdedge_requests_total counter
-simdedge_requests_total{method="GET",route="api",status_class="2xx"} 5
-simdedge_requests_total{method="POST",route="api",status_class="5xx"} 1
+simdedge_requests_total{listener="127.0.0.1:80",method="GET",route="api",status_class="2xx"} 5
+simdedge_requests_total{listener="127.0.0.1:80",method="POST",route="api",status_class="5xx"} 1
+simdedge_requests_total{listener="127.0.0.1:443",method="GET",route="api",status_class="2xx"} 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_requests_total"); err != nil {
+		t.Error(err)
+	}
+	want = `
+# HELP simdedge_tls_handshakes_total TLS handshakes on a listener, by outcome (ok, failed, plain_http, not_tls).
+# TYPE simdedge_tls_handshakes_total counter
+simdedge_tls_handshakes_total{listener="127.0.0.1:443",outcome="failed"} 1
+simdedge_tls_handshakes_total{listener="127.0.0.1:443",outcome="ok"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_tls_handshakes_total"); err != nil {
 		t.Error(err)
 	}
 	want = `
@@ -62,8 +88,8 @@ simdedge_upstream_requests_total{target="127.0.0.1:2",upstream="app"} 0
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_upstream_requests_total"); err != nil {
 		t.Error(err)
 	}
-	if n := testutil.CollectAndCount(c, "simdedge_parse_errors_total"); n != metrics.ParseKinds {
-		t.Errorf("parse error series = %d, want %d", n, metrics.ParseKinds)
+	if n := testutil.CollectAndCount(c, "simdedge_parse_errors_total"); n != 2*metrics.ParseKinds { // two listeners
+		t.Errorf("parse error series = %d, want %d", n, 2*metrics.ParseKinds)
 	}
 	problems, err := testutil.CollectAndLint(c)
 	if err != nil {
@@ -151,6 +177,31 @@ notsecret_keys: 3
 	}
 	if _, err := Redact([]byte("a: [")); err == nil {
 		t.Error("bad YAML redacted without error")
+	}
+}
+
+// TestCollectorObserve: the phase-2 families (upstream response time,
+// access-log lines and drops, the transports' own counters) with their
+// labels.
+func TestCollectorObserve(t *testing.T) {
+	a, _ := testAdmin(t)
+	c := &collector{set: a.o.Metrics, pools: a.o.Pools, log: a.o.AccessLog, transports: a.o.Transports}
+	want := `
+# HELP simdedge_access_log_dropped_total Access-log lines dropped because the sink stalled or failed (never waited for).
+# TYPE simdedge_access_log_dropped_total counter
+simdedge_access_log_dropped_total 0
+# HELP simdedge_transport_events_total Events counted by the xdp and rdma transports themselves (xdp: steered, passed, fallback, dropped by the steering program; received, sent, dropped frames; rdma: connections accepted, requests served inline), by transport, listener and event.
+# TYPE simdedge_transport_events_total counter
+simdedge_transport_events_total{event="steered",listener="veth0",transport="xdp"} 7
+# HELP simdedge_transport_state Current state of the xdp and rdma transports (rdma: connections open, receive credits held by messages being served, messages queued), by transport, listener and item.
+# TYPE simdedge_transport_state gauge
+simdedge_transport_state{item="credits_held",listener="127.0.0.1:7471",transport="rdma"} 2
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_access_log_dropped_total", "simdedge_transport_events_total", "simdedge_transport_state"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(c, "simdedge_upstream_response_seconds"); n != 1 {
+		t.Errorf("%d upstream latency series, want 1 (the observed target)", n)
 	}
 }
 

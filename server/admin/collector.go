@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/upstream"
 )
@@ -15,7 +16,7 @@ const namespace = "simdedge"
 
 var (
 	descRequests = prometheus.NewDesc(namespace+"_requests_total",
-		"Requests answered, by route, method and status class.", []string{"route", "method", "status_class"}, nil)
+		"Requests answered, by listener address, route, method and status class.", []string{"listener", "route", "method", "status_class"}, nil)
 	descDuration = prometheus.NewDesc(namespace+"_request_duration_seconds",
 		"Time from a complete request head to the end of its response, by route.", []string{"route"}, nil)
 	descBytesIn = prometheus.NewDesc(namespace+"_request_bytes_total",
@@ -55,12 +56,28 @@ var (
 		"Retries the retry budget refused.", []string{"upstream"}, nil)
 	descUpRetries = prometheus.NewDesc(namespace+"_upstream_retries_in_flight",
 		"Retry-budget tokens held now.", []string{"upstream"}, nil)
+
+	descTLS = prometheus.NewDesc(namespace+"_tls_handshakes_total",
+		"TLS handshakes on a listener, by outcome (ok, failed, plain_http, not_tls).", []string{"listener", "outcome"}, nil)
+	descUpLatency = prometheus.NewDesc(namespace+"_upstream_response_seconds",
+		"Time from sending a request to a target (connecting included) to its response head.", []string{"upstream", "target"}, nil)
+
+	descLogLines = prometheus.NewDesc(namespace+"_access_log_lines_total",
+		"Access-log lines written to the sink.", nil, nil)
+	descLogDropped = prometheus.NewDesc(namespace+"_access_log_dropped_total",
+		"Access-log lines dropped because the sink stalled or failed (never waited for).", nil, nil)
+	descTransport = prometheus.NewDesc(namespace+"_transport_events_total",
+		"Events counted by the xdp and rdma transports themselves (xdp: steered, passed, fallback, dropped by the steering program; received, sent, dropped frames; rdma: connections accepted, requests served inline), by transport, listener and event.", []string{"transport", "listener", "event"}, nil)
+	descTransportGauge = prometheus.NewDesc(namespace+"_transport_state",
+		"Current state of the xdp and rdma transports (rdma: connections open, receive credits held by messages being served, messages queued), by transport, listener and item.", []string{"transport", "listener", "item"}, nil)
 )
 
 // collector publishes a metrics.Set and the upstream pools at scrape time.
 type collector struct {
-	set   *metrics.Set
-	pools func() map[string]*upstream.Pool
+	set        *metrics.Set
+	pools      func() map[string]*upstream.Pool
+	log        *accesslog.Log
+	transports func() []TransportStat
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -68,7 +85,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descConnsOpened, descConnsActive, descRefused, descParseErrors,
 		descUpRequests, descUpFailures, descUpEjections, descUpChecks, descUpHealthy,
 		descUpEjected, descUpInFlight, descUpRetries, descUpResponses, descUpErrors,
-		descUpRetriesTotal, descUpBudget} {
+		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge, descTLS, descUpLatency} {
 		ch <- d
 	}
 }
@@ -81,18 +98,25 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if c.pools != nil {
 		c.collectUpstreams(ch)
 	}
+	c.collectObserve(ch)
 }
 
 func (c *collector) collectRoutes(ch chan<- prometheus.Metric) {
+	var slots [metrics.ListenerSlots]string
+	for i := range slots {
+		slots[i] = c.set.SlotName(i)
+	}
 	for _, r := range c.set.Routes() {
 		t := r.Totals()
 		name := r.Name()
-		for m := range t.Requests {
-			for cl, n := range t.Requests[m] {
-				if n == 0 {
-					continue // a series per route appears with its first request
+		for l := range t.ByListener {
+			for m := range t.ByListener[l] {
+				for cl, n := range t.ByListener[l][m] {
+					if n == 0 {
+						continue // a series per route appears with its first request
+					}
+					ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n), slots[l], name, metrics.MethodNames[m], metrics.ClassNames[cl])
 				}
-				ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n), name, metrics.MethodNames[m], metrics.ClassNames[cl])
 			}
 		}
 		count := t.Buckets[len(t.Buckets)-1]
@@ -124,6 +148,11 @@ func (c *collector) collectConns(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(descParseErrors, prometheus.CounterValue, float64(n), name, status)
 		}
+		for k, n := range t.TLS {
+			if n > 0 { // only TLS listeners get the series
+				ch <- prometheus.MustNewConstMetric(descTLS, prometheus.CounterValue, float64(n), name, metrics.TLSNames[k])
+			}
+		}
 	}
 }
 
@@ -147,11 +176,23 @@ func (c *collector) collectUpstreams(ch chan<- prometheus.Metric) {
 			for o := upstream.Response + 1; int(o) < upstream.Outcomes; o++ {
 				ch <- prometheus.MustNewConstMetric(descUpErrors, prometheus.CounterValue, float64(s.ByOutcome[o]), name, s.Address, o.String())
 			}
+			if n := s.Latency.Count(); n > 0 {
+				ch <- prometheus.MustNewConstHistogram(descUpLatency, n, s.Latency.Sum.Seconds(), histBuckets(&s.Latency), l...)
+			}
 		}
 		ch <- prometheus.MustNewConstMetric(descUpRetries, prometheus.GaugeValue, float64(p.RetriesInFlight()), name)
 		ch <- prometheus.MustNewConstMetric(descUpRetriesTotal, prometheus.CounterValue, float64(p.Retries()), name)
 		ch <- prometheus.MustNewConstMetric(descUpBudget, prometheus.CounterValue, float64(p.BudgetRefusals()), name)
 	}
+}
+
+// histBuckets maps cumulative totals to client_golang's bucket map.
+func histBuckets(t *metrics.HistogramTotals) map[float64]uint64 {
+	b := make(map[float64]uint64, len(metrics.DurationBuckets))
+	for i, ub := range metrics.DurationBuckets {
+		b[ub] = t.Buckets[i]
+	}
+	return b
 }
 
 func healthValue(h upstream.Health) float64 {

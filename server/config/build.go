@@ -78,6 +78,7 @@ func (c *Config) WithDefaults() *Config {
 	for i := range e.Routes {
 		e.Routes[i] = e.Routes[i].gateDefaults()
 	}
+	e.AccessLog, e.RequestID, e.Trace = c.AccessLog.withDefaults(), c.RequestID.withDefaults(), c.Trace.withDefaults()
 	e.Upstreams = append([]Upstream(nil), c.Upstreams...)
 	for i := range e.Upstreams {
 		u := &e.Upstreams[i]
@@ -101,7 +102,7 @@ func (c *Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
 // ServerOptions returns the server options c describes, without a handler.
 func (c *Config) ServerOptions() server.Options {
 	e := c.WithDefaults()
-	return server.Options{
+	o := server.Options{
 		LoopProxy:      *e.ProxyOnLoop,
 		TrustedProxies: c.TrustedPrefixes(),
 		HTTP2:          e.HTTP2.limits(),
@@ -124,6 +125,8 @@ func (c *Config) ServerOptions() server.Options {
 			TunnelIdle:     time.Duration(e.Timeouts.TunnelIdle),
 		},
 	}
+	c.observeOptions(&o)
+	return o
 }
 
 // BuildOptions supplies what a configuration refers to by name.

@@ -37,6 +37,10 @@ type Config struct {
 	Admin *Admin `yaml:"admin,omitempty"`
 	// TrustedProxies: see access.go.
 	TrustedProxies []string `yaml:"trusted_proxies,omitempty,flow"`
+	// AccessLog, RequestID and Trace: observe.go (nil: off, off, defaults).
+	AccessLog *AccessLog `yaml:"access_log,omitempty"`
+	RequestID *RequestID `yaml:"request_id,omitempty"`
+	Trace     *Trace     `yaml:"trace,omitempty"`
 }
 
 // Limits mirrors server.Limits.
@@ -339,6 +343,9 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		"admin":           func(v *yaml.Node, key string) { d.admin(v, key, c) },
 		"trusted_proxies": d.cidrs(&c.TrustedProxies),
 		"http2":           d.http2(&c.HTTP2),
+		"access_log":      func(v *yaml.Node, key string) { d.accessLog(v, key, c) },
+		"request_id":      func(v *yaml.Node, key string) { d.requestID(v, key, c) },
+		"trace":           func(v *yaml.Node, key string) { d.trace(v, key, c) },
 		"routes": func(v *yaml.Node, key string) {
 			if v.Kind != yaml.SequenceNode {
 				d.fail(v, key, "must be a list")

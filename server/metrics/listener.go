@@ -15,11 +15,24 @@ const (
 // RefusalNames are the label values of the refusal reasons.
 var RefusalNames = [RefusalKinds]string{"per_ip", "max_conns"}
 
+// TLS handshake outcomes.
+const (
+	TLSOK        = iota // handshake completed
+	TLSFailed           // handshake failed (bad client hello, no common suite, timeout, reset)
+	TLSPlainHTTP        // plain HTTP on a TLS listener (answered 400 in clear)
+	TLSNotTLS           // neither TLS nor HTTP
+	TLSKinds
+)
+
+// TLSNames are the label values of the handshake outcomes.
+var TLSNames = [TLSKinds]string{"ok", "failed", "plain_http", "not_tls"}
+
 // listenerCounters is one shard of a listener's counters.
 type listenerCounters struct {
 	opened, closed atomic.Uint64
 	refused        [RefusalKinds]atomic.Uint64
 	parseErrors    [ParseKinds]atomic.Uint64
+	tls            [TLSKinds]atomic.Uint64
 }
 
 type listenerShard struct {
@@ -27,7 +40,7 @@ type listenerShard struct {
 	_ [cacheLine - listenerCountersSize%cacheLine]byte
 }
 
-const listenerCountersSize = 8 * (2 + RefusalKinds + ParseKinds)
+const listenerCountersSize = 8 * (2 + RefusalKinds + ParseKinds + TLSKinds)
 
 // Listener is one listener's connection counters (all the sockets of one
 // address: `loops: N` share them). Its methods accept a nil Listener
@@ -35,6 +48,9 @@ const listenerCountersSize = 8 * (2 + RefusalKinds + ParseKinds)
 type Listener struct {
 	name   string
 	shards []listenerShard
+	// slot is the listener's index in the routes' per-listener request
+	// counters (ListenerSlots).
+	slot int
 }
 
 // Listener returns the counters of the listener named name (its address),
@@ -48,8 +64,11 @@ func (s *Set) Listener(name string) *Listener {
 	defer s.mu.Unlock()
 	l := s.listeners[name]
 	if l == nil {
-		l = &Listener{name: name, shards: make([]listenerShard, s.mask+1)}
+		l = &Listener{name: name, shards: make([]listenerShard, s.mask+1), slot: min(len(s.listeners), ListenerSlots-1)}
 		s.listeners[name] = l
+		if l.slot < ListenerSlots-1 {
+			s.slotNames[l.slot] = name
+		}
 	}
 	return l
 }
@@ -94,6 +113,22 @@ func (l *Listener) Refused(shard, reason int) {
 	}
 }
 
+// TLSHandshake counts a TLS handshake's outcome (TLSOK...).
+func (l *Listener) TLSHandshake(shard, outcome int) {
+	if l != nil {
+		l.shard(shard).tls[outcome].Add(1)
+	}
+}
+
+// Slot is the listener's index in the routes' request counters; 0 for a
+// nil Listener.
+func (l *Listener) Slot() int {
+	if l == nil {
+		return 0
+	}
+	return l.slot
+}
+
 // ParseError counts a request answered with status before any handler
 // ran (malformed, too large, unsupported, too slow).
 func (l *Listener) ParseError(shard, status int) {
@@ -107,6 +142,7 @@ type ListenerTotals struct {
 	Opened, Closed uint64
 	Refused        [RefusalKinds]uint64
 	ParseErrors    [ParseKinds]uint64
+	TLS            [TLSKinds]uint64
 }
 
 // Active is the number of open connections.
@@ -129,6 +165,9 @@ func (l *Listener) Totals() ListenerTotals {
 		}
 		for k := range c.parseErrors {
 			t.ParseErrors[k] += c.parseErrors[k].Load()
+		}
+		for k := range c.tls {
+			t.TLS[k] += c.tls[k].Load()
 		}
 	}
 	return t

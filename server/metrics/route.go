@@ -26,7 +26,8 @@ var bucketNanos = func() (b [len(DurationBuckets)]int64) {
 
 // routeCounters is one shard of a route's counters.
 type routeCounters struct {
-	requests [Methods][Classes]atomic.Uint64
+	// requests by listener slot (Listener.Slot), method and class.
+	requests [ListenerSlots][Methods][Classes]atomic.Uint64
 	// buckets counts durations per bucket (not cumulative; the last slot
 	// is +Inf); sumNanos is their sum.
 	buckets  [len(DurationBuckets) + 1]atomic.Uint64
@@ -41,7 +42,7 @@ type routeShard struct {
 	_ [cacheLine - routeCountersSize%cacheLine]byte
 }
 
-const routeCountersSize = 8 * (Methods*Classes + len(DurationBuckets) + 1 + 3)
+const routeCountersSize = 8 * (ListenerSlots*Methods*Classes + len(DurationBuckets) + 1 + 3)
 
 // Route is one route's counters. Observe is safe for concurrent use.
 type Route struct {
@@ -56,20 +57,19 @@ func (r *Route) Name() string { return r.name }
 // method and status indexes, duration and bytes. A nil Route counts
 // nothing, so that callers need no check.
 func (r *Route) Observe(shard, method, status int, d time.Duration, in, out int64) {
+	r.ObserveAt(shard, 0, method, status, d, in, out)
+}
+
+// ObserveAt is Observe for a request that came through the listener
+// with slot (Listener.Slot).
+func (r *Route) ObserveAt(shard, slot, method, status int, d time.Duration, in, out int64) {
 	if r == nil {
 		return
 	}
 	s := &r.shards[shard&(len(r.shards)-1)]
-	s.requests[method][ClassIndex(status)].Add(1)
+	s.requests[slot&(ListenerSlots-1)][method][ClassIndex(status)].Add(1)
 	ns := int64(d)
-	b := len(bucketNanos)
-	for i, ub := range bucketNanos {
-		if ns <= ub {
-			b = i
-			break
-		}
-	}
-	s.buckets[b].Add(1)
+	s.buckets[bucketOf(ns)].Add(1)
 	if ns > 0 {
 		s.sumNanos.Add(uint64(ns))
 	}
@@ -79,7 +79,9 @@ func (r *Route) Observe(shard, method, status int, d time.Duration, in, out int6
 
 // RouteTotals are a route's counters summed over its shards.
 type RouteTotals struct {
-	Requests [Methods][Classes]uint64
+	// Requests sums ByListener over the listeners.
+	Requests   [Methods][Classes]uint64
+	ByListener [ListenerSlots][Methods][Classes]uint64
 	// Buckets are cumulative, as Prometheus wants them, the last one
 	// being the count.
 	Buckets           [len(DurationBuckets) + 1]uint64
@@ -92,9 +94,13 @@ func (r *Route) Totals() RouteTotals {
 	var t RouteTotals
 	for i := range r.shards {
 		s := &r.shards[i]
-		for m := range s.requests {
-			for c := range s.requests[m] {
-				t.Requests[m][c] += s.requests[m][c].Load()
+		for l := range s.requests {
+			for m := range s.requests[l] {
+				for c := range s.requests[l][m] {
+					n := s.requests[l][m][c].Load()
+					t.ByListener[l][m][c] += n
+					t.Requests[m][c] += n
+				}
 			}
 		}
 		for b := range s.buckets {

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -21,6 +20,39 @@ type Set struct {
 	listeners map[string]*Listener
 	// unmatched counts requests no route took (404s, OPTIONS *).
 	unmatched *Route
+	// slotNames are the listener label values of the per-listener
+	// request slots (ListenerSlots); the last slot is OtherListeners.
+	slotNames [ListenerSlots]string
+}
+
+// ListenerSlots bounds the listener dimension of the routes' request
+// counters: the first ListenerSlots-1 listeners get their own slot, the
+// rest share the last one (labelled OtherListeners). Most configurations
+// have one to three listeners (http, https, an internal port); a bound
+// keeps a route's counter block fixed in size (no map per request).
+const ListenerSlots = 4 // a power of two: ObserveAt masks the slot
+
+// OtherListeners labels the requests of listeners beyond the first
+// ListenerSlots-1.
+const OtherListeners = "(other)"
+
+// SlotName is the listener label of request slot i ("" for a slot no
+// listener has taken yet).
+func (s *Set) SlotName(i int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i == ListenerSlots-1 && len(s.listeners) >= ListenerSlots {
+		return OtherListeners
+	}
+	return s.slotNames[i]
+}
+
+// Shard is Set.Shard on a nil Set too (0).
+func ShardOf(s *Set) int {
+	if s == nil {
+		return 0
+	}
+	return s.Shard()
 }
 
 // UnmatchedRoute is the route label of requests that no route matched.
@@ -28,10 +60,7 @@ const UnmatchedRoute = "(none)"
 
 // NewSet returns an empty Set sized for the machine's CPUs.
 func NewSet() *Set {
-	n := 1
-	for n < shardsPerCPU*runtime.GOMAXPROCS(0) {
-		n *= 2
-	}
+	n := shardCount()
 	s := &Set{mask: n - 1, routes: map[string]*Route{}, listeners: map[string]*Listener{}}
 	s.unmatched = s.Route(UnmatchedRoute)
 	return s

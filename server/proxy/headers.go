@@ -107,11 +107,23 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 		b = appendField(b, hostName, authority)
 	}
 	hs := head.Headers
+	rid, ridName := r.RequestID(), r.RequestIDHeader()
+	tro := r.TraceOptions()
 	for _, h := range hs {
-		if skipRequestField(hs, h.Name) || authority != nil && phttp.EqualFold(h.Name, "Host") {
+		if skipRequestField(hs, h.Name) || authority != nil && phttp.EqualFold(h.Name, "Host") ||
+			rid != nil && phttp.EqualFold(h.Name, ridName) || tro.Propagate && isTraceField(h.Name) {
 			continue
 		}
 		b = appendField(b, h.Name, h.Value)
+	}
+	if rid != nil {
+		b = append(b, ridName...)
+		b = append(b, ": "...)
+		b = append(b, rid...)
+		b = append(b, "\r\n"...)
+	}
+	if tro.Propagate {
+		b = appendTraceContext(b, hs, tro.Generate)
 	}
 	if head.Host == nil && authority == nil {
 		// HTTP/1.0 clients may omit Host; HTTP/1.1 requires it.

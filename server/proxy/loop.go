@@ -47,6 +47,7 @@ func (l loopUpstream) LoopTarget(r *server.Request, rs *upstream.RetryState, w *
 	if err != nil {
 		return nil, netip.AddrPort{}, err
 	}
+	r.SetUpstream(pool.Name(), ut.Address())
 	return ut, targetOf(ut).ap, nil
 }
 

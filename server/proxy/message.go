@@ -125,6 +125,7 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 			return
 		}
 		t := targetOf(ut)
+		r.SetUpstream(pool.Name(), ut.Address())
 		x.headDone, x.bodyDone, x.started = false, false, false
 		x.buf = x.buf[:0]
 		err = t.mt.RoundTrip(x.out, p.up.header, x.part)

@@ -277,9 +277,7 @@ var (
 // PROXY protocol decide it (Request.ClientIP).
 func clientIP(r *server.Request) []byte { return r.ClientIPText() }
 
-// requestID is {request_id}. A variable so that tests can make it return
+// requestID is {request_id}: the request's ID (Request.RequestID; empty
+// when request IDs are off). A variable so that tests can make it return
 // what a client-supplied ID might hold.
-//
-// MERGE: waits for helper "obs2" (issue 22): return r.RequestID(); until
-// then empty.
-var requestID = func(r *server.Request) []byte { return nil }
+var requestID = func(r *server.Request) []byte { return r.RequestID() }

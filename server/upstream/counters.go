@@ -1,5 +1,9 @@
 package upstream
 
+import (
+	"time"
+)
+
 // StatusClasses is the number of response status classes counted per
 // target: 1..5 for 1xx..5xx, 0 for a status outside 100..599.
 const StatusClasses = 6
@@ -30,3 +34,9 @@ func (p *Pool) Retries() uint64 { return p.lin.retries.Load() }
 
 // BudgetRefusals is the number of retries the retry budget refused.
 func (p *Pool) BudgetRefusals() uint64 { return p.lin.budgetRefusals.Load() }
+
+// ObserveLatency counts the time from sending a request to the target
+// (connecting included) to its response head, on shard (the server
+// connection's metrics shard: no cache line shared with other loops).
+// The proxies call it only when counting is on.
+func (t *Target) ObserveLatency(shard int, d time.Duration) { t.latency.Observe(shard, d) }

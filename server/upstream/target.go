@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // Target state bits (Target.state). A target is available when no bit is
@@ -80,6 +82,9 @@ type Target struct {
 	health   atomic.Uint32
 	checkRun atomic.Int32
 
+	// latency is the time to response heads (ObserveLatency), sharded
+	// as the server's counters are.
+	latency *metrics.Histogram
 	// Counters for Snapshot (metrics). byClass and byOutcome sit next to
 	// requests, whose line Done dirties anyway (counters.go).
 	requests, failures     atomic.Uint64
@@ -105,7 +110,7 @@ type Target struct {
 }
 
 func newTarget(addr string, weight int, lin *lineage) *Target {
-	t := &Target{addr: addr, lin: lin}
+	t := &Target{addr: addr, lin: lin, latency: metrics.NewHistogram()}
 	t.weight.Store(int32(weight))
 	return t
 }
@@ -198,6 +203,9 @@ type TargetState struct {
 	// (Response included).
 	ByClass   [StatusClasses]uint64
 	ByOutcome [Outcomes]uint64
+	// Latency is the time from sending a request (connecting included)
+	// to its response head.
+	Latency metrics.HistogramTotals
 }
 
 func (t *Target) snapshot() TargetState {
@@ -226,5 +234,6 @@ func (t *Target) snapshot() TargetState {
 	if ts.Ejected {
 		ts.EjectedUntil = time.Unix(0, t.ejectedUntil.Load())
 	}
+	ts.Latency = t.latency.Totals()
 	return ts
 }

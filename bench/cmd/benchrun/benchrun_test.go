@@ -19,12 +19,13 @@ func TestParseAreas(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy", "balance", "https", "gzip", "h2"}},
+		{"all", []string{"url", "http", "json", "asm", "xdp", "rdma", "origin", "pipelined", "proxy", "balance", "https", "gzip", "h2", "observe"}},
 		{"micro", []string{"url", "http", "json", "asm", "xdp", "rdma"}},
 		{"rdma", []string{"rdma"}},
-		{"load,url", []string{"origin", "pipelined", "proxy", "balance", "https", "gzip", "h2", "url"}},
+		{"load,url", []string{"origin", "pipelined", "proxy", "balance", "https", "gzip", "h2", "observe", "url"}},
 		{"gzip", []string{"gzip"}},
 		{"h2", []string{"h2"}},
+		{"observe", []string{"observe"}},
 		{"balance", []string{"balance"}},
 		{"https", []string{"https"}},
 		{"asm, asm", []string{"asm"}},
@@ -470,5 +471,23 @@ time for request:       42us    523.69ms     20.58ms     61.91ms    93.83%
 	}
 	if _, err := parseH2load([]byte("finished in 1s, 0 req/s\n")); err == nil {
 		t.Fatal("no requests line: no error")
+	}
+}
+
+// TestObserveConfigs: the observe area's generated configurations carry
+// the keys it compares (simdedge's pass `simdedge check` when the area
+// runs; here their shape).
+func TestObserveConfigs(t *testing.T) {
+	on, err := simdedgeConfigExtra(8080, []string{"127.0.0.1:9000"}, "", nil, nil, "access_log: {path: \"/tmp/a.log\", format: json}\nrequest_id: {}")
+	if err != nil || !strings.Contains(on, "\naccess_log: {path: \"/tmp/a.log\", format: json}\nrequest_id: {}") {
+		t.Errorf("simdedge observed config: %v\n%s", err, on)
+	}
+	logged, err := nginxConfigLog("/tmp/n", []int{8080}, []string{"127.0.0.1:9000"}, nil, "/tmp/n/access.log")
+	if err != nil || !strings.Contains(logged, "access_log /tmp/n/access.log edge buffer=64k flush=1s;") || !strings.Contains(logged, "proxy_set_header X-Request-Id $request_id;") {
+		t.Errorf("nginx logged config: %v\n%s", err, logged)
+	}
+	plain, err := nginxConfigLog("/tmp/n", []int{8080}, []string{"127.0.0.1:9000"}, nil, "")
+	if err != nil || !strings.Contains(plain, "access_log off;") || strings.Contains(plain, "request_id") {
+		t.Errorf("nginx plain config: %v\n%s", err, plain)
 	}
 }

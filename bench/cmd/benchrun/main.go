@@ -10,7 +10,7 @@
 //
 // Usage (from the bench module, or `make bench` at the root):
 //
-//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,pipelined,proxy,balance,https,gzip,h2]
+//	go run ./cmd/benchrun [-quick] [-areas url,http,json,asm,xdp,rdma,origin,pipelined,proxy,balance,https,gzip,h2,observe]
 //
 // A peer that cannot run (nginx not installed, simdedge serve not ready)
 // becomes a note in the report; the others still run.
@@ -39,7 +39,7 @@ import (
 // Area names accepted by -areas; "micro", "load" and "all" expand.
 var (
 	microNames = []string{"url", "http", "json", "asm", "xdp", "rdma"}
-	loadNames  = []string{"origin", "pipelined", "proxy", "balance", "https", "gzip", "h2"}
+	loadNames  = []string{"origin", "pipelined", "proxy", "balance", "https", "gzip", "h2", "observe"}
 )
 
 // enumerateEstimate is the planned seconds to build and enumerate one
@@ -68,7 +68,7 @@ func main() {
 
 func run() int {
 	var (
-		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,pipelined,proxy,balance,https,gzip,h2 (or load), all")
+		areas     = flag.String("areas", "all", "comma-separated: url,http,json,asm,xdp,rdma (or micro), origin,pipelined,proxy,balance,https,gzip,h2,observe (or load), all")
 		quick     = flag.Bool("quick", false, "few rounds and short runs (a smoke run of the whole suite in a few minutes)")
 		count     = flag.Int("count", 0, "micro rounds, each a go test -count 1 (default 10, quick 5)")
 		benchtime = flag.String("benchtime", "", "go test -benchtime (default 1s, quick 100ms)")
@@ -461,6 +461,17 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 			engine = cfg.engines[0]
 		}
 		out = append(out, balanceScenario(engine, backend))
+	}
+	if slices.Contains(want, "observe") {
+		backend := nginx
+		if e.nginx == "" {
+			backend = fasthttp
+		}
+		engine := ""
+		if len(cfg.engines) > 0 {
+			engine = cfg.engines[0]
+		}
+		out = append(out, observeScenario(engine, backend))
 	}
 	if slices.Contains(want, "https") {
 		// The simdedge rows are the engines themselves (-engines does

@@ -156,7 +156,12 @@ pid {{.Dir}}/nginx.pid;
 error_log {{.Dir}}/error.log warn;
 events { worker_connections 4096; }
 http {
+{{- if .AccessLog}}
+    log_format edge escape=json '{"time":"$time_iso8601","remote":"$remote_addr","method":"$request_method","host":"$host","path":"$request_uri","proto":"$server_protocol","status":$status,"bytes_in":$request_length,"bytes_out":$body_bytes_sent,"duration":$request_time,"upstream":"backend","target":"$upstream_addr","request_id":"$request_id","user_agent":"$http_user_agent","tls":"$ssl_protocol"}';
+    access_log {{.AccessLog}} edge buffer=64k flush=1s;
+{{- else}}
     access_log off;
+{{- end}}
     keepalive_requests 100000000;
     keepalive_timeout 75s;
     client_body_temp_path {{.Dir}}/client_body;
@@ -189,6 +194,10 @@ http {
             proxy_pass http://backend;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
+{{- if $.AccessLog}}
+            proxy_set_header X-Request-Id $request_id;
+            add_header X-Request-Id $request_id;
+{{- end}}
 {{- else}}
             return 200 "{{$.Body}}";
 {{- end}}
@@ -223,16 +232,23 @@ func nginxConfig(dir string, ports []int, upstreams []string) (string, error) {
 // HTTPS configuration has (the https area's clients do not resume, so it
 // costs what it costs a real server: a lookup that misses).
 func nginxConfigTLS(dir string, ports []int, upstreams []string, t *tlsFiles) (string, error) {
-	return nginxConfigWith(dir, ports, upstreams, t, false)
+	return nginxConfigWith(dir, ports, upstreams, t, false, "")
+}
+
+// nginxConfigLog is nginxConfigTLS with a JSON access log (the observe
+// area's fields) to the file accessLog, buffered ("" : access log off).
+func nginxConfigLog(dir string, ports []int, upstreams []string, t *tlsFiles, accessLog string) (string, error) {
+	return nginxConfigWith(dir, ports, upstreams, t, false, accessLog)
 }
 
 // nginxConfigWith is nginxConfigTLS whose listeners speak HTTP/2 when h2
-// is set (on a plain port: h2c with prior knowledge only, in nginx 1.22).
-func nginxConfigWith(dir string, ports []int, upstreams []string, t *tlsFiles, h2 bool) (string, error) {
+// is set (on a plain port: h2c with prior knowledge only, in nginx 1.22),
+// with the observe area's access log to accessLog unless it is "".
+func nginxConfigWith(dir string, ports []int, upstreams []string, t *tlsFiles, h2 bool, accessLog string) (string, error) {
 	var conf strings.Builder
 	// The body goes into an nginx string literal: \n is nginx's escape.
 	body := strings.ReplaceAll(responseBody, "\n", `\n`)
-	err := nginxConf.Execute(&conf, map[string]any{"Dir": dir, "Ports": ports, "Upstreams": upstreams, "Body": body, "TLS": t, "H2": h2})
+	err := nginxConf.Execute(&conf, map[string]any{"Dir": dir, "Ports": ports, "Upstreams": upstreams, "Body": body, "TLS": t, "H2": h2, "AccessLog": accessLog})
 	return conf.String(), err
 }
 
@@ -242,11 +258,21 @@ func startNginx(e *env, ports []int, upstreams []string, cpu string) (*proc, err
 
 // startNginxTLS is startNginx with TLS listeners when t is set.
 func startNginxTLS(e *env, ports []int, upstreams []string, cpu string, t *tlsFiles) (*proc, error) {
-	return startNginxWith(e, ports, upstreams, cpu, t, false)
+	return startNginxFull(e, ports, upstreams, cpu, t, false, false)
 }
 
 // startNginxWith is startNginxTLS with HTTP/2 listeners when h2 is set.
 func startNginxWith(e *env, ports []int, upstreams []string, cpu string, t *tlsFiles, h2 bool) (*proc, error) {
+	return startNginxFull(e, ports, upstreams, cpu, t, h2, false)
+}
+
+// startNginxLog is startNginxTLS with, if logged, a JSON access log to
+// access.log in the server's directory.
+func startNginxLog(e *env, ports []int, upstreams []string, cpu string, t *tlsFiles, logged bool) (*proc, error) {
+	return startNginxFull(e, ports, upstreams, cpu, t, false, logged)
+}
+
+func startNginxFull(e *env, ports []int, upstreams []string, cpu string, t *tlsFiles, h2, logged bool) (*proc, error) {
 	if e.nginx == "" {
 		return nil, errors.New("nginx is not installed")
 	}
@@ -254,7 +280,11 @@ func startNginxWith(e *env, ports []int, upstreams []string, cpu string, t *tlsF
 	if err != nil {
 		return nil, err
 	}
-	conf, err := nginxConfigWith(dir, ports, upstreams, t, h2)
+	accessLog := ""
+	if logged {
+		accessLog = filepath.Join(dir, "access.log")
+	}
+	conf, err := nginxConfigWith(dir, ports, upstreams, t, h2, accessLog)
 	if err != nil {
 		return nil, err
 	}
@@ -306,6 +336,9 @@ routes:
   - match: {path_prefix: /}
     respond: {status: 200, body: "{{.Body}}", headers: {Content-Type: text/plain}}
 {{- end}}
+{{- if .Extra}}
+{{.Extra}}
+{{- end}}
 `))
 
 // simdedgeServer runs `simdedge serve` with a generated configuration;
@@ -336,12 +369,22 @@ func simdedgeConfig(port int, upstreams []string, engine string, b *Balancing) (
 // simdedgeConfigTLS is simdedgeConfig on a TLS 1.3 listener serving the
 // files of t (nil: plain HTTP).
 func simdedgeConfigTLS(port int, upstreams []string, engine string, b *Balancing, t *tlsFiles) (string, error) {
-	return simdedgeConfigWith(port, upstreams, engine, b, t, false)
+	return simdedgeConfigAll(port, upstreams, engine, b, t, false, "")
 }
 
 // simdedgeConfigWith is simdedgeConfigTLS whose plain listener takes h2c
 // when h2c is set (the h2 area).
 func simdedgeConfigWith(port int, upstreams []string, engine string, b *Balancing, t *tlsFiles, h2c bool) (string, error) {
+	return simdedgeConfigAll(port, upstreams, engine, b, t, h2c, "")
+}
+
+// simdedgeConfigExtra is simdedgeConfigTLS with extra top-level YAML
+// appended (the observe area's admin, access_log and request_id keys).
+func simdedgeConfigExtra(port int, upstreams []string, engine string, b *Balancing, t *tlsFiles, extra string) (string, error) {
+	return simdedgeConfigAll(port, upstreams, engine, b, t, false, extra)
+}
+
+func simdedgeConfigAll(port int, upstreams []string, engine string, b *Balancing, t *tlsFiles, h2c bool, extra string) (string, error) {
 	var conf strings.Builder
 	body := strings.ReplaceAll(responseBody, "\n", `\n`)
 	eng, proxyOnLoop := engine, ""
@@ -352,7 +395,7 @@ func simdedgeConfigWith(port int, upstreams []string, engine string, b *Balancin
 		eng, proxyOnLoop = "loop", "false"
 	}
 	err := simdedgeConf.Execute(&conf, map[string]any{"Port": port, "Upstreams": upstreams, "Balancing": b,
-		"Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop, "TLS": t, "H2C": h2c})
+		"Body": body, "Engine": eng, "ProxyOnLoop": proxyOnLoop, "TLS": t, "H2C": h2c, "Extra": extra})
 	return conf.String(), err
 }
 
