@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -112,5 +113,78 @@ func TestH2UpstreamResetForwarded(t *testing.T) {
 	resp, body := get(t, h1, mustReq(t, "GET", "http://"+h2cAddr+"/head"))
 	if resp.StatusCode != 502 {
 		t.Errorf("HTTP/1.1 client: %d %q, want 502", resp.StatusCode, body)
+	}
+}
+
+// TestH2UpstreamClientReset: an HTTP/2 client that resets its stream (a
+// cancelled gRPC call) while the upstream waits cancels the upstream's
+// stream too, before the response head and after it, over h2c and TLS on
+// every engine. Before, the upstream stream stayed open until the
+// upstream wrote again (here: never, until its cap).
+func TestH2UpstreamClientReset(t *testing.T) {
+	started, ended := make(chan struct{}, 4), make(chan string, 4)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: testTimeout, Protocols: new(http.Protocols),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			started <- struct{}{}
+			if r.URL.Path == "/mid" {
+				w.WriteHeader(200)
+				w.(http.Flusher).Flush()
+			}
+			select {
+			case <-r.Context().Done():
+				ended <- "cancelled"
+			case <-time.After(2 * testTimeout):
+				ended <- "not cancelled"
+			}
+		})}
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	h2cAddr, tlsAddr, ca := startProxyH2With(t, UpstreamOptions{Name: "wait", Targets: []string{l.Addr().String()}, HTTP2: true})
+	h2c := &http.Client{Transport: h2Transport(nil)}
+	h2s := &http.Client{Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
+	for _, tc := range []struct {
+		name, base string
+		c          *http.Client
+	}{{"h2c", "http://" + h2cAddr, h2c}, {"tls", "https://" + tlsAddr, h2s}} {
+		for _, path := range []string{"/head", "/mid"} {
+			ctx, cancel := context.WithCancel(context.Background())
+			req := mustReq(t, "POST", tc.base+path).WithContext(ctx)
+			done := make(chan error, 1)
+			head := make(chan struct{})
+			go func() {
+				resp, err := tc.c.Do(req)
+				close(head)
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				done <- err
+			}()
+			select {
+			case <-started:
+			case <-time.After(testTimeout):
+				t.Fatalf("%s %s: the request did not reach the upstream", tc.name, path)
+			}
+			if path == "/mid" {
+				<-head // the 200 came through: cancel while the body waits
+			}
+			cancel()
+			if err := <-done; err == nil {
+				t.Errorf("%s %s: the cancelled request succeeded", tc.name, path)
+			}
+			select {
+			case got := <-ended:
+				if got != "cancelled" {
+					t.Errorf("%s %s: upstream handler %s", tc.name, path, got)
+				}
+			case <-time.After(3 * testTimeout):
+				t.Fatalf("%s %s: the upstream handler did not end", tc.name, path)
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
@@ -449,6 +450,10 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 	pool, ut, t := x.pool, x.ut, x.t
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// An HTTP/2 client that resets its stream (a cancelled gRPC call)
+	// or loses its connection cancels the upstream stream too.
+	var gone atomic.Bool
+	r.OnStreamGone(func() { gone.Store(true); cancel() })
 	req := tmpl.WithContext(ctx)
 	var body *h2Body
 	if head.Body != phttp.BodyNone {
@@ -474,6 +479,10 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 			err = errors.Join(errH2Timer, errTimeout{})
 		default:
 		}
+	}
+	if err != nil && gone.Load() {
+		pool.Done(ut, upstream.Result{Outcome: upstream.Canceled})
+		return false, 0, nil // nobody to answer
 	}
 	if err != nil {
 		if body != nil && body.err != nil {
@@ -506,7 +515,11 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 		}
 	}
 	if err := p.h2Relay(w, r, resp, head); err != nil {
-		pool.Done(ut, resetResult(err, upstream.Result{Outcome: upstream.Reset}))
+		res := resetResult(err, upstream.Result{Outcome: upstream.Reset})
+		if gone.Load() {
+			res = upstream.Result{Outcome: upstream.Canceled}
+		}
+		pool.Done(ut, res)
 		return false, 0, nil
 	}
 	// Answered (a client that went away mid-body is not the target's
