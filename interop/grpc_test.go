@@ -103,6 +103,15 @@ func (s *grpcService) EmptyCall(ctx context.Context, _ *testpb.Empty) (*testpb.E
 }
 
 func (s *grpcService) StreamingOutputCall(in *testpb.StreamingOutputCallRequest, st grpc.ServerStreamingServer[testpb.StreamingOutputCallResponse]) error {
+	if len(in.ResponseParameters) == 0 {
+		// The cancel case: one message, then wait for the client to
+		// give up.
+		if err := st.Send(&testpb.StreamingOutputCallResponse{}); err != nil {
+			return err
+		}
+		_, err := s.EmptyCall(st.Context(), nil)
+		return err
+	}
 	for i, p := range in.ResponseParameters {
 		if err := st.Send(&testpb.StreamingOutputCallResponse{Payload: grpcPayload(int(p.Size), i)}); err != nil {
 			return err
@@ -225,6 +234,7 @@ func grpcCalls(t *testing.T, addr string, creds credentials.TransportCredentials
 	t.Run("large", func(t *testing.T) { grpcLargeMessage(t, ctx, c) })
 	t.Run("status", func(t *testing.T) { grpcStatus(t, ctx, c) })
 	t.Run("deadline", func(t *testing.T) { grpcDeadline(t, ctx, c, svc) })
+	t.Run("cancel", func(t *testing.T) { grpcCancel(t, ctx, c, svc) })
 	t.Run("concurrent", func(t *testing.T) { grpcConcurrentUnary(t, ctx, c) })
 }
 
@@ -423,4 +433,36 @@ func grpcConcurrentUnary(t *testing.T, ctx context.Context, c testpb.TestService
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// grpcCancel: the client cancels a server-streaming call (no deadline)
+// while the server waits; the cancellation must reach the server through
+// the proxy (the client's RST_STREAM becomes one upstream), or the
+// upstream stream would stay open until the server wrote again.
+func grpcCancel(t *testing.T, ctx context.Context, c testpb.TestServiceClient, svc *grpcService) {
+	for len(svc.slept) > 0 {
+		<-svc.slept
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := c.StreamingOutputCall(cctx, &testpb.StreamingOutputCallRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := st.Recv(); status.Code(err) != codes.Canceled {
+		t.Errorf("after cancel: %v, want Canceled", err)
+	}
+	select {
+	case err := <-svc.slept:
+		if err == nil || err.Error() == "slept to the cap" {
+			t.Errorf("server call ended with %v, want its context cancelled", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the server's call did not end")
+	}
+	grpcUnary(t, ctx, c)
 }
