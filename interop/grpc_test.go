@@ -180,7 +180,7 @@ func TestGRPCThroughProxy(t *testing.T) {
 	needBinary(t)
 	backend, svc := startGRPCBackend(t)
 	t.Run("direct", func(t *testing.T) {
-		grpcCalls(t, backend, insecure.NewCredentials(), svc)
+		grpcCalls(t, backend, insecure.NewCredentials(), svc, false)
 	})
 	ca := testcert.NewCA(t, "interop CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
@@ -209,14 +209,15 @@ routes:
 `, run.engine, run.onLoop, plain, secure, leaf.CertFile, leaf.KeyFile, backend)
 			startSimdedge(t, conf, plain)
 			waitListening(t, secure)
-			t.Run("h2c", func(t *testing.T) { grpcCalls(t, plain, insecure.NewCredentials(), svc) })
-			t.Run("tls", func(t *testing.T) { grpcCalls(t, secure, tlsCreds, svc) })
+			t.Run("h2c", func(t *testing.T) { grpcCalls(t, plain, insecure.NewCredentials(), svc, true) })
+			t.Run("tls", func(t *testing.T) { grpcCalls(t, secure, tlsCreds, svc, true) })
 		})
 	}
 }
 
-// grpcCalls runs every case on one client connection to addr.
-func grpcCalls(t *testing.T, addr string, creds credentials.TransportCredentials, svc *grpcService) {
+// grpcCalls runs every case on one client connection to addr (the proxy's
+// when viaProxy: its Via field must then be in the response headers).
+func grpcCalls(t *testing.T, addr string, creds credentials.TransportCredentials, svc *grpcService, viaProxy bool) {
 	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcMaxMsg), grpc.MaxCallSendMsgSize(grpcMaxMsg)))
 	if err != nil {
@@ -226,7 +227,11 @@ func grpcCalls(t *testing.T, addr string, creds credentials.TransportCredentials
 	c := testpb.NewTestServiceClient(cc)
 	ctx, cancel := context.WithTimeout(context.Background(), grpcRunTimeout)
 	defer cancel()
-	t.Run("unary", func(t *testing.T) { grpcUnary(t, ctx, c) })
+	t.Run("unary", func(t *testing.T) {
+		if hdr := grpcUnary(t, ctx, c); viaProxy != (len(hdr.Get("via")) > 0) {
+			t.Errorf("Via %q, want it only through the proxy", hdr.Get("via"))
+		}
+	})
 	t.Run("server-streaming", func(t *testing.T) { grpcServerStreaming(t, ctx, c) })
 	t.Run("client-streaming", func(t *testing.T) { grpcClientStreaming(t, ctx, c) })
 	t.Run("bidi", func(t *testing.T) { grpcPingPong(t, ctx, c) })
@@ -238,7 +243,8 @@ func grpcCalls(t *testing.T, addr string, creds credentials.TransportCredentials
 	t.Run("concurrent", func(t *testing.T) { grpcConcurrentUnary(t, ctx, c) })
 }
 
-func grpcUnary(t *testing.T, ctx context.Context, c testpb.TestServiceClient) {
+// grpcUnary makes a unary call and returns its response headers.
+func grpcUnary(t *testing.T, ctx context.Context, c testpb.TestServiceClient) metadata.MD {
 	var hdr, trl metadata.MD
 	ctx = metadata.AppendToOutgoingContext(ctx, "x-req", "v1")
 	out, err := c.UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 10, Payload: grpcPayload(3, 0)},
@@ -258,6 +264,7 @@ func grpcUnary(t *testing.T, ctx context.Context, c testpb.TestServiceClient) {
 	if got := trl.Get("x-trl-bin"); len(got) != 1 || got[0] != string([]byte{0, 1, 2, 255}) {
 		t.Errorf("binary trailer x-trl-bin %q (trailers %v)", got, trl)
 	}
+	return hdr
 }
 
 func grpcServerStreaming(t *testing.T, ctx context.Context, c testpb.TestServiceClient) {
