@@ -137,14 +137,17 @@ func TestH2UpstreamClientReset(t *testing.T) {
 			select {
 			case <-r.Context().Done():
 				ended <- "cancelled"
-			case <-time.After(2 * testTimeout):
+			case <-time.After(5 * testTimeout):
 				ended <- "not cancelled"
 			}
 		})}
 	srv.Protocols.SetUnencryptedHTTP2(true)
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	h2cAddr, tlsAddr, ca := startProxyH2With(t, UpstreamOptions{Name: "wait", Targets: []string{l.Addr().String()}, HTTP2: true})
+	// The response-header timeout (and the total, 60 s) must not be
+	// what ends the waiting upstream stream before the check's bound.
+	h2cAddr, tlsAddr, ca := startProxyH2With(t, UpstreamOptions{Name: "wait", Targets: []string{l.Addr().String()},
+		HTTP2: true, ResponseHeaderTimeout: 5 * testTimeout})
 	h2c := &http.Client{Transport: h2Transport(nil)}
 	h2s := &http.Client{Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
 	for _, tc := range []struct {
@@ -182,8 +185,8 @@ func TestH2UpstreamClientReset(t *testing.T) {
 				if got != "cancelled" {
 					t.Errorf("%s %s: upstream handler %s", tc.name, path, got)
 				}
-			case <-time.After(3 * testTimeout):
-				t.Fatalf("%s %s: the upstream handler did not end", tc.name, path)
+			case <-time.After(testTimeout):
+				t.Fatalf("%s %s: the upstream handler did not end within %v", tc.name, path, testTimeout)
 			}
 		}
 	}
