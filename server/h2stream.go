@@ -45,6 +45,9 @@ type h2stream struct {
 	// rerr fails the handler's reads and writes (reset, connection
 	// gone).
 	rerr error
+	// onGone runs if the stream ends before its handler does
+	// (Request.OnStreamGone, h2gone.go).
+	onGone func()
 
 	// out[outR:] is response body waiting for window; endPending: the
 	// response ends after it (END_STREAM).
@@ -77,7 +80,7 @@ func (hc *h2conn) newStream(id uint32) *h2stream {
 	s.hc, s.id = hc, id
 	s.in, s.inR, s.got, s.declLen = s.in[:0], 0, 0, -1
 	s.recvWin = int64(max(hc.lim.InitialStreamWindow, h2InitialWindow))
-	s.unacked, s.rerr = 0, nil
+	s.unacked, s.rerr, s.onGone = 0, nil, nil
 	s.out, s.outR, s.endPending = s.out[:0], 0, false
 	s.sendWin = hc.peerWindow
 	s.queued = false
@@ -278,6 +281,7 @@ func answerBodyError(w *ResponseWriter, err error) {
 func (hc *h2conn) handlerEnded(s *h2stream, ok bool) {
 	hc.running--
 	s.handlerDone = true
+	s.onGone = nil
 	if n := len(s.in) - s.inR; n > 0 {
 		hc.creditConn(int64(n))
 		s.in, s.inR = s.in[:0], 0
@@ -344,6 +348,11 @@ func (hc *h2conn) closeStream(s *h2stream) {
 	s.closed = true
 	if s.rerr == nil {
 		s.rerr = errH2StreamReset
+	} else if s.onGone != nil && !s.handlerDone {
+		// Reset (by either side) or the connection is gone, while
+		// the handler still runs.
+		s.onGone()
+		s.onGone = nil
 	}
 	delete(hc.streams, s.id)
 	if s.queued {

@@ -180,7 +180,7 @@ func (s *h2stream) flushOut(final bool) error {
 	if w.aborted || final && w.clen >= 0 && w.written != w.clen && w.bodyAllowed() {
 		// A truncated body: the client must not take it as whole.
 		s.wbuf = s.wbuf[:0]
-		hc.resetStream(s.id, http2.ErrCodeInternal)
+		hc.resetStream(s.id, w.h2ResetCode())
 		hc.bw.Flush()
 		return nil
 	}

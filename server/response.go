@@ -8,6 +8,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"golang.org/x/net/http2"
 )
 
 // sink is where a ResponseWriter's bytes go: a stream connection's output
@@ -52,6 +53,9 @@ type ResponseWriter struct {
 	closeConn bool
 	hasDate   bool // the handler set Date (a proxy forwarding the origin's)
 	aborted   bool
+	// resetCode is the HTTP/2 error code an aborted stream is reset
+	// with (AbortStream, h2reset.go); NO_ERROR means INTERNAL_ERROR.
+	resetCode http2.ErrCode
 	// trailerOK: trailers go out after the last chunk (trailers.go),
 	// whose field lines trailers holds.
 	trailerOK bool
@@ -99,6 +103,7 @@ func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.clen, w.written = -1, 0
 	w.committed, w.chunked, w.aborted, w.hasDate, w.err = false, false, false, false, nil
 	w.trailerOK, w.trailers = false, w.trailers[:0]
+	w.resetCode = http2.ErrCodeNo
 	w.now = time.Time{}
 	w.editDrop, w.editAdd = nil, nil
 	w.dropCoding()

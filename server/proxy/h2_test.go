@@ -24,7 +24,13 @@ import (
 // listener offering h2 by ALPN; it returns both addresses and the CA.
 func startProxyH2(t *testing.T, targets []string) (h2cAddr, tlsAddr string, ca *testcert.CA) {
 	t.Helper()
-	up, err := NewUpstream(UpstreamOptions{Targets: targets})
+	return startProxyH2With(t, UpstreamOptions{Targets: targets})
+}
+
+// startProxyH2With is startProxyH2 for an upstream made of uo.
+func startProxyH2With(t *testing.T, uo UpstreamOptions) (h2cAddr, tlsAddr string, ca *testcert.CA) {
+	t.Helper()
+	up, err := NewUpstream(uo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
@@ -449,6 +450,10 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 	pool, ut, t := x.pool, x.ut, x.t
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// An HTTP/2 client that resets its stream (a cancelled gRPC call)
+	// or loses its connection cancels the upstream stream too.
+	var gone atomic.Bool
+	r.OnStreamGone(func() { gone.Store(true); cancel() })
 	req := tmpl.WithContext(ctx)
 	var body *h2Body
 	if head.Body != phttp.BodyNone {
@@ -475,6 +480,10 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 		default:
 		}
 	}
+	if err != nil && gone.Load() {
+		pool.Done(ut, upstream.Result{Outcome: upstream.Canceled})
+		return false, 0, nil // nobody to answer
+	}
 	if err != nil {
 		if body != nil && body.err != nil {
 			pool.Done(ut, upstream.Result{Outcome: upstream.Canceled})
@@ -486,12 +495,15 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 		if timeoutError(err) {
 			res = upstream.Result{Outcome: upstream.Timeout}
 		}
+		res = resetResult(err, res)
 		d, backoff := p.h2Decide(x, head, res, body == nil)
 		pool.Done(ut, res)
 		if d != upstream.Stop {
 			return true, backoff, err
 		}
-		p.upstreamFailed(w, t, err, false)
+		if !p.forwardReset(w, r, err) {
+			p.upstreamFailed(w, t, err, false)
+		}
 		return false, 0, nil
 	}
 	defer resp.Body.Close()
@@ -502,8 +514,12 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 			return true, backoff, errRetriedStatus
 		}
 	}
-	if upstreamFailed := !p.h2Relay(w, resp, head); upstreamFailed {
-		pool.Done(ut, upstream.Result{Outcome: upstream.Reset})
+	if err := p.h2Relay(w, r, resp, head); err != nil {
+		res := resetResult(err, upstream.Result{Outcome: upstream.Reset})
+		if gone.Load() {
+			res = upstream.Result{Outcome: upstream.Canceled}
+		}
+		pool.Done(ut, res)
 		return false, 0, nil
 	}
 	// Answered (a client that went away mid-body is not the target's
@@ -521,9 +537,11 @@ func (errTimeout) Temporary() bool { return true }
 
 // h2Relay sends resp to the client: status, fields, the body as it
 // arrives (flushed after every read, so streams such as gRPC's flow), then
-// the trailers. It reports false when the upstream failed mid-body; a
-// client that stopped reading ends it early with true.
-func (p *Proxy) h2Relay(w *server.ResponseWriter, resp *http.Response, head *phttp.Request) bool {
+// the trailers. It returns the upstream's failure mid-body (after which
+// the client's stream is reset with the upstream's code when it is one to
+// pass on, else cut short); a client that stopped reading ends it early
+// with nil.
+func (p *Proxy) h2Relay(w *server.ResponseWriter, r *server.Request, resp *http.Response, head *phttp.Request) error {
 	w.WriteHeader(resp.StatusCode)
 	for name, vs := range resp.Header {
 		if isHopByHop([]byte(name)) || name == "Content-Length" || name == "Via" {
@@ -551,7 +569,7 @@ func (p *Proxy) h2Relay(w *server.ResponseWriter, resp *http.Response, head *pht
 		// may wait for the client's next message.
 		w.EnableTrailers()
 		if err := w.Flush(); err != nil {
-			return true // the client went away
+			return nil // the client went away
 		}
 	}
 	bp := h2Bufs.Get().(*[]byte)
@@ -561,18 +579,20 @@ func (p *Proxy) h2Relay(w *server.ResponseWriter, resp *http.Response, head *pht
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return true // the client went away
+				return nil // the client went away
 			}
 			if werr := w.Flush(); werr != nil {
-				return true
+				return nil
 			}
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			p.bodyFailed(w)
-			return false
+			if !p.forwardReset(w, r, err) {
+				p.bodyFailed(w)
+			}
+			return err
 		}
 	}
 	for name, vs := range resp.Trailer {
@@ -580,7 +600,7 @@ func (p *Proxy) h2Relay(w *server.ResponseWriter, resp *http.Response, head *pht
 			w.AddTrailer([]byte(name), []byte(v))
 		}
 	}
-	return true
+	return nil
 }
 
 var h2Bufs = sync.Pool{New: func() any { b := make([]byte, h2CopyBuf); return &b }}
