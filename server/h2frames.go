@@ -2,6 +2,8 @@ package server
 
 import (
 	"golang.org/x/net/http2"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // process handles one frame on the reader goroutine. A connection error
@@ -152,6 +154,7 @@ func (hc *h2conn) onReset(f *http2.RSTStreamFrame) error {
 // §5.4.1 suggests for abuse).
 func (hc *h2conn) countReset() error {
 	hc.resets++
+	hc.c.lst.HTTP2(hc.c.shard, metrics.H2Reset)
 	if hc.resets > hc.lim.MaxResets {
 		return h2ConnError(http2.ErrCodeEnhanceYourCalm)
 	}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // h2Preface is the client connection preface (RFC 9113 §3.4). Its first
@@ -124,6 +126,7 @@ func (c *conn) h2Silent(err error) bool {
 // the stream afterwards.
 func (c *conn) serveH2() {
 	hc := newH2conn(c)
+	c.lst.HTTP2(c.shard, metrics.H2Conn)
 	c.srv.h2.add(hc, c.lkey)
 	defer c.srv.h2.remove(hc)
 	hc.serve()

@@ -8,6 +8,8 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"golang.org/x/net/http2"
+
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // h2stream is one request and its response on an HTTP/2 connection, with
@@ -148,6 +150,7 @@ func (hc *h2conn) openStream(s *h2stream) error {
 		// Not idle any more: admission must not reclaim it now.
 		c.state.Store(stateActive)
 	}
+	c.lst.HTTP2(c.shard, metrics.H2Stream)
 	r := &s.req
 	r.srv, r.c, r.remote = hc.srv, c, c.req.remote
 	r.remoteIP = r.remoteIP[:0]

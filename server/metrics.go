@@ -68,5 +68,5 @@ func (hc *h2conn) countStream(s *h2stream, begin time.Time) {
 	}
 	h := &s.req.head
 	in := max(h.ContentLength, 0)
-	rt.Observe(hc.c.shard, metrics.MethodIndex(h.Method), s.resp.status, time.Since(begin), in, s.resp.written)
+	rt.ObserveAt(hc.c.shard, hc.c.lst.Slot(), metrics.MethodIndex(h.Method), s.resp.status, time.Since(begin), in, s.resp.written)
 }

@@ -233,7 +233,8 @@ func TestH2Observed(t *testing.T) {
 	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
 		w.WriteString("id=" + string(r.RequestID()))
 	})
-	_, addr := startH2C(t, h, Options{AccessLog: alog, RequestID: RequestIDOptions{Header: "X-Request-Id", Generate: true}})
+	set := metrics.NewSet()
+	_, addr := startH2C(t, h, Options{AccessLog: alog, Metrics: set, RequestID: RequestIDOptions{Header: "X-Request-Id", Generate: true}})
 	c := h2cClient()
 	const n = 5
 	ids := map[string]bool{}
@@ -248,6 +249,15 @@ func TestH2Observed(t *testing.T) {
 	c.CloseIdleConnections()
 	if err := alog.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// The listener counts the HTTP/2 connection and its streams, and the
+	// requests carry its label slot.
+	var h2 [metrics.H2Kinds]uint64
+	for _, l := range set.Listeners() {
+		h2 = l.Totals().HTTP2
+	}
+	if h2[metrics.H2Conn] != 1 || h2[metrics.H2Stream] != n || h2[metrics.H2Reset] != 0 {
+		t.Errorf("HTTP/2 counts %v, want 1 connection and %d streams", h2, n)
 	}
 	lines := strings.Split(strings.TrimSuffix(sink.b.String(), "\n"), "\n")
 	if len(lines) != n {

@@ -32,6 +32,10 @@ func testAdmin(t *testing.T) (*Admin, *metrics.Set) {
 	r.ObserveAt(2, l2.Slot(), metrics.MethodGet, 200, time.Millisecond, 10, 20)
 	l2.TLSHandshake(1, metrics.TLSOK)
 	l2.TLSHandshake(2, metrics.TLSFailed)
+	l2.HTTP2(0, metrics.H2Conn)
+	l2.HTTP2(1, metrics.H2Stream)
+	l2.HTTP2(2, metrics.H2Stream)
+	l2.HTTP2(3, metrics.H2Reset)
 	l.ParseError(3, 414)
 	pool, err := upstream.New(upstream.Options{Name: "app", Targets: []upstream.TargetSpec{{Address: "127.0.0.1:1"}, {Address: "127.0.0.1:2"}}})
 	if err != nil {
@@ -77,6 +81,22 @@ simdedge_tls_handshakes_total{listener="127.0.0.1:443",outcome="failed"} 1
 simdedge_tls_handshakes_total{listener="127.0.0.1:443",outcome="ok"} 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_tls_handshakes_total"); err != nil {
+		t.Error(err)
+	}
+	// HTTP/2 series only for the listener that saw HTTP/2, merged over
+	// shards.
+	want = `
+# HELP simdedge_http2_connections_total Connections that began HTTP/2 on a listener (h2c prior knowledge or h2 by ALPN).
+# TYPE simdedge_http2_connections_total counter
+simdedge_http2_connections_total{listener="127.0.0.1:443"} 1
+# HELP simdedge_http2_streams_total HTTP/2 streams opened on a listener (each carries one request).
+# TYPE simdedge_http2_streams_total counter
+simdedge_http2_streams_total{listener="127.0.0.1:443"} 2
+# HELP simdedge_http2_stream_resets_total HTTP/2 streams the client reset or the server refused, on a listener (the rapid-reset bound counts these per connection).
+# TYPE simdedge_http2_stream_resets_total counter
+simdedge_http2_stream_resets_total{listener="127.0.0.1:443"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "simdedge_http2_connections_total", "simdedge_http2_streams_total", "simdedge_http2_stream_resets_total"); err != nil {
 		t.Error(err)
 	}
 	want = `

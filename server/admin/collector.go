@@ -59,6 +59,12 @@ var (
 
 	descTLS = prometheus.NewDesc(namespace+"_tls_handshakes_total",
 		"TLS handshakes on a listener, by outcome (ok, failed, plain_http, not_tls).", []string{"listener", "outcome"}, nil)
+	descH2Conns = prometheus.NewDesc(namespace+"_http2_connections_total",
+		"Connections that began HTTP/2 on a listener (h2c prior knowledge or h2 by ALPN).", []string{"listener"}, nil)
+	descH2Streams = prometheus.NewDesc(namespace+"_http2_streams_total",
+		"HTTP/2 streams opened on a listener (each carries one request).", []string{"listener"}, nil)
+	descH2Resets = prometheus.NewDesc(namespace+"_http2_stream_resets_total",
+		"HTTP/2 streams the client reset or the server refused, on a listener (the rapid-reset bound counts these per connection).", []string{"listener"}, nil)
 	descUpLatency = prometheus.NewDesc(namespace+"_upstream_response_seconds",
 		"Time from sending a request to a target (connecting included) to its response head.", []string{"upstream", "target"}, nil)
 
@@ -85,7 +91,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descConnsOpened, descConnsActive, descRefused, descParseErrors,
 		descUpRequests, descUpFailures, descUpEjections, descUpChecks, descUpHealthy,
 		descUpEjected, descUpInFlight, descUpRetries, descUpResponses, descUpErrors,
-		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge, descTLS, descUpLatency} {
+		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge, descTLS, descUpLatency, descH2Conns, descH2Streams, descH2Resets} {
 		ch <- d
 	}
 }
@@ -152,6 +158,11 @@ func (c *collector) collectConns(ch chan<- prometheus.Metric) {
 			if n > 0 { // only TLS listeners get the series
 				ch <- prometheus.MustNewConstMetric(descTLS, prometheus.CounterValue, float64(n), name, metrics.TLSNames[k])
 			}
+		}
+		if h := t.HTTP2; h[metrics.H2Conn] > 0 { // only listeners that saw HTTP/2
+			ch <- prometheus.MustNewConstMetric(descH2Conns, prometheus.CounterValue, float64(h[metrics.H2Conn]), name)
+			ch <- prometheus.MustNewConstMetric(descH2Streams, prometheus.CounterValue, float64(h[metrics.H2Stream]), name)
+			ch <- prometheus.MustNewConstMetric(descH2Resets, prometheus.CounterValue, float64(h[metrics.H2Reset]), name)
 		}
 	}
 }

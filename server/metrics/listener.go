@@ -27,12 +27,21 @@ const (
 // TLSNames are the label values of the handshake outcomes.
 var TLSNames = [TLSKinds]string{"ok", "failed", "plain_http", "not_tls"}
 
+// HTTP/2 events on a listener.
+const (
+	H2Conn   = iota // a connection began HTTP/2 (h2c preface or ALPN h2)
+	H2Stream        // a stream opened (a request began)
+	H2Reset         // a stream reset by the client or refused by the server
+	H2Kinds
+)
+
 // listenerCounters is one shard of a listener's counters.
 type listenerCounters struct {
 	opened, closed atomic.Uint64
 	refused        [RefusalKinds]atomic.Uint64
 	parseErrors    [ParseKinds]atomic.Uint64
 	tls            [TLSKinds]atomic.Uint64
+	h2             [H2Kinds]atomic.Uint64
 }
 
 type listenerShard struct {
@@ -40,7 +49,7 @@ type listenerShard struct {
 	_ [cacheLine - listenerCountersSize%cacheLine]byte
 }
 
-const listenerCountersSize = 8 * (2 + RefusalKinds + ParseKinds + TLSKinds)
+const listenerCountersSize = 8 * (2 + RefusalKinds + ParseKinds + TLSKinds + H2Kinds)
 
 // Listener is one listener's connection counters (all the sockets of one
 // address: `loops: N` share them). Its methods accept a nil Listener
@@ -120,6 +129,13 @@ func (l *Listener) TLSHandshake(shard, outcome int) {
 	}
 }
 
+// HTTP2 counts an HTTP/2 event (H2Conn...).
+func (l *Listener) HTTP2(shard, event int) {
+	if l != nil {
+		l.shard(shard).h2[event].Add(1)
+	}
+}
+
 // Slot is the listener's index in the routes' request counters; 0 for a
 // nil Listener.
 func (l *Listener) Slot() int {
@@ -143,6 +159,7 @@ type ListenerTotals struct {
 	Refused        [RefusalKinds]uint64
 	ParseErrors    [ParseKinds]uint64
 	TLS            [TLSKinds]uint64
+	HTTP2          [H2Kinds]uint64
 }
 
 // Active is the number of open connections.
@@ -168,6 +185,9 @@ func (l *Listener) Totals() ListenerTotals {
 		}
 		for k := range c.tls {
 			t.TLS[k] += c.tls[k].Load()
+		}
+		for k := range c.h2 {
+			t.HTTP2[k] += c.h2[k].Load()
 		}
 	}
 	return t
