@@ -72,6 +72,9 @@ var h2streamPool = sync.Pool{New: func() any {
 	s.resp.sink = s
 	s.resp.out = &s.wbuf
 	s.resp.h2 = s
+	// Compression reads the request's Compressor and Accept-Encoding, and
+	// its encoder writes through encs (encode.go), as on a conn.
+	s.resp.req, s.resp.encs.w = &s.req, &s.resp
 	s.req.body.h2 = s
 	return s
 }}
