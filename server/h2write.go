@@ -65,6 +65,9 @@ func (s *h2stream) writeHead(w *ResponseWriter, clen int64, end bool) {
 		line := dateLine(now)
 		enc.WriteField(hpack.HeaderField{Name: "date", Value: string(line[len("Date: ") : len(line)-2])})
 	}
+	if w.editDrop != nil || w.editAdd != nil {
+		w.applyEdit() // a route's response_headers (edit.go), as commit does
+	}
 	h2EncodeLines(enc, w.hdr)
 	if len(w.rid) > 0 { // the request ID (observe.go), as commit writes it
 		enc.WriteField(hpack.HeaderField{Name: strings.ToLower(w.ridName), Value: string(w.rid)})

@@ -135,6 +135,7 @@ func startPolicyServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.EnableH2C(ln) // HTTP/1.1 as before; TestPolicyNetHTTP also speaks h2c
 	go s.ServeTCP(ln, testEngine)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -164,8 +165,20 @@ func (e *echoed) header(name string) []string {
 // captures are what the handler sees; response header edits apply to
 // Echo, Respond and a Go handler; redirects carry captures and the query.
 func TestPolicyNetHTTP(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		tr := &http.Transport{}
+		name := "http1"
+		if h2 { // the same over HTTP/2 streams (h2c)
+			tr.Protocols = new(http.Protocols)
+			tr.Protocols.SetUnencryptedHTTP2(true)
+			name = "h2c"
+		}
+		t.Run(name, func(t *testing.T) { policyNetHTTP(t, tr) })
+	}
+}
+
+func policyNetHTTP(t *testing.T, tr *http.Transport) {
 	addr := startPolicyServer(t)
-	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
