@@ -27,6 +27,14 @@ func (w *ResponseWriter) commitH2(final bool) {
 	switch {
 	case w.status == 204 || w.status == 304:
 		noBody = true
+	case w.coding == codingHead:
+		noBody = true // a compressed GET would have had no known length
+	case w.coding == codingOn:
+		// The declared length was the identity body's (a file's
+		// SendFile): the compressed one is known only at the end.
+		if final {
+			clen = int64(len(w.body))
+		}
 	case w.headReq:
 		noBody = true
 		if w.clen >= 0 {

@@ -28,6 +28,10 @@ func TestH2FilesAndCompression(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "big.bin"), big, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	small := jsonDoc(8 << 10)
+	if err := os.WriteFile(filepath.Join(dir, "small.json"), small, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	fh, err := files.New(files.Options{Root: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +43,7 @@ func TestH2FilesAndCompression(t *testing.T) {
 	doc := string(jsonDoc(16 << 10))
 	tab, err := router.New([]router.Route{
 		{Match: router.Match{PathPrefix: "/json"}, Handler: router.Compress(router.Respond(200, doc, [][2]string{{"Content-Type", "application/json"}}), pol)},
+		{Match: router.Match{PathPrefix: "/small"}, Handler: router.Compress(fh, pol)},
 		{Match: router.Match{PathPrefix: "/"}, Handler: fh},
 	})
 	if err != nil {
@@ -91,6 +96,15 @@ func TestH2FilesAndCompression(t *testing.T) {
 	// Go's client asks for gzip itself and decodes it (Uncompressed).
 	if resp, b := get("/json"); resp.StatusCode != 200 || !resp.Uncompressed || string(b) != doc {
 		t.Errorf("compressed: %d, uncompressed by the client %v, %d bytes, equal %v", resp.StatusCode, resp.Uncompressed, len(b), string(b) == doc)
+	}
+	// A compressed file: its declared length is the identity one's, which
+	// must not reach the HEADERS frame (a length mismatch is a stream
+	// error for the client).
+	if resp, b := get("/small.json", "Accept-Encoding", "gzip"); resp.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(decode(t, "gzip", b), small) {
+		t.Errorf("compressed file: Content-Encoding %q, %d bytes", resp.Header.Get("Content-Encoding"), len(b))
+	}
+	if resp, b := get("/small.json"); !resp.Uncompressed || !bytes.Equal(b, small) {
+		t.Errorf("compressed file, decoded by the client: %v, %d bytes", resp.Uncompressed, len(b))
 	}
 	// Asked for gzip explicitly, the bytes on the wire are gzip.
 	if resp, b := get("/json", "Accept-Encoding", "gzip"); resp.Header.Get("Content-Encoding") != "gzip" || string(decode(t, "gzip", b)) != doc {
