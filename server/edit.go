@@ -28,6 +28,15 @@ type Edit struct {
 	RespAdd  []byte
 }
 
+// SentTarget is the target as the client sent it, before a route's
+// rewrite (SetTarget); the access log records it, as nginx's $request does.
+func (r *Request) SentTarget() []byte {
+	if r.sentTarget != nil {
+		return r.sentTarget
+	}
+	return r.head.Target
+}
+
 // Edit returns the request's policy memory (server/router).
 func (r *Request) Edit() *Edit { return &r.edit }
 
@@ -35,6 +44,9 @@ func (r *Request) Edit() *Edit { return &r.edit }
 // rewrite). t must stay valid until the handler returns (Edit.Buf). Routing
 // is done by then; Clone still copies the head as received.
 func (r *Request) SetTarget(t []byte) {
+	if r.sentTarget == nil {
+		r.sentTarget = r.head.Target
+	}
 	r.head.Target = t
 	r.urlDone, r.urlErr = false, nil
 }

@@ -143,7 +143,7 @@ func writeAccess(s *accesslog.Shard, r *Request, status int, in, out int64, end 
 	h := &r.head
 	e := accesslog.Entry{
 		Time: end, Duration: d,
-		Remote: r.RemoteIP(), Method: h.Method, Host: h.Host, Target: h.Target,
+		Remote: r.RemoteIP(), Method: h.Method, Host: h.Host, Target: r.SentTarget(),
 		Proto: protoOf(r), Status: status, BytesIn: in, BytesOut: out,
 		Upstream: r.id.upstream, UpstreamTarget: r.id.target, RequestID: r.id.rid,
 	}

@@ -60,8 +60,10 @@ type Request struct {
 
 	// route is what the request counts into when it ends (SetRoute).
 	route *metrics.Route
-	// edit is the route policy's memory (edit.go).
-	edit Edit
+	// edit is the route policy's memory (edit.go); sentTarget the
+	// target before a rewrite (nil: not rewritten).
+	edit       Edit
+	sentTarget []byte
 	// comp is the route's response compression (SetCompression,
 	// encode.go), cleared at the end like route.
 	comp Compressor
@@ -91,6 +93,7 @@ func (r *Request) end() {
 	// looks the route up (InlineHandler) before the request begins.
 	r.route = nil
 	r.edit.RespDrop, r.edit.RespAdd = nil, nil // likewise (edit.go)
+	r.sentTarget = nil
 	r.comp = nil
 	r.id.rid, r.id.upstream, r.id.target, r.id.done = nil, "", "", false
 	if cap(r.bodyBuf) > maxPooledBuf {

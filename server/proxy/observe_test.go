@@ -269,15 +269,21 @@ func TestRequestIDTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	strip, _ := rewrite.StripPrefix("/x")
 	tab, err := router.New([]router.Route{{
-		Policy:  &router.Policy{Request: fields(t, rewrite.RequestSide, [][2]string{{"X-Edge-Id", "id={request_id}"}}, nil)},
+		Policy:  &router.Policy{Path: strip, Request: fields(t, rewrite.RequestSide, [][2]string{{"X-Edge-Id", "id={request_id}"}}, nil)},
 		Handler: New(up, Options{}),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	sink := &lockedBuffer{}
+	alog, err := accesslog.Open(accesslog.Options{Writer: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := observeOptions
-	opts.Handler, opts.LoopProxy = router.NewSwitch(tab), testLoopProxy
+	opts.Handler, opts.LoopProxy, opts.AccessLog = router.NewSwitch(tab), testLoopProxy, alog
 	s := server.New(opts)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -300,6 +306,17 @@ func TestRequestIDTemplate(t *testing.T) {
 		id := resp.Header.Get("X-Request-Id")
 		if id == "" || in != "" && id != in || e.Header.Get("X-Request-Id") != id || e.Header.Get("X-Edge-Id") != "id="+id {
 			t.Errorf("sent %q: client got %q, upstream X-Request-Id %q X-Edge-Id %q", in, id, e.Header.Get("X-Request-Id"), e.Header.Get("X-Edge-Id"))
+		}
+	}
+	// The access log records the target the client sent, not the
+	// rewritten one (nginx's $request).
+	s.Shutdown(context.Background())
+	if err := alog.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(sink.b.String(), "\n"), "\n") {
+		if !strings.Contains(line, `"path":"/x"`) {
+			t.Errorf("access log line: %s", line)
 		}
 	}
 }
