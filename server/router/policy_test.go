@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,6 +130,15 @@ func policyTable(t *testing.T) *Table {
 }
 
 func startPolicyServer(t *testing.T) string {
+	addr, stop := startPolicyServerStop(t)
+	t.Cleanup(stop)
+	return addr
+}
+
+// startPolicyServerStop serves the policy table; stop shuts the server
+// down and returns once its Serve call has (so that whatever the server's
+// goroutines read happened before what the caller does next).
+func startPolicyServerStop(t *testing.T) (addr string, stop func()) {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: NewSwitch(policyTable(t))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -136,13 +146,20 @@ func startPolicyServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	s.EnableH2C(ln) // HTTP/1.1 as before; TestPolicyNetHTTP also speaks h2c
-	go s.ServeTCP(ln, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	return ln.Addr().String()
+	done := make(chan struct{})
+	go func() {
+		s.ServeTCP(ln, testEngine)
+		close(done)
+	}()
+	var once sync.Once
+	return ln.Addr().String(), func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s.Shutdown(ctx)
+			<-done
+		})
+	}
 }
 
 type echoed struct {
@@ -272,7 +289,8 @@ func TestPolicyCurl(t *testing.T) {
 // the request is refused with 400, on a header edit and on a redirect,
 // and nothing of it reaches the response.
 func TestPolicyInjection(t *testing.T) {
-	addr := startPolicyServer(t)
+	addr, stop := startPolicyServerStop(t)
+	t.Cleanup(stop)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -290,8 +308,12 @@ func TestPolicyInjection(t *testing.T) {
 		!strings.Contains(string(body), `["X-Cap","v1%0d%0aSet-Cookie:%20x=1"]`) || strings.Contains(string(body), `"Set-Cookie",`) {
 		t.Errorf("injection through the path: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
-	// The hook changes before a second server starts and is restored
-	// after it stopped (cleanups run last-in first-out).
+	// The hook changes once the first server has stopped (its loop read
+	// the hook: the race detector sees no order through the network) and
+	// before a second server starts; it is restored after that one
+	// stopped (cleanups run last-in first-out).
+	c.Close()
+	stop()
 	orig := requestID
 	t.Cleanup(func() { requestID = orig })
 	requestID = func(*server.Request) []byte { return []byte("id\r\nSet-Cookie: x=1") }
