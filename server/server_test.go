@@ -231,8 +231,11 @@ var badRequests = []struct {
 func TestSlowHeaderDropped(t *testing.T) {
 	const rh = 300 * time.Millisecond
 	_, addr := startTCP(t, okHandler("ok"), Options{Timeouts: Timeouts{ReadHeader: rh}})
-	c := dial(t, addr)
+	// A first head's budget runs from the server's accept (admit.go), which
+	// may come before dial returns here: the clock starts before dialing,
+	// or the connection can close a little before rh after it.
 	start := time.Now()
+	c := dial(t, addr)
 	// A byte every 50 ms keeps a naive per-read timeout from firing.
 	go func() {
 		for _, b := range []byte("GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaa") {
