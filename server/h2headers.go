@@ -129,7 +129,7 @@ func (hc *h2conn) decodeBlock() error {
 }
 
 // onTrailers ends a request body with trailers (§8.1). They must end the
-// stream and carry no pseudo-header. MERGE: request trailers are dropped
+// stream and carry no pseudo-header. Request trailers are dropped
 // until the upgrade branch's trailer API lets a handler read them.
 func (hc *h2conn) onTrailers(s *h2stream) error {
 	if s == nil {
