@@ -129,8 +129,8 @@ func (hc *h2conn) decodeBlock() error {
 }
 
 // onTrailers ends a request body with trailers (§8.1). They must end the
-// stream and carry no pseudo-header. Request trailers are dropped
-// until the upgrade branch's trailer API lets a handler read them.
+// stream and carry no pseudo-header. Request trailers are dropped: the
+// handler API has no way to read them (the trailer API is for responses).
 func (hc *h2conn) onTrailers(s *h2stream) error {
 	if s == nil {
 		// HEADERS on a stream that is not open: a closed one, or one
