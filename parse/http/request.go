@@ -258,20 +258,51 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 		return 0, err
 	}
 	target := buf[t : v-1]
-	if !validTarget(target) {
-		if bytes.IndexByte(target, '#') >= 0 {
-			// RFC 9112 §3.2: the target has no fragment; net/http
-			// and llhttp accept one (see nethttp_test.go).
-			return 0, ErrTargetFragment
-		}
-		return 0, ErrInvalidTarget
-	}
-	if !validTargetForm(buf[start:m], target) {
-		return 0, ErrInvalidTarget
+	if err := checkTarget(buf[start:m], target); err != nil {
+		return 0, err
 	}
 	req.Method = buf[start:m]
 	req.Target = target
 	return next, nil
+}
+
+// CheckRequestLine applies ParseRequest's rules for a request line to a
+// method and a target that came some other way, as an HTTP/2 or HTTP/3
+// request's :method and :path (or CONNECT's :authority) do: the method is
+// a token (RFC 9110 §9.1), the target printable ASCII without SP or "#",
+// in a form its method allows (RFC 9112 §3.2). It returns the error
+// ParseRequest would return for the line "method SP target SP
+// HTTP/1.1" (ErrInvalidMethod, ErrTargetFragment or ErrInvalidTarget), or
+// nil. It allocates nothing.
+func CheckRequestLine(method, target []byte) error {
+	if len(method) == 0 {
+		return ErrInvalidMethod
+	}
+	for _, b := range method {
+		if !tcharSet[b] {
+			return ErrInvalidMethod
+		}
+	}
+	if len(target) == 0 {
+		return ErrInvalidTarget
+	}
+	return checkTarget(method, target)
+}
+
+// checkTarget checks a non-empty target's bytes and form for method.
+func checkTarget(method, target []byte) error {
+	if !validTarget(target) {
+		if bytes.IndexByte(target, '#') >= 0 {
+			// RFC 9112 §3.2: the target has no fragment; net/http
+			// and llhttp accept one (see nethttp_test.go).
+			return ErrTargetFragment
+		}
+		return ErrInvalidTarget
+	}
+	if !validTargetForm(method, target) {
+		return ErrInvalidTarget
+	}
+	return nil
 }
 
 // validTarget reports whether every byte of a request-target is printable
