@@ -307,20 +307,26 @@ func (d *h2decode) buildHead(h *phttp.Request, endStream bool) bool {
 	default:
 		h.Target = v(d.path)
 	}
-	hasHost := false
+	if !h2CheckLine(h.Method, h.Target, connect) {
+		return false
+	}
+	host := -1
 	for _, f := range d.fields {
 		name := buf[f.ns:f.ne]
-		h.Headers = append(h.Headers, phttp.Header{Name: name, Value: buf[f.vs:f.ve]})
 		if string(name) == h2HostName {
-			hasHost = true
-			h.Host = buf[f.vs:f.ve]
+			if host >= 0 {
+				return false // two Hosts, as HTTP/1.1's ErrMultipleHost
+			}
+			host = len(h.Headers)
 		}
+		h.Headers = append(h.Headers, phttp.Header{Name: name, Value: buf[f.vs:f.ve]})
 	}
+	var authority []byte
 	if d.authority.ns >= 0 {
-		h.Host = v(d.authority)
-		if !hasHost {
-			h.Headers = append(h.Headers, phttp.Header{Name: h2HostField, Value: h.Host})
-		}
+		authority = v(d.authority)
+	}
+	if !h2SetHost(h, host, authority, d.authority.ns >= 0) {
+		return false
 	}
 	if cookie.ns >= 0 {
 		h.Headers = append(h.Headers, phttp.Header{Name: buf[cookie.ns:cookie.ne], Value: buf[cookie.vs:cookie.ve]})

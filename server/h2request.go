@@ -2,7 +2,8 @@ package server
 
 // HTTP2 reports whether the request came over HTTP/2. Its head then holds
 // the pseudo-headers' values (Method from :method, Target from :path or,
-// for CONNECT, :authority, Host from :authority) with Version HTTP/1.1,
+// for CONNECT, :authority, Host from :authority or else the host field,
+// checked as the HTTP/1.1 parser checks them: h2map.go) with Version HTTP/1.1,
 // and its body, unless Content-Length announced a length, is streamed as
 // a chunked one is.
 func (r *Request) HTTP2() bool { return r.body.h2 != nil }
