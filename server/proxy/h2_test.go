@@ -34,7 +34,15 @@ func startProxyH2With(t *testing.T, uo UpstreamOptions) (h2cAddr, tlsAddr string
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.New(server.Options{Handler: New(up, Options{}), LoopProxy: testLoopProxy})
+	t.Cleanup(up.Close) // after the server's Shutdown (cleanups run last first)
+	return serveH2Edge(t, New(up, Options{}))
+}
+
+// serveH2Edge serves h on an h2c listener and on a TLS listener offering
+// h2 by ALPN (the certificate names edge.example), on the test engine.
+func serveH2Edge(t *testing.T, h server.Handler) (h2cAddr, tlsAddr string, ca *testcert.CA) {
+	t.Helper()
+	s := server.New(server.Options{Handler: h, LoopProxy: testLoopProxy})
 	ca = testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
 	plain, err := net.Listen("tcp", "127.0.0.1:0")
@@ -52,7 +60,6 @@ func startProxyH2With(t *testing.T, uo UpstreamOptions) (h2cAddr, tlsAddr string
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
 		s.Shutdown(ctx)
-		up.Close()
 	})
 	return plain.Addr().String(), secure.Addr().String(), ca
 }

@@ -58,7 +58,8 @@ var h2Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Grpc-Status", "0")
 })
 
-func startH2Origin(t *testing.T, useTLS bool) *h2Origin {
+// startH2Origin serves h2Handler, or h if given, over h2c or TLS.
+func startH2Origin(t *testing.T, useTLS bool, h ...http.Handler) *h2Origin {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,6 +72,9 @@ func startH2Origin(t *testing.T, useTLS bool) *h2Origin {
 		}
 	}}
 	srv.Handler = h2Handler
+	if len(h) > 0 {
+		srv.Handler = h[0]
+	}
 	srv.Protocols = new(http.Protocols)
 	if useTLS {
 		o.ca = testcert.NewCA(t, "h2 origin CA")
