@@ -16,9 +16,8 @@ import (
 // limit (429 with Retry-After), on a route with Basic or forward auth a
 // repeated Authorization field (400, access.Credentials), Basic auth (401
 // with WWW-Authenticate), forward auth (the auth service's answer), then
-// the route's handler. The
-// policy lives in server/access and server/ratelimit; this wrapper only
-// decides where each step runs:
+// the route's handler. The policy lives in server/access and
+// server/ratelimit; this wrapper only decides where each step runs:
 //
 //   - allow/deny and the rate limit run wherever the request is first
 //     looked at, the event loop included (no blocking, no allocation for
