@@ -50,13 +50,29 @@ func (c *conn) lingerWanted() bool {
 // caller closes the stream afterwards. Streams that cannot half-close
 // (in-memory pipes) are closed at once.
 func (c *conn) linger() {
-	hc, ok := c.st.(interface{ CloseWrite() error })
+	c.r, c.w = 0, 0
+	lingerDiscard(c.st, c.rbuf[:min(len(c.rbuf), lingerChunk)])
+}
+
+// lingerStream is what a lingering close reads from: a Stream, or the
+// socket of a TLS handshake.
+type lingerStream interface {
+	Read(p []byte) (int, error)
+	SetReadDeadline(t time.Time) error
+}
+
+// lingerDiscard shuts down st's write side (what was written goes out,
+// then a FIN), then reads into buf and discards until EOF, an error or
+// the bounds (lingerTime, lingerQuiet, lingerBytes). It returns at once
+// if st cannot half-close. The caller closes st afterwards. It is the one
+// lingering close of blocking streams: error answers of the goroutine
+// engine, and failed TLS handshakes on both engines (lingerHandshake).
+func lingerDiscard(st lingerStream, buf []byte) {
+	hc, ok := st.(interface{ CloseWrite() error })
 	if !ok || hc.CloseWrite() != nil {
 		return
 	}
 	end := time.Now().Add(lingerTime)
-	buf := c.rbuf[:min(len(c.rbuf), lingerChunk)]
-	c.r, c.w = 0, 0
 	for left := lingerBytes; left > 0; {
 		now := time.Now()
 		if !now.Before(end) {
@@ -66,11 +82,33 @@ func (c *conn) linger() {
 		if dl.After(end) {
 			dl = end
 		}
-		c.st.SetReadDeadline(dl)
-		n, err := c.st.Read(buf[:min(len(buf), left)])
+		st.SetReadDeadline(dl)
+		n, err := st.Read(buf[:min(len(buf), left)])
 		left -= n
 		if err != nil {
 			return
 		}
 	}
+}
+
+// lingerHandshakeBuf is the discard buffer of a failed handshake's
+// lingering close, on the handshake goroutine's stack.
+const lingerHandshakeBuf = 4 << 10
+
+// lingerHandshake closes the socket of a failed TLS handshake lingering,
+// on both engines (the handshake runs on a goroutine on both). crypto/tls
+// has written an alert: certificate_required when client_auth requires a
+// certificate the client did not send, bad_certificate, an unknown CA...
+// In TLS 1.3 the client's side of the handshake is done once it sent its
+// Finished, so it has usually sent its request behind it; closing with
+// those bytes unread makes the kernel answer with a reset, which can
+// destroy the alert before the client reads it (the client then reports
+// "connection reset" instead of "certificate required"). A handshake that
+// timed out has nobody to tell and is closed at once.
+func lingerHandshake(raw lingerStream, err error) {
+	if isTimeout(err) {
+		return
+	}
+	var buf [lingerHandshakeBuf]byte
+	lingerDiscard(raw, buf[:])
 }

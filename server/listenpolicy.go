@@ -148,6 +148,16 @@ type proxyConn struct {
 	pre    []byte // bytes read after the header
 }
 
+// CloseWrite shuts down the write side of the connection under p, so
+// that a PROXY listener's connections close lingering (linger.go: error
+// answers, failed TLS handshakes) and half-close in tunnels as others do.
+func (p *proxyConn) CloseWrite() error {
+	if cw, ok := p.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errNoHalfClose
+}
+
 // proxyHeaderReader is a Stream whose PROXY header must be read first
 // (conn.serve): proxyConn, and tlsStream over one.
 type proxyHeaderReader interface {

@@ -422,7 +422,8 @@ func (t *loopTLS) shake(nc net.Conn, o *TLSOptions) int {
 	t.w.ir, t.w.iw, t.w.skip = 0, n, 0
 	t.w.raw = nc
 	t.tc = tls.Server(&t.w, o.Config)
-	if t.tc.Handshake() != nil {
+	if err := t.tc.Handshake(); err != nil {
+		lingerHandshake(nc, err) // so that the alert is read
 		return metrics.TLSFailed
 	}
 	nc.SetDeadline(time.Time{})

@@ -192,6 +192,7 @@ func (t *tlsStream) handshake() error {
 	t.tc = tls.Server(&prefixConn{Conn: t.raw, pre: first[:n]}, t.o.Config)
 	if err := t.tc.Handshake(); err != nil {
 		t.err = err
+		lingerHandshake(t.raw, err) // so that the alert is read
 		return err
 	}
 	outcome = metrics.TLSOK

@@ -5,7 +5,8 @@
 //	simdedge                                serve the built-in configuration on 127.0.0.1:8080
 //	simdedge serve [-config FILE | FILE] [-listen ADDR]
 //	                                        serve a configuration (SIGTERM/SIGINT drain, SIGHUP reloads FILE)
-//	simdedge check [-config FILE | FILE]    validate a configuration and print its effective form
+//	simdedge check [-config FILE | FILE] [-redact]
+//	                                        validate a configuration and print its effective form
 //	simdedge url                            parse URLs (JSON lines in, components out)
 //	simdedge version                        print the version, Go version and SIMD level
 package main
@@ -31,7 +32,9 @@ const usage = `usage:
   simdedge                                 serve the built-in configuration (127.0.0.1:8080)
   simdedge serve [-config FILE | FILE] [-listen ADDR]
                                            serve FILE (default: the built-in configuration)
-  simdedge check [-config FILE | FILE]     validate FILE and print its effective form
+  simdedge check [-config FILE | FILE] [-redact]
+                                           validate FILE and print its effective form
+                                           (-redact: secrets hidden as in the admin /config)
   simdedge url                             URLs as JSON lines on stdin
   simdedge version
 `

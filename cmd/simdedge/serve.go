@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/admin"
 	"github.com/simdedge/simdedge/server/config"
 	"github.com/simdedge/simdedge/server/router"
 )
@@ -163,6 +164,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("config", "", "YAML configuration file (default: the built-in configuration)")
+	// check prints secrets in clear by default: whoever runs it can read
+	// the file it loads, and the output is a loadable configuration;
+	// -redact prints what the admin /config shows, for a ticket or a CI log.
+	redact := fs.Bool("redact", false, "hide secrets as the admin /config does")
 	if err := parseConfigArgs(fs, args, file); err != nil {
 		return argsFailed(err, stderr)
 	}
@@ -190,6 +195,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	out, err := cfg.WithDefaults().YAML()
+	if err == nil && *redact {
+		out, err = admin.Redact(out)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1

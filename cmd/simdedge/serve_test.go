@@ -322,3 +322,20 @@ func listeningSockets(t *testing.T, port string) int {
 	}
 	return n
 }
+
+// TestCheckRedact: check prints the effective configuration in clear (the
+// operator can read the file anyway) and, with -redact, as /config does.
+func TestCheckRedact(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(file, []byte("routes:\n  - respond: {status: 200}\n    request_headers: {set: {X-Api-Key: k-secret}}\n"), 0o644)
+	for _, tc := range []struct {
+		args  []string
+		clear bool
+	}{{[]string{file}, true}, {[]string{"-redact", file}, false}, {[]string{file, "-redact"}, false}} {
+		var stdout, stderr bytes.Buffer
+		code := runCheck(tc.args, &stdout, &stderr)
+		if code != 0 || strings.Contains(stdout.String(), "k-secret") != tc.clear || !strings.Contains(stdout.String(), "X-Api-Key") {
+			t.Errorf("check %v: %d %q %q", tc.args, code, stdout.String(), stderr.String())
+		}
+	}
+}

@@ -13,10 +13,11 @@ import (
 
 // Gate is a route's gatekeeping, wrapped around its handler (config.Build)
 // and run in this order: allow/deny by client address (403), the rate
-// limit (429 with Retry-After), Basic auth (401 with WWW-Authenticate),
-// forward auth (the auth service's answer), then the route's handler. The
-// policy lives in server/access and server/ratelimit; this wrapper only
-// decides where each step runs:
+// limit (429 with Retry-After), on a route with Basic or forward auth a
+// repeated Authorization field (400, access.Credentials), Basic auth (401
+// with WWW-Authenticate), forward auth (the auth service's answer), then
+// the route's handler. The policy lives in server/access and
+// server/ratelimit; this wrapper only decides where each step runs:
 //
 //   - allow/deny and the rate limit run wherever the request is first
 //     looked at, the event loop included (no blocking, no allocation for
@@ -60,6 +61,7 @@ type gate struct {
 }
 
 const (
+	statusBadRequest      = 400
 	statusForbidden       = 403
 	statusTooManyRequests = 429
 	statusUnauthorized    = 401
@@ -95,6 +97,11 @@ func (g *gate) admit(r *server.Request) int {
 			retry = max(retry, 1)
 		}
 	}
+	if status == 0 && (g.p.Basic != nil || g.p.Forward != nil) {
+		if _, single := access.Credentials(r.Headers()); !single {
+			status = statusBadRequest
+		}
+	}
 	r.SetGateVerdict(status, retry)
 	return status
 }
@@ -113,9 +120,10 @@ func rateKey(a netip.Addr) netip.Addr {
 	return a
 }
 
-// authorization is the request's Authorization value (nil if absent).
+// authorization is the request's Authorization value (nil if absent);
+// admit refused the request before if it had more than one.
 func authorization(r *server.Request) []byte {
-	v, _ := r.Header("Authorization")
+	v, _ := access.Credentials(r.Headers())
 	return v
 }
 
@@ -168,7 +176,7 @@ func (g *gate) LoopProxy(r *server.Request) server.LoopUpstream {
 	return nil
 }
 
-// gateReject answers a request the admission refused (403 or 429).
+// gateReject answers a request the admission refused (400, 403 or 429).
 type gateReject struct{ g *gate }
 
 func (x *gateReject) ServeEdge(w *server.ResponseWriter, r *server.Request) {
@@ -179,6 +187,12 @@ func (x *gateReject) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(statusTooManyRequests)
 		w.WriteString("too many requests\n")
+		return
+	}
+	if status == statusBadRequest {
+		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(statusBadRequest)
+		w.WriteString("more than one Authorization field\n")
 		return
 	}
 	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
