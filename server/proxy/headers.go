@@ -26,14 +26,30 @@ func isHopByHop(name []byte) bool {
 	return false
 }
 
-// namedIn reports whether a Connection field in hs lists name.
+// namedIn reports whether a Connection field in hs lists name, for a
+// field that may be hop-by-hop at all: a sender cannot make Host or the
+// framing fields hop-by-hop (RFC 9110 §7.6.1: a Connection option names
+// a field of this connection alone, and these describe the message
+// itself). Host must reach the upstream, or it answers 400 or serves
+// its default virtual host; Content-Length and Transfer-Encoding are
+// written again from the framing the edge parsed, whatever Connection
+// says (appendHead, writeResponseHead).
 func namedIn(hs phttp.Headers, name []byte) bool {
+	if neverHopByHop(name) {
+		return false
+	}
 	for i := hs.Index("Connection", 0); i >= 0; i = hs.Index("Connection", i+1) {
 		if listHas(hs[i].Value, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// neverHopByHop: the fields a Connection option cannot remove (namedIn).
+func neverHopByHop(name []byte) bool {
+	return phttp.EqualFold(name, "Host") || phttp.EqualFold(name, "Content-Length") ||
+		phttp.EqualFold(name, "Transfer-Encoding")
 }
 
 // listHas reports whether the comma-separated list v has item (ASCII
