@@ -204,7 +204,11 @@ func (h *Handler) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			return
 		}
 	}
-	if !st.Mode().IsRegular() {
+	// A regular file named as a directory ("file/", "file/.") is not
+	// there, as on nginx and in the file system (ENOTDIR): serving it
+	// would give one file many names for caches and for rules matching
+	// the path.
+	if !st.Mode().IsRegular() || dir && name == rel {
 		plain(w, 404, "not found\n")
 		return
 	}
