@@ -224,17 +224,20 @@ func (h *Handler) serveFile(w *server.ResponseWriter, r *server.Request, f *os.F
 	w.AddHeaderBytes([]byte("ETag"), tag)
 	w.AddHeaderBytes([]byte("Last-Modified"), lastMod)
 	get := r.Header
+	ct := mime.TypeByExtension(path.Ext(name))
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
 	switch evaluate(get, tag, mtime) {
 	case condNotModified:
+		// A compressing route gives the 304 the 200's Vary and
+		// (weak) ETag, judged by the type and size.
+		w.SetSelected(ct, size)
 		w.WriteHeader(304)
 		return
 	case condFailed:
 		plain(w, 412, "precondition failed\n")
 		return
-	}
-	ct := mime.TypeByExtension(path.Ext(name))
-	if ct == "" {
-		ct = "application/octet-stream"
 	}
 	w.AddHeader("Accept-Ranges", "bytes")
 	start, n := int64(0), size
