@@ -62,9 +62,6 @@ const (
 	// before forwarding (one write with the head, and the request can be
 	// retried on a stale pooled connection); a larger one streams.
 	maxBufferedBody = 64 << 10
-	// maxAttempts bounds retries on pooled connections the upstream had
-	// closed (each attempt takes another pooled connection or dials).
-	maxAttempts = 4
 )
 
 var (
@@ -293,17 +290,21 @@ type exchangeArgs struct {
 
 // exchange is one attempt on t: it sends the request and reads the
 // response head. A pooled connection the upstream had closed is replaced
-// (up to maxAttempts) when the resend rule allows: that is the stale
-// connection's failure, not the target's, and is not reported to the
-// policy. On error the connection is closed; wn is what the last write
-// took; copyErr is the streamed body's copy, if it started (its error was
-// waited for on failure and, if the client's body failed, is returned).
+// by a new one when the resend rule allows (upstream.ResendStale): that
+// is the stale connection's failure, not the target's, and is not
+// reported to the policy. On error the connection is closed; wn is what
+// the last write took; copyErr is the streamed body's copy, if it
+// started (its error was waited for on failure and, if the client's body
+// failed, is returned).
 func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a exchangeArgs) (uc *upConn, wn int, copyErr chan error, err error) {
-	for attempt := 1; ; attempt++ {
+	for stale := false; ; stale = true {
 		send := p.up.opts.SendProxyProtocol
-		if send != 0 {
+		switch {
+		case send != 0:
 			uc, err = t.dial(a.connect) // never pooled (sendproxy.go)
-		} else {
+		case stale:
+			uc, err = t.connect(a.connect)
+		default:
 			uc, err = t.get(a.now, a.probe, a.connect)
 		}
 		if err != nil {
@@ -347,9 +348,8 @@ func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a ex
 		}
 		// A streamed body is replayable until its copy starts (pre still
 		// holds all that was read of it).
-		if !uc.fresh && uc.w == 0 && attempt < maxAttempts && retryable(err) &&
-			mayResend(head, wn > 0, copyErr == nil) {
-			continue // the upstream closed an idle connection: try another
+		if upstream.ResendStale(!uc.fresh, uc.w > 0, retryable(err), mayResend(head, wn > 0, copyErr == nil)) {
+			continue // the upstream closed an idle connection: a new one
 		}
 		return uc, wn, copyErr, err
 	}
