@@ -125,8 +125,10 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 	hs := head.Headers
 	rid, ridName := r.RequestID(), r.RequestIDHeader()
 	tro := r.TraceOptions()
+	trusted := r.PeerTrusted()
 	for _, h := range hs {
-		if skipRequestField(hs, h.Name) || authority != nil && phttp.EqualFold(h.Name, "Host") ||
+		if skipRequestField(hs, h.Name) || p.dropsClientField(h.Name, trusted) ||
+			authority != nil && phttp.EqualFold(h.Name, "Host") ||
 			rid != nil && phttp.EqualFold(h.Name, ridName) || tro.Propagate && isTraceField(h.Name) {
 			continue
 		}
@@ -147,7 +149,7 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 		b = append(b, p.up.targets[0].addr...)
 		b = append(b, "\r\n"...)
 	}
-	b = p.appendForwarded(b, r, hs, head, authority)
+	b = p.appendForwarded(b, r, hs, head, authority, trusted)
 	v := head.Version
 	if r.HTTP2() {
 		v = viaHTTP2 // the protocol received (RFC 9110 §7.6.3)

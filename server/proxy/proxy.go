@@ -26,6 +26,9 @@ type Options struct {
 	// Upgrades are the protocols an Upgrade request may switch to
 	// (upgrade.go); nil means DefaultUpgrades (websocket), empty none.
 	Upgrades []string
+	// UntrustedForwarding: X-Real-IP and Forwarded (forwarded.go); the
+	// zero value is ForwardingDrop.
+	UntrustedForwarding Forwarding
 }
 
 // Proxy forwards requests to an Upstream. It is a server.Handler.
@@ -38,6 +41,8 @@ type Proxy struct {
 	upgrades []string
 	// loop is the Proxy as a server.LoopUpstream (loop.go).
 	loop loopUpstream
+	// fwd: Options.UntrustedForwarding.
+	fwd Forwarding
 }
 
 // New returns a Proxy to up.
@@ -51,7 +56,8 @@ func New(up *Upstream, o Options) *Proxy {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	p := &Proxy{up: up, via: o.Via, proto: o.Proto, log: o.Logger, upgrades: normalizeUpgrades(o.Upgrades)}
+	p := &Proxy{up: up, via: o.Via, proto: o.Proto, log: o.Logger, upgrades: normalizeUpgrades(o.Upgrades),
+		fwd: o.UntrustedForwarding}
 	p.loop = loopUpstream{p}
 	return p
 }
