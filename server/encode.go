@@ -86,10 +86,14 @@ func (w *ResponseWriter) decide(flushing bool) {
 		c = w.req.comp
 	}
 	w.coding = codingNone
-	if c == nil || w.status == 204 || w.status == 304 || w.status == 206 || w.status < 200 {
+	if c == nil || w.status == 204 || w.status == 206 || w.status < 200 {
 		return
 	}
 	h := responseFields(w.hdr)
+	if w.status == 304 {
+		w.decideNotModified(c, h)
+		return
+	}
 	if h.encoded || h.ranged || h.noTransform || !c.Compressible(h.ctype) {
 		return
 	}
@@ -100,25 +104,11 @@ func (w *ResponseWriter) decide(flushing bool) {
 	if n < c.MinLength() && !(flushing && w.clen < 0) {
 		return
 	}
-	// From here the response depends on Accept-Encoding (RFC 9110
-	// §12.5.5), whether or not this client gets it compressed.
-	if !h.varyAE {
-		w.addHeader("Vary", "Accept-Encoding")
-	}
-	ae, _ := w.req.head.Headers.Get("Accept-Encoding")
-	enc := c.Encoder(ae)
+	enc := w.negotiate(c, h)
 	if enc == nil {
 		return
 	}
 	w.addHeader("Content-Encoding", enc.Coding())
-	if h.etag >= 0 {
-		// The compressed bytes are another representation: a strong
-		// validator of the identity one must not name them (nginx
-		// makes it weak too).
-		w.hdr = append(w.hdr, "W/"...)
-		copy(w.hdr[h.etag+2:], w.hdr[h.etag:])
-		copy(w.hdr[h.etag:], "W/")
-	}
 	if w.headReq {
 		enc.Release()
 		w.coding = codingHead
@@ -132,6 +122,56 @@ func (w *ResponseWriter) decide(flushing bool) {
 		w.body, w.spare = w.spare[:0], nil
 		w.encWrite(bytesView(held))
 		w.spare = held[:0]
+	}
+}
+
+// negotiate is the part of the decision a 304 shares with the 200 it
+// stands for: the response depends on Accept-Encoding from here (RFC 9110
+// §12.5.5), whether or not this client gets it compressed; it returns the
+// client's encoder, or nil for identity, and with one makes a strong ETag
+// weak: the compressed bytes are another representation, which a strong
+// validator of the identity one must not name (nginx makes it weak too).
+func (w *ResponseWriter) negotiate(c Compressor, h fieldFacts) BodyEncoder {
+	if !h.varyAE {
+		w.addHeader("Vary", "Accept-Encoding")
+	}
+	ae, _ := w.req.head.Headers.Get("Accept-Encoding")
+	enc := c.Encoder(ae)
+	if enc != nil && h.etag >= 0 {
+		w.hdr = append(w.hdr, "W/"...)
+		copy(w.hdr[h.etag+2:], w.hdr[h.etag:])
+		copy(w.hdr[h.etag:], "W/")
+	}
+	return enc
+}
+
+// SetSelected tells a 304 (Not Modified) answer what the 200 it stands
+// for would have carried: its Content-Type value and length. A 304 must
+// send the Vary and ETag the 200 would have sent (RFC 9110 §15.4.5): a
+// cache updates the stored response whose validator matches, so a strong
+// tag where the stored 200 had W/ updates nothing. A handler that
+// answers 304 itself (files) knows them; without them
+// (decideNotModified) the 304 is judged by what it carries.
+func (w *ResponseWriter) SetSelected(ct string, length int64) {
+	w.selCT, w.selLen, w.selSet = ct, length, true
+}
+
+// decideNotModified gives a 304 the Vary and weak ETag that compression
+// would have given the 200 (SetSelected). Without the handler's word
+// (a proxied 304, which has no body and rarely a Content-Type) a type it
+// does not carry is taken as compressible and the length as long
+// enough: a Vary or weak tag too many costs a cache a weak match at
+// worst, while one too few leaves the stored 200 un-updated.
+func (w *ResponseWriter) decideNotModified(c Compressor, h fieldFacts) {
+	ct, n := h.ctype, int64(-1)
+	if w.selSet {
+		ct, n = []byte(w.selCT), w.selLen
+	}
+	if h.encoded || h.noTransform || ct != nil && !c.Compressible(ct) || n >= 0 && n < c.MinLength() {
+		return
+	}
+	if enc := w.negotiate(c, h); enc != nil {
+		enc.Release() // a 304 has no body; no Content-Encoding either
 	}
 }
 
@@ -173,6 +213,7 @@ func (w *ResponseWriter) dropCoding() {
 		w.enc = nil
 	}
 	w.coding = codingUndecided
+	w.selCT, w.selLen, w.selSet = "", -1, false
 }
 
 // fieldFacts is what compression needs to know of the handler's fields.

@@ -36,19 +36,17 @@ import (
 //   - connect, response-header and per-read body timeouts are the
 //     exchange's deadline on the loop's clock, checked by the scan;
 //   - a pooled connection that fails before any response byte (the
-//     upstream had closed it) is replaced and the request resent, as the
-//     goroutine proxy does, up to loopProxyAttempts, when the proxy's
-//     resend rule allows it (LoopUpstream.MayResend: a request the
-//     kernel accepted bytes of goes again only if it is idempotent or
-//     carries an Idempotency-Key).
+//     upstream had closed it) is replaced by a new one and the request
+//     resent, as the goroutine proxy does (upstream.ResendStale), when
+//     the proxy's resend rule allows it (LoopUpstream.MayResend: a
+//     request the kernel accepted bytes of goes again only if it is
+//     idempotent or carries an Idempotency-Key).
 //
 // While an exchange runs, the client connection is not read: pipelined
 // requests wait in the read buffer (or the kernel's) and are served in
 // order once the response is complete.
 
 const (
-	// loopProxyAttempts: the goroutine proxy's maxAttempts.
-	loopProxyAttempts = 4
 	// upReadBuf is an upstream connection's read buffer, the goroutine
 	// proxy's size; it bounds what one upstream read adds to the client's
 	// pending output.
@@ -120,9 +118,9 @@ type lexchange struct {
 	pool     *lpool
 	u        *lupconn
 	reqStart int
-	// attempt counts the connections tried on the current target (a
-	// stale pooled one is replaced, up to loopProxyAttempts).
-	attempt int
+	// stale: the attempt's pooled connection was found closed, so the
+	// resend takes a new one (upstream.ResendStale).
+	stale   bool
 	isHead  bool
 	gotHead bool
 	// dl is the exchange's deadline (loop clock, 0 none): connect,
@@ -235,7 +233,7 @@ func (lp *loop) upSelect(lc *lconn, now int64) {
 		lp.exDone(lc, false, now)
 		return
 	}
-	ex.target, ex.attempt = t, 0
+	ex.target, ex.stale = t, false
 	ex.tryDL = now + int64(ex.to.Try)
 	if ex.to.Try <= 0 || ex.to.Total > 0 && ex.tryDL > total {
 		ex.tryDL = total
@@ -302,9 +300,8 @@ var errBadTarget = errors.New("server: upstream target is not an IP address")
 // request.
 func (lp *loop) upBegin(lc *lconn, now int64) {
 	ex := &lc.ex
-	ex.attempt++
 	ex.attemptAt = now
-	u, err := lp.upGet(ex.pool, now)
+	u, err := lp.upGet(ex.pool, now, ex.stale)
 	if err != nil {
 		lp.attemptFailed(lc, err, upstream.Result{Outcome: upstream.ConnectFailure}, now)
 		return
@@ -323,14 +320,15 @@ func (lp *loop) upBegin(lc *lconn, now int64) {
 	lp.upSendSoon(lc, now)
 }
 
-// upGet returns an idle pooled connection or a new one (connecting).
-func (lp *loop) upGet(pl *lpool, now int64) (*lupconn, error) {
+// upGet returns an idle pooled connection or a new one (connecting);
+// fresh: a new one.
+func (lp *loop) upGet(pl *lpool, now int64, fresh bool) (*lupconn, error) {
 	if len(pl.idle) > 0 && (!pl.key.Reusable() || pl.key.Downs() != pl.downs) {
 		// Ejected, failing checks or retired since they were pooled
 		// (perhaps back by now): the connections are not reused.
 		lp.closeIdle(pl)
 	}
-	for n := len(pl.idle); n > 0; n = len(pl.idle) {
+	for n := len(pl.idle); n > 0 && !fresh; n = len(pl.idle) {
 		u := pl.idle[n-1]
 		pl.idle[n-1] = nil
 		pl.idle = pl.idle[:n-1]
@@ -638,10 +636,10 @@ func (lp *loop) upFailed(lc *lconn, err error, now int64) {
 	u := ex.u
 	w := &lc.c.resp
 	if !ex.gotHead {
-		if u != nil && !u.fresh && u.w == 0 && ex.attempt < loopProxyAttempts && retryableUp(err) &&
-			ex.up.MayResend(&lc.c.req, u.wpos > 0) {
-			// The upstream closed an idle connection: try another,
+		if u != nil && upstream.ResendStale(!u.fresh, u.w > 0, retryableUp(err), ex.up.MayResend(&lc.c.req, u.wpos > 0)) {
+			// The upstream closed an idle connection: a new one,
 			// as the goroutine proxy does.
+			ex.stale = true
 			u.lc, ex.u = nil, nil
 			lp.closeUp(u)
 			lp.upBegin(lc, now)

@@ -80,6 +80,11 @@ type ResponseWriter struct {
 	encs   encSink
 	spare  []byte
 	stage  []byte
+	// selCT, selLen: the 200's Content-Type and length, for a 304
+	// (SetSelected); selSet says they were given.
+	selCT  string
+	selLen int64
+	selSet bool
 
 	// h2 is the HTTP/2 stream the response goes to (nil: HTTP/1.1);
 	// commit then sends HEADERS (h2write.go).

@@ -74,6 +74,9 @@ func (c *Config) WithDefaults() *Config {
 		a = *c.Admin
 	}
 	e.Admin = a.withDefaults()
+	if e.UntrustedForwarding == "" {
+		e.UntrustedForwarding = DefaultUntrustedForwarding
+	}
 	e.Routes = routesWithUpgrades(c.Routes) // upgrade.go
 	for i := range e.Routes {
 		e.Routes[i] = e.Routes[i].gateDefaults()
@@ -290,7 +293,8 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			if up == nil {
 				continue // reported for the upstream
 			}
-			h = proxy.New(up, proxy.Options{Logger: o.Logger, Upgrades: r.Proxy.Upgrades})
+			h = proxy.New(up, proxy.Options{Logger: o.Logger, Upgrades: r.Proxy.Upgrades,
+				UntrustedForwarding: c.forwarding()})
 		case r.Redirect != nil:
 			var err error
 			if h, err = r.Redirect.handler(); err != nil {

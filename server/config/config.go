@@ -37,6 +37,8 @@ type Config struct {
 	Admin *Admin `yaml:"admin,omitempty"`
 	// TrustedProxies: see access.go.
 	TrustedProxies []string `yaml:"trusted_proxies,omitempty,flow"`
+	// UntrustedForwarding: see forwarding.go.
+	UntrustedForwarding string `yaml:"untrusted_forwarding,omitempty"`
 	// AccessLog, RequestID and Trace: observe.go (nil: off, off, defaults).
 	AccessLog *AccessLog `yaml:"access_log,omitempty"`
 	RequestID *RequestID `yaml:"request_id,omitempty"`
@@ -340,12 +342,13 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				c.Upstreams = append(c.Upstreams, u)
 			}
 		},
-		"admin":           func(v *yaml.Node, key string) { d.admin(v, key, c) },
-		"trusted_proxies": d.cidrs(&c.TrustedProxies),
-		"http2":           d.http2(&c.HTTP2),
-		"access_log":      func(v *yaml.Node, key string) { d.accessLog(v, key, c) },
-		"request_id":      func(v *yaml.Node, key string) { d.requestID(v, key, c) },
-		"trace":           func(v *yaml.Node, key string) { d.trace(v, key, c) },
+		"admin":                func(v *yaml.Node, key string) { d.admin(v, key, c) },
+		"trusted_proxies":      d.cidrs(&c.TrustedProxies),
+		"untrusted_forwarding": d.untrustedForwarding(&c.UntrustedForwarding),
+		"http2":                d.http2(&c.HTTP2),
+		"access_log":           func(v *yaml.Node, key string) { d.accessLog(v, key, c) },
+		"request_id":           func(v *yaml.Node, key string) { d.requestID(v, key, c) },
+		"trace":                func(v *yaml.Node, key string) { d.trace(v, key, c) },
 		"routes": func(v *yaml.Node, key string) {
 			if v.Kind != yaml.SequenceNode {
 				d.fail(v, key, "must be a list")
@@ -463,6 +466,7 @@ func (c *Config) validate(d *decoder) {
 			d.fail(at, key, "needs exactly one action: respond, echo, handler, proxy, redirect or files")
 		}
 		r.validateRewrite(d, key, line)
+		c.validateForwarding(d, key, &r, line("request_headers"))
 		m := r.Match
 		if m.Path != "" && m.PathPrefix != "" {
 			d.fail(line("match"), key+".match", "path and path_prefix are exclusive")

@@ -200,3 +200,46 @@ func TestCompressCurl(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressNotModifiedFields: a compressing route's 304 carries the
+// Vary and the ETag its 200 carried (RFC 9110 §15.4.5, issue 27): the
+// weak tag for a client that gets the compressed body, the strong one
+// for an identity client; If-None-Match with either form matches. A file
+// the route would not compress (below min_length) gets no Vary on
+// either answer.
+func TestCompressNotModifiedFields(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	tr := makeTree(t)
+	base := "http://" + serve(t, tr)
+	c := client(t)
+	for _, tc := range []struct {
+		path, ae string
+		vary     bool
+	}{
+		{"/c/data.json", "gzip", true},
+		{"/c/data.json", "identity", true},
+		{"/c/small.json", "gzip", false},
+		{"/data.json", "gzip", false}, // not a compressing route
+	} {
+		ok, b := do(t, c, "GET", base+tc.path, "Accept-Encoding", tc.ae)
+		tag, vary := ok.Header.Get("ETag"), ok.Header.Values("Vary")
+		if ok.StatusCode != 200 || tag == "" || (len(vary) > 0) != tc.vary || len(b) == 0 {
+			t.Errorf("%s %s: 200 answer %d ETag %q Vary %q", tc.path, tc.ae, ok.StatusCode, tag, vary)
+			continue
+		}
+		strong := strings.TrimPrefix(tag, "W/")
+		for _, inm := range []string{tag, strong, "W/" + strong} {
+			nm, b := do(t, c, "GET", base+tc.path, "Accept-Encoding", tc.ae, "If-None-Match", inm)
+			if nm.StatusCode != 304 || len(b) != 0 || nm.Header.Get("Content-Encoding") != "" {
+				t.Errorf("%s %s If-None-Match %s: %d %q", tc.path, tc.ae, inm, nm.StatusCode, nm.Header.Get("Content-Encoding"))
+				continue
+			}
+			if got := nm.Header.Get("ETag"); got != tag {
+				t.Errorf("%s %s If-None-Match %s: 304 ETag %q, the 200's %q", tc.path, tc.ae, inm, got, tag)
+			}
+			if got := nm.Header.Values("Vary"); strings.Join(got, ",") != strings.Join(vary, ",") {
+				t.Errorf("%s %s If-None-Match %s: 304 Vary %q, the 200's %q", tc.path, tc.ae, inm, got, vary)
+			}
+		}
+	}
+}

@@ -308,3 +308,31 @@ func TestFilesEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesFileAsDirectory: a regular file named as a directory, with a
+// trailing slash or "." segment, is not found, as on nginx (issue 27);
+// a directory named so still serves its index.
+func TestFilesFileAsDirectory(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	tr := makeTree(t)
+	addr := serve(t, tr)
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/small.txt/", 404},
+		{"/small.txt/.", 404},
+		{"/small.txt/%2e", 404},
+		{"/small.txt//", 404},
+		{"/link-in/", 404},
+		{"/c/small.json/", 404},
+		{"/small.txt", 200},
+		{"/sub/.", 200},
+		{"/sub/./", 200},
+	} {
+		resp, b := raw(t, addr, "GET "+tc.path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: %d %q, want %d", tc.path, resp.StatusCode, b, tc.status)
+		}
+	}
+}

@@ -204,7 +204,11 @@ func (h *Handler) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			return
 		}
 	}
-	if !st.Mode().IsRegular() {
+	// A regular file named as a directory ("file/", "file/.") is not
+	// there, as on nginx and in the file system (ENOTDIR): serving it
+	// would give one file many names for caches and for rules matching
+	// the path.
+	if !st.Mode().IsRegular() || dir && name == rel {
 		plain(w, 404, "not found\n")
 		return
 	}
@@ -220,17 +224,20 @@ func (h *Handler) serveFile(w *server.ResponseWriter, r *server.Request, f *os.F
 	w.AddHeaderBytes([]byte("ETag"), tag)
 	w.AddHeaderBytes([]byte("Last-Modified"), lastMod)
 	get := r.Header
+	ct := mime.TypeByExtension(path.Ext(name))
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
 	switch evaluate(get, tag, mtime) {
 	case condNotModified:
+		// A compressing route gives the 304 the 200's Vary and
+		// (weak) ETag, judged by the type and size.
+		w.SetSelected(ct, size)
 		w.WriteHeader(304)
 		return
 	case condFailed:
 		plain(w, 412, "precondition failed\n")
 		return
-	}
-	ct := mime.TypeByExtension(path.Ext(name))
-	if ct == "" {
-		ct = "application/octet-stream"
 	}
 	w.AddHeader("Accept-Ranges", "bytes")
 	start, n := int64(0), size

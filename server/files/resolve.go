@@ -8,7 +8,9 @@ var ErrBadPath = errors.New("files: path not allowed")
 // Resolve turns a request target's path (origin form, up to '?') into a
 // path relative to the root: segments joined by '/', no ".." or "."
 // segment, no empty segment, no leading '/', "." for the root itself.
-// dir reports that the path ended in '/'. It decodes percent-encoding
+// dir reports that the path names a directory: it ended in '/' or in a
+// "." segment ("a/." is "a/", RFC 3986 §5.2.4), so that a regular file
+// named so is not found, as on nginx (the handler). It decodes percent-encoding
 // once and refuses (ErrBadPath) what could reach outside the root or
 // confuse the file system: ".." after decoding, an encoded '/', any '\',
 // NUL or other control byte, and malformed escapes. It never returns a
@@ -60,7 +62,7 @@ func Resolve(path []byte) (rel string, dir bool, err error) {
 		}
 		out = append(out, c)
 	}
-	dir = path[len(path)-1] == '/'
+	dir = path[len(path)-1] == '/' || string(out[seg:]) == "."
 	if err := endSeg(); err != nil {
 		return "", false, err
 	}

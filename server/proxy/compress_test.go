@@ -287,3 +287,48 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// TestCompressProxyNotModified: a compressing proxy route's 304 carries
+// the Vary and ETag its 200 carried (issue 27): the upstream's strong
+// tag made weak for a client that gets the body compressed, on both
+// proxy paths; the upstream's 304 has neither a type nor a length, so the
+// edge takes the 200 as compressible.
+func TestCompressProxyNotModified(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	body := apiJSON(8 << 10)
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"v1"`)
+		if inm := r.Header.Get("If-None-Match"); inm == `"v1"` || inm == `W/"v1"` {
+			w.WriteHeader(304)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	addr := startCompressProxy(t, o, "gzip")
+	c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{DisableCompression: true}}
+	defer c.CloseIdleConnections()
+	for _, ae := range []string{"gzip", "identity"} {
+		wantTag := `W/"v1"`
+		if ae == "identity" {
+			wantTag = `"v1"`
+		}
+		for _, inm := range []string{"", `W/"v1"`, `"v1"`} {
+			req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+			req.Header.Set("Accept-Encoding", ae)
+			if inm != "" {
+				req.Header.Set("If-None-Match", inm)
+			}
+			resp, b := get(t, c, req)
+			want := 200
+			if inm != "" {
+				want = 304
+			}
+			if resp.StatusCode != want || resp.Header.Get("ETag") != wantTag || resp.Header.Get("Vary") != "Accept-Encoding" ||
+				want == 304 && (len(b) != 0 || resp.Header.Get("Content-Encoding") != "") {
+				t.Errorf("%s If-None-Match %q: %d ETag %q Vary %q Content-Encoding %q; want %d ETag %q Vary Accept-Encoding",
+					ae, inm, resp.StatusCode, resp.Header.Get("ETag"), resp.Header.Get("Vary"), resp.Header.Get("Content-Encoding"), want, wantTag)
+			}
+		}
+	}
+}

@@ -26,14 +26,30 @@ func isHopByHop(name []byte) bool {
 	return false
 }
 
-// namedIn reports whether a Connection field in hs lists name.
+// namedIn reports whether a Connection field in hs lists name, for a
+// field that may be hop-by-hop at all: a sender cannot make Host or the
+// framing fields hop-by-hop (RFC 9110 §7.6.1: a Connection option names
+// a field of this connection alone, and these describe the message
+// itself). Host must reach the upstream, or it answers 400 or serves
+// its default virtual host; Content-Length and Transfer-Encoding are
+// written again from the framing the edge parsed, whatever Connection
+// says (appendHead, writeResponseHead).
 func namedIn(hs phttp.Headers, name []byte) bool {
+	if neverHopByHop(name) {
+		return false
+	}
 	for i := hs.Index("Connection", 0); i >= 0; i = hs.Index("Connection", i+1) {
 		if listHas(hs[i].Value, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// neverHopByHop: the fields a Connection option cannot remove (namedIn).
+func neverHopByHop(name []byte) bool {
+	return phttp.EqualFold(name, "Host") || phttp.EqualFold(name, "Content-Length") ||
+		phttp.EqualFold(name, "Transfer-Encoding")
 }
 
 // listHas reports whether the comma-separated list v has item (ASCII
@@ -109,8 +125,10 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 	hs := head.Headers
 	rid, ridName := r.RequestID(), r.RequestIDHeader()
 	tro := r.TraceOptions()
+	trusted := r.PeerTrusted()
 	for _, h := range hs {
-		if skipRequestField(hs, h.Name) || authority != nil && phttp.EqualFold(h.Name, "Host") ||
+		if skipRequestField(hs, h.Name) || p.dropsClientField(h.Name, trusted) ||
+			authority != nil && phttp.EqualFold(h.Name, "Host") ||
 			rid != nil && phttp.EqualFold(h.Name, ridName) || tro.Propagate && isTraceField(h.Name) {
 			continue
 		}
@@ -131,7 +149,7 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 		b = append(b, p.up.targets[0].addr...)
 		b = append(b, "\r\n"...)
 	}
-	b = p.appendForwarded(b, r, hs, head, authority)
+	b = p.appendForwarded(b, r, hs, head, authority, trusted)
 	v := head.Version
 	if r.HTTP2() {
 		v = viaHTTP2 // the protocol received (RFC 9110 §7.6.3)

@@ -26,6 +26,9 @@ type Options struct {
 	// Upgrades are the protocols an Upgrade request may switch to
 	// (upgrade.go); nil means DefaultUpgrades (websocket), empty none.
 	Upgrades []string
+	// UntrustedForwarding: X-Real-IP and Forwarded (forwarded.go); the
+	// zero value is ForwardingDrop.
+	UntrustedForwarding Forwarding
 }
 
 // Proxy forwards requests to an Upstream. It is a server.Handler.
@@ -38,6 +41,8 @@ type Proxy struct {
 	upgrades []string
 	// loop is the Proxy as a server.LoopUpstream (loop.go).
 	loop loopUpstream
+	// fwd: Options.UntrustedForwarding.
+	fwd Forwarding
 }
 
 // New returns a Proxy to up.
@@ -51,7 +56,8 @@ func New(up *Upstream, o Options) *Proxy {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	p := &Proxy{up: up, via: o.Via, proto: o.Proto, log: o.Logger, upgrades: normalizeUpgrades(o.Upgrades)}
+	p := &Proxy{up: up, via: o.Via, proto: o.Proto, log: o.Logger, upgrades: normalizeUpgrades(o.Upgrades),
+		fwd: o.UntrustedForwarding}
 	p.loop = loopUpstream{p}
 	return p
 }
@@ -62,9 +68,6 @@ const (
 	// before forwarding (one write with the head, and the request can be
 	// retried on a stale pooled connection); a larger one streams.
 	maxBufferedBody = 64 << 10
-	// maxAttempts bounds retries on pooled connections the upstream had
-	// closed (each attempt takes another pooled connection or dials).
-	maxAttempts = 4
 )
 
 var (
@@ -293,17 +296,21 @@ type exchangeArgs struct {
 
 // exchange is one attempt on t: it sends the request and reads the
 // response head. A pooled connection the upstream had closed is replaced
-// (up to maxAttempts) when the resend rule allows: that is the stale
-// connection's failure, not the target's, and is not reported to the
-// policy. On error the connection is closed; wn is what the last write
-// took; copyErr is the streamed body's copy, if it started (its error was
-// waited for on failure and, if the client's body failed, is returned).
+// by a new one when the resend rule allows (upstream.ResendStale): that
+// is the stale connection's failure, not the target's, and is not
+// reported to the policy. On error the connection is closed; wn is what
+// the last write took; copyErr is the streamed body's copy, if it
+// started (its error was waited for on failure and, if the client's body
+// failed, is returned).
 func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a exchangeArgs) (uc *upConn, wn int, copyErr chan error, err error) {
-	for attempt := 1; ; attempt++ {
+	for stale := false; ; stale = true {
 		send := p.up.opts.SendProxyProtocol
-		if send != 0 {
+		switch {
+		case send != 0:
 			uc, err = t.dial(a.connect) // never pooled (sendproxy.go)
-		} else {
+		case stale:
+			uc, err = t.connect(a.connect)
+		default:
 			uc, err = t.get(a.now, a.probe, a.connect)
 		}
 		if err != nil {
@@ -347,9 +354,8 @@ func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a ex
 		}
 		// A streamed body is replayable until its copy starts (pre still
 		// holds all that was read of it).
-		if !uc.fresh && uc.w == 0 && attempt < maxAttempts && retryable(err) &&
-			mayResend(head, wn > 0, copyErr == nil) {
-			continue // the upstream closed an idle connection: try another
+		if upstream.ResendStale(!uc.fresh, uc.w > 0, retryable(err), mayResend(head, wn > 0, copyErr == nil)) {
+			continue // the upstream closed an idle connection: a new one
 		}
 		return uc, wn, copyErr, err
 	}

@@ -54,11 +54,17 @@ func startOrigin(t *testing.T, h http.Handler, configure ...func(*http.Server)) 
 // startProxy runs a server whose only handler proxies to targets.
 func startProxy(t *testing.T, uo UpstreamOptions, so server.Options) (string, *Upstream) {
 	t.Helper()
+	return startProxyWith(t, uo, so, Options{})
+}
+
+// startProxyWith is startProxy with the proxy's options po.
+func startProxyWith(t *testing.T, uo UpstreamOptions, so server.Options, po Options) (string, *Upstream) {
+	t.Helper()
 	up, err := NewUpstream(uo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	so.Handler = New(up, Options{})
+	so.Handler = New(up, po)
 	so.LoopProxy = testLoopProxy
 	s := server.New(so)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -411,7 +411,13 @@ func (t *target) get(now time.Time, probe bool, connect time.Duration) (*upConn,
 		c.fresh = false
 		return c, nil
 	}
-	if tlsc != nil {
+	return t.connect(connect)
+}
+
+// connect opens a new connection to t, with TLS when t's upstream
+// speaks it.
+func (t *target) connect(connect time.Duration) (*upConn, error) {
+	if tlsc := t.tlsc.Load(); tlsc != nil {
 		return t.dialTLS(tlsc, connect)
 	}
 	return t.dial(connect)

@@ -17,14 +17,16 @@ var (
 const (
 	// shards splits the table so that loops and goroutines rarely wait
 	// for each other's lock: 64 shards make a collision between two
-	// CPUs' lookups a 1-in-64 event, for 64 mutexes of memory.
+	// CPUs' lookups a 1-in-64 event, for 64 mutexes of memory. A power
+	// of two: a shard is picked with a mask.
 	shards = 64
 	// DefaultMaxKeys is the table's capacity when Options leaves it
 	// zero: nginx's limit_req zone holds about 16,000 states per MiB;
 	// here an entry is a little over 100 bytes, so this is ~2 MiB per
 	// limited route.
 	DefaultMaxKeys = 16384
-	// minShardKeys keeps a shard useful with a tiny MaxKeys.
+	// minShardKeys keeps a shard useful with a small MaxKeys: under
+	// shards*minShardKeys keys, fewer shards are used (New).
 	minShardKeys = 4
 	// nilIndex ends the LRU lists.
 	nilIndex = -1
@@ -37,7 +39,11 @@ type Options struct {
 	// Burst is the bucket's size: how many requests a key may make at
 	// once after being idle.
 	Burst int
-	// MaxKeys bounds the number of keys tracked (DefaultMaxKeys if 0).
+	// MaxKeys bounds the number of keys tracked, exactly
+	// (DefaultMaxKeys if 0): the shards' capacities add up to it. A
+	// full shard evicts its own least recently used key, so the key
+	// evicted is the least recently used of its shard, not of the
+	// whole table.
 	MaxKeys int
 	// Now is the clock (time.Now if nil), for tests.
 	Now func() time.Time
@@ -52,7 +58,10 @@ type Limiter struct {
 	seed  maphash.Seed
 	now   func() time.Time
 	base  time.Time
-	sh    [shards]shard
+	// mask picks a shard from a key's hash: the shards in use are
+	// sh[:mask+1].
+	mask uint64
+	sh   [shards]shard
 }
 
 type shard struct {
@@ -88,11 +97,23 @@ func New(o Options) (*Limiter, error) {
 	}
 	l := &Limiter{rate: o.Rate / 1e9, burst: float64(o.Burst), seed: maphash.MakeSeed(), now: o.Now}
 	l.base = o.Now()
-	per := max(o.MaxKeys/shards, minShardKeys)
-	for i := range l.sh {
+	// The shards in use (a power of two, each of at least minShardKeys
+	// keys unless MaxKeys is smaller) share MaxKeys exactly: the first
+	// MaxKeys%n take one key more.
+	n := shards
+	for n > 1 && o.MaxKeys < n*minShardKeys {
+		n /= 2
+	}
+	l.mask = uint64(n - 1)
+	per, extra := o.MaxKeys/n, o.MaxKeys%n
+	for i := range n {
+		c := per
+		if i < extra {
+			c++
+		}
 		s := &l.sh[i]
-		s.index = make(map[string]int32, per)
-		s.ents = make([]entry, 0, per)
+		s.index = make(map[string]int32, c)
+		s.ents = make([]entry, 0, c)
 		s.head, s.tail = nilIndex, nilIndex
 	}
 	return l, nil
@@ -102,7 +123,7 @@ func New(o Options) (*Limiter, error) {
 // false and how long until one accrues (Retry-After).
 func (l *Limiter) Allow(key []byte) (ok bool, wait time.Duration) {
 	now := int64(l.now().Sub(l.base))
-	s := &l.sh[maphash.Bytes(l.seed, key)%shards]
+	s := &l.sh[maphash.Bytes(l.seed, key)&l.mask]
 	s.mu.Lock()
 	i, found := s.index[string(key)] // no allocation for the lookup
 	var e *entry

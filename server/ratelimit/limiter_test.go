@@ -128,3 +128,24 @@ func BenchmarkAllow(b *testing.B) {
 		}
 	})
 }
+
+// TestMaxKeysExact: the table holds exactly MaxKeys keys once flooded,
+// not a count rounded per shard (issue 27: 100 tracked 256, 1000 tracked
+// 960).
+func TestMaxKeysExact(t *testing.T) {
+	c := &fakeClock{t: time.Unix(1000, 0)}
+	for _, max := range []int{1, 3, 4, 100, 255, 256, 257, 1000, 16385} {
+		l, err := New(Options{Rate: 1, Burst: 1, MaxKeys: max, Now: c.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 20 keys per slot fill every shard, whatever the hash seed
+		// (a shard left short: odds below 2^-90).
+		for i := range 20*max + 256 {
+			l.Allow(fmt.Appendf(nil, "k%d", i))
+		}
+		if n := l.Len(); n != max {
+			t.Errorf("MaxKeys %d: %d keys tracked", max, n)
+		}
+	}
+}

@@ -171,6 +171,23 @@ func MayResend(written bool, idempotent, replayableBody, idempotencyKey bool) bo
 	return !written || idempotent && replayableBody || idempotencyKey
 }
 
+// ResendStale is the rule for an attempt that failed on a connection
+// taken from the keep-alive pool before any response byte arrived (read
+// false): the upstream had closed it (lost: EOF, reset or broken pipe,
+// not a timeout), so the failure is the pool's, not the target's. The
+// request goes again, once and on a new connection, whenever the resend
+// rule allows it (may: MayResend), whatever the retry policy says
+// (Attempts, budget, backoff): an upstream's keep-alive timeout can
+// close any number of pooled connections at once, and each resend on
+// another pooled one may meet another closed one. A new connection's
+// failure is the target's, for the retry policy. net/http decides the
+// same way (transport.go, shouldRetryRequest). Both proxy paths call it:
+// the goroutine exchange (server/proxy) and the event loop's
+// (server/loopproxy_linux.go).
+func ResendStale(reused, read, lost, may bool) bool {
+	return reused && !read && lost && may
+}
+
 // Facts are what the retry decision needs to know about a failed attempt.
 type Facts struct {
 	Result Result
