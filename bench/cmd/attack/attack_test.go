@@ -212,6 +212,10 @@ func TestJudgeAdmin(t *testing.T) {
 }
 
 func TestTally(t *testing.T) {
+	var none tally
+	if res, _ := none.report("bad", "clean"); res != "bad: 0 of 0; refused: 0; answered by the edge: 0; clean: 0" {
+		t.Errorf("empty tally: %q", res)
+	}
 	var tl tally
 	bad := func(q recorded) (bool, string) { return q.line == "bad", q.line }
 	tl.add(true, "control", []recorded{{line: "ok"}}, "200", bad)
@@ -220,11 +224,12 @@ func TestTally(t *testing.T) {
 	tl.add(false, "c", nil, "RST PROTOCOL_ERROR", bad)
 	tl.add(false, "d", nil, "400", bad)
 	tl.add(false, "e", []recorded{{line: "ok"}}, "200", bad)
+	tl.add(false, "f", nil, "200", bad)
 	res, notes := tl.report("malformed", "clean")
-	if want := "malformed: 1 of 5; not forwarded: 3 (RST PROTOCOL_ERROR ×2, 400 ×1); clean: 1"; res != want {
+	if want := "malformed: 1 of 6; refused: 3 (RST PROTOCOL_ERROR ×2, 400 ×1); answered by the edge: 1 (200 ×1); clean: 1"; res != want {
 		t.Errorf("result %q\nwant   %q", res, want)
 	}
-	if want := "control: ok → 200; a: bad → 200; b: RST PROTOCOL_ERROR; c: RST PROTOCOL_ERROR; d: 400; e: ok → 200"; notes != want {
+	if want := "control: ok → 200; a: bad → 200; b: RST PROTOCOL_ERROR; c: RST PROTOCOL_ERROR; d: 400; e: ok → 200; f: 200"; notes != want {
 		t.Errorf("notes %q\nwant  %q", notes, want)
 	}
 }

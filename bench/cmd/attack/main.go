@@ -66,6 +66,7 @@ func mainErr() int {
 	flag.StringVar(&o.limitsYAML, "limits", "", `extra "key: value" lines for limits, separated by ";" (e.g. "max_conns_per_ip: 100"), for builds that have the keys`)
 	flag.StringVar(&o.timeoutsYAML, "timeouts", "", `extra "key: value" lines for timeouts, separated by ";"`)
 	out := flag.String("out", "", "also write the report to this file")
+	flag.StringVar(&o.note, "note", "", "a line for the report's header (what else used the machine, say)")
 	flag.Parse()
 	if o.bin == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, errUsage)
@@ -185,6 +186,9 @@ func header(o *options, took time.Duration, load0, load1 string) string {
 	// The machine may be shared: its load says how much of it the
 	// servers and the attackers had.
 	fmt.Fprintf(&b, "- load average (1 min): %s at the start, %s at the end\n", load0, load1)
+	if o.note != "" {
+		fmt.Fprintf(&b, "- note: %s\n", o.note)
+	}
 	fmt.Fprintf(&b, "- every server: limits.max_conns %d, timeouts.drain %s", o.maxConns, fmtSeconds(drainTimeout))
 	if o.limitsYAML != "" {
 		fmt.Fprintf(&b, ", limits `%s`", o.limitsYAML)
@@ -266,13 +270,13 @@ func scenarioDoc(o *options, name string) string {
 	case "slowloris":
 		return fmt.Sprintf("%d clients send a request head 1 byte every %s and never end it: the time until the server answers or closes, or \"still open\" at %s", slowClients, fmtSeconds(slowEvery), fmtSeconds(p.slowBound))
 	case "h2map":
-		return fmt.Sprintf("HTTP/2 requests (h2c, or h2 over TLS), one connection each, proxied to an in-process HTTP/1.1 backend that records each request head as received; a `match.host: %s` route denies every client. %d cases: `host: %s` beside `:authority: %s`; `:method: GET /admin/x` with `:path: /pub`; `:path` with SP, HTAB, `#`, a byte 0xE9; `GET *`; `:authority` with userinfo, `/`, `?`, `#`, `\\`, SP. Malformed at the backend: a request line that is not `token SP origin-form SP HTTP/1.x` (or `*` for another method than OPTIONS), not one Host, a Host that is not a host[:port], or one that differs from a valid :authority; not forwarded: the backend got nothing, and the client saw a status, RST_STREAM or GOAWAY code, or the connection closed; the control (a plain GET /pub) is noted, not counted",
+		return fmt.Sprintf("HTTP/2 requests (h2c, or h2 over TLS), one connection each, proxied to an in-process HTTP/1.1 backend that records each request head as received; a `match.host: %s` route denies every client. %d cases: `host: %s` beside `:authority: %s`; `:method: GET /admin/x` with `:path: /pub`; `:path` with SP, HTAB, `#`, a byte 0xE9; `GET *`; `:authority` with userinfo, `/`, `?`, `#`, `\\`, SP. Malformed at the backend: a request line that is not `token SP origin-form SP HTTP/1.x` (or `*` for another method than OPTIONS), not one Host, a Host that is not a host[:port], or one that differs from a valid :authority; refused: the backend got nothing, and the client saw an error status, RST_STREAM or GOAWAY (code), or the connection closed; answered by the edge: the backend got nothing and the edge answered with a status below 400; the control (a plain GET /pub) is noted, not counted",
 			adminHost, len(h2mapCases)-1, adminHost, publicHost)
 	case "h2flood":
 		return fmt.Sprintf("one h2c connection to an origin writes, in batches of %d, as fast as it can for at most %s: empty CONTINUATION frames after a HEADERS without END_HEADERS; empty DATA frames on an open POST %s stream; WINDOW_UPDATE +1 on stream 0. Frames sent before the server closed (or \"still open\"), the time to the close, the GOAWAY code, and the server's CPU time (utime+stime of /proc/PID/stat) over the flood; the attacker shares the machine's CPUs with the server",
 			floodBatch, fmtSeconds(p.h2floodBound), echoPath)
 	case "normalise":
-		return "a route on `/admin/` denies every client, a route `path_regex: ^/static/(.*)$` rewrites to `/assets/{1}`, the rest is proxied; each path over HTTP/1.1 or h2c, one connection each, to an in-process backend that records the request line. Into /admin/: the target the backend got, its percent-encoded unreserved characters decoded and `path.Clean`ed (as a normalising backend such as nginx resolves it), is in /admin/; routed elsewhere: the backend got a path outside it; not forwarded: the backend got nothing (the client's status, or how the stream or connection ended). `/admin/x` (refused) and `/pub/x` (forwarded) are controls, noted and not counted"
+		return "a route on `/admin/` denies every client, a route `path_regex: ^/static/(.*)$` rewrites to `/assets/{1}`, the rest is proxied; each path over HTTP/1.1 or h2c, one connection each, to an in-process backend that records the request line. Into /admin/: the target the backend got, its percent-encoded unreserved characters decoded and `path.Clean`ed (as a normalising backend such as nginx resolves it), is in /admin/; routed elsewhere: the backend got a path outside it; refused: the backend got nothing and the client saw an error status, a reset or a close; answered by the edge: nothing reached the backend and the status was below 400. `/admin/x` (refused) and `/pub/x` (forwarded) are controls, noted and not counted"
 	}
 	return ""
 }

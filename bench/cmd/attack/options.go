@@ -18,6 +18,8 @@ type options struct {
 	limitsYAML   string
 	timeoutsYAML string
 	dir          string
+	// note is the operator's line for the report's header.
+	note string
 }
 
 const (
