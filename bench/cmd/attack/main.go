@@ -19,7 +19,7 @@
 // stops exactly what it started. The scenarios observe outcomes (what the
 // backend received, when the server closed, its CPU), not verdicts, so
 // that one suite measures the builds before and after a fix. The suite
-// takes about 4 minutes (-quick: about 2.5).
+// takes about 4 minutes (-quick: about 2).
 package main
 
 import (
