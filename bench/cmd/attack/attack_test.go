@@ -218,19 +218,29 @@ func TestTally(t *testing.T) {
 	}
 	var tl tally
 	bad := func(q recorded) (bool, string) { return q.line == "bad", q.line }
-	tl.add(true, "control", []recorded{{line: "ok"}}, "200", bad)
-	tl.add(false, "a", []recorded{{line: "bad"}}, "200", bad)
-	tl.add(false, "b", nil, "RST PROTOCOL_ERROR", bad)
-	tl.add(false, "c", nil, "RST PROTOCOL_ERROR", bad)
-	tl.add(false, "d", nil, "400", bad)
-	tl.add(false, "e", []recorded{{line: "ok"}}, "200", bad)
-	tl.add(false, "f", nil, "200", bad)
+	tl.add(controlForwarded, "control", []recorded{{line: "ok"}}, "200", bad)
+	tl.add(controlRefused, "control2", nil, "403", bad)
+	tl.add(attack, "a", []recorded{{line: "bad"}}, "200", bad)
+	tl.add(attack, "b", nil, "RST PROTOCOL_ERROR", bad)
+	tl.add(attack, "c", nil, "RST PROTOCOL_ERROR", bad)
+	tl.add(attack, "d", nil, "400", bad)
+	tl.add(attack, "e", []recorded{{line: "ok"}}, "200", bad)
+	tl.add(attack, "f", nil, "200", bad)
 	res, notes := tl.report("malformed", "clean")
 	if want := "malformed: 1 of 6; refused: 3 (RST PROTOCOL_ERROR ×2, 400 ×1); answered by the edge: 1 (200 ×1); clean: 1"; res != want {
 		t.Errorf("result %q\nwant   %q", res, want)
 	}
-	if want := "control: ok → 200; a: bad → 200; b: RST PROTOCOL_ERROR; c: RST PROTOCOL_ERROR; d: 400; e: ok → 200; f: 200"; notes != want {
+	if want := "control: ok → 200; control2: 403; a: bad → 200; b: RST PROTOCOL_ERROR; c: RST PROTOCOL_ERROR; d: 400; e: ok → 200; f: 200"; notes != want {
 		t.Errorf("notes %q\nwant  %q", notes, want)
+	}
+	// Controls that end otherwise say so first.
+	var failed tally
+	failed.add(controlForwarded, "pub", nil, "RST PROTOCOL_ERROR", bad)
+	failed.add(controlRefused, "admin", []recorded{{line: "ok"}}, "200", bad)
+	failed.add(controlForwarded, "fine", []recorded{{line: "ok"}}, "200", bad)
+	failed.add(controlForwarded, "bad", []recorded{{line: "bad"}}, "200", bad)
+	if res, _ := failed.report("x", "y"); res != "control failed (pub, admin, bad): x: 0 of 0; refused: 0; answered by the edge: 0; y: 0" {
+		t.Errorf("failed controls: %q", res)
 	}
 }
 

@@ -134,7 +134,11 @@ func runH2Map(ctx context.Context, o *options, v variant) row {
 			}
 			return false, "forwarded clean"
 		}
-		t.add(i == 0, c.name, rec.byCase(strconv.Itoa(i)), outs[i].String(), judge)
+		r := attack
+		if i == 0 {
+			r = controlForwarded
+		}
+		t.add(r, c.name, rec.byCase(strconv.Itoa(i)), outs[i].String(), judge)
 	}
 	r.result, r.notes = t.report("malformed at the backend", "forwarded clean")
 	return r

@@ -17,17 +17,17 @@ import (
 // rule on /admin/.
 type normaliseCase struct {
 	path string
-	// control: a case that shows the setup works (/admin/x refused,
-	// /pub/x forwarded), noted but not counted.
-	control bool
+	// role: the controls show the setup works (/admin/x refused, /pub/x
+	// forwarded).
+	role role
 }
 
 // normaliseCases are issue 27's paths that resolve into /admin/ at a
 // backend that normalises, and the regex rewrite whose capture carries
 // "../" (/static/(.*) → /assets/{1}).
 var normaliseCases = []normaliseCase{
-	{path: "/admin/x", control: true},
-	{path: "/pub/x", control: true},
+	{path: "/admin/x", role: controlRefused},
+	{path: "/pub/x", role: controlForwarded},
 	{path: "/pub/../admin/x"},
 	{path: "//admin/x"},
 	{path: "/%61dmin/x"},
@@ -80,7 +80,7 @@ func runNormalise(ctx context.Context, o *options, v variant) row {
 	time.Sleep(recordSettle)
 	var t tally
 	for i, c := range normaliseCases {
-		t.add(c.control, c.path, rec.byCase(strconv.Itoa(i)), outs[i], judgeAdmin)
+		t.add(c.role, c.path, rec.byCase(strconv.Itoa(i)), outs[i], judgeAdmin)
 	}
 	r.result, r.notes = t.report("into /admin/ at the backend", "routed elsewhere")
 	return r

@@ -15,7 +15,22 @@ type tally struct {
 	cases, bad, clean int
 	answered, refused outcomes
 	notes             []string
+	// controlsFailed names the controls that did not end as expected:
+	// the setup, not the edge, is then what the row measures.
+	controlsFailed []string
 }
+
+// role is what a case is for: an attack, counted, or a control that shows
+// the setup works, noted and checked but not counted.
+type role int
+
+const (
+	attack role = iota
+	// controlForwarded: the backend should get it, without a defect.
+	controlForwarded
+	// controlRefused: the edge should keep it from the backend.
+	controlRefused
+)
 
 // outcomes counts what clients saw, in the order first seen.
 type outcomes struct {
@@ -49,16 +64,21 @@ func (o *outcomes) String() string {
 
 // add records one case: got are the requests the backend received for
 // it, each judged bad or not, with a detail for the notes; out is what the
-// client saw (a status, "RST CODE", "GOAWAY CODE", "closed"...). A control
-// case is noted but not counted.
-func (t *tally) add(control bool, name string, got []recorded, out string, judge func(recorded) (bad bool, detail string)) {
-	t.notes = append(t.notes, name+": "+t.note(control, got, out, judge))
-	if !control {
+// client saw (a status, "RST CODE", "GOAWAY CODE", "closed"...).
+func (t *tally) add(r role, name string, got []recorded, out string, judge func(recorded) (bad bool, detail string)) {
+	note, clean := t.note(r != attack, got, out, judge)
+	t.notes = append(t.notes, name+": "+note)
+	switch {
+	case r == attack:
 		t.cases++
+	case (r == controlForwarded) != clean, r == controlRefused && len(got) > 0:
+		t.controlsFailed = append(t.controlsFailed, name)
 	}
 }
 
-func (t *tally) note(control bool, got []recorded, out string, judge func(recorded) (bool, string)) string {
+// note counts a case (unless it is a control) and describes it; clean:
+// the backend got it, without a defect.
+func (t *tally) note(control bool, got []recorded, out string, judge func(recorded) (bool, string)) (note string, clean bool) {
 	if len(got) == 0 {
 		switch code, err := strconv.Atoi(out); {
 		case control:
@@ -67,7 +87,7 @@ func (t *tally) note(control bool, got []recorded, out string, judge func(record
 		default:
 			t.refused.add(out)
 		}
-		return out
+		return out, false
 	}
 	anyBad := false
 	var details []string
@@ -86,14 +106,17 @@ func (t *tally) note(control bool, got []recorded, out string, judge func(record
 	default:
 		t.clean++
 	}
-	return strings.Join(details, ", ") + " → " + out
+	return strings.Join(details, ", ") + " → " + out, !anyBad
 }
 
 // report is the row's result, "<badLabel>: B of N; refused: R (how ×k,
-// ...); answered by the edge: A (...); <cleanLabel>: C", and its notes,
-// every case's detail.
+// ...); answered by the edge: A (...); <cleanLabel>: C", after "control
+// failed (names): " if one did, and its notes, every case's detail.
 func (t *tally) report(badLabel, cleanLabel string) (result, notes string) {
-	result = fmt.Sprintf("%s: %d of %d; refused: %s; answered by the edge: %s; %s: %d",
+	if len(t.controlsFailed) > 0 {
+		result = "control failed (" + strings.Join(t.controlsFailed, ", ") + "): "
+	}
+	result += fmt.Sprintf("%s: %d of %d; refused: %s; answered by the edge: %s; %s: %d",
 		badLabel, t.bad, t.cases, &t.refused, &t.answered, cleanLabel, t.clean)
 	return result, strings.Join(t.notes, "; ")
 }
