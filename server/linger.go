@@ -1,6 +1,9 @@
 package server
 
-import "time"
+import (
+	"net"
+	"time"
+)
 
 // Lingering close (issue 18, item 7). When the server closes a connection
 // while the client may still be sending (an error answer such as 414, 431
@@ -50,8 +53,7 @@ func (c *conn) lingerWanted() bool {
 // caller closes the stream afterwards. Streams that cannot half-close
 // (in-memory pipes) are closed at once.
 func (c *conn) linger() {
-	hc, ok := c.st.(interface{ CloseWrite() error })
-	if !ok || hc.CloseWrite() != nil {
+	if !c.halfClose() {
 		return
 	}
 	end := time.Now().Add(lingerTime)
@@ -73,4 +75,31 @@ func (c *conn) linger() {
 			return
 		}
 	}
+}
+
+// halfClose shuts down the write side of c's stream and reports whether it
+// could: a FIN, or over TLS a close_notify and then the FIN (crypto/tls
+// sends none), so that a client still sending reads the last frames or
+// the answer, then the end, instead of a reset that discards them.
+func (c *conn) halfClose() bool {
+	switch st := c.st.(type) {
+	case interface{ CloseWrite() error }:
+		return st.CloseWrite() == nil
+	case tlsConnStream:
+		tc := st.tlsConn()
+		if tc == nil || tc.CloseWrite() != nil { // fails before a handshake completed
+			return false
+		}
+		raw, ok := tc.NetConn().(interface{ CloseWrite() error })
+		return ok && raw.CloseWrite() == nil
+	}
+	return false
+}
+
+// rawCloseWrite sends the FIN of c, a socket under crypto/tls.
+func rawCloseWrite(c net.Conn) error {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errNoHalfClose
 }
