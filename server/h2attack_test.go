@@ -29,7 +29,12 @@ type h2raw struct {
 // and reads until the server's SETTINGS.
 func dialH2(t *testing.T, addr string, s ...http2.Setting) *h2raw {
 	t.Helper()
-	c := dial(t, addr)
+	return startH2Raw(t, dial(t, addr), s...)
+}
+
+// startH2Raw is dialH2 on a connection c already open (h2 over TLS).
+func startH2Raw(t *testing.T, c net.Conn, s ...http2.Setting) *h2raw {
+	t.Helper()
 	h := &h2raw{t: t, c: c, fr: http2.NewFramer(c, c)}
 	h.enc = hpack.NewEncoder(&h.buf)
 	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
