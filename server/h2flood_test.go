@@ -114,7 +114,7 @@ func TestH2IdleFrameFloods(t *testing.T) {
 				if fl.setup != nil {
 					fl.setup(c)
 				}
-				sent := 0
+				sent, start := 0, time.Now()
 				for ; sent < attempts && !seen.Load(); sent++ {
 					if fl.frame(c) != nil {
 						break // the server hung up
@@ -126,6 +126,7 @@ func TestH2IdleFrameFloods(t *testing.T) {
 				if sent >= attempts {
 					t.Fatalf("the server read all %d frames before GOAWAY", sent)
 				}
+				t.Logf("GOAWAY after %d frames written, %v", sent, time.Since(start))
 			})
 		}
 	})
