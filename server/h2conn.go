@@ -74,6 +74,10 @@ type h2conn struct {
 	// resets counts the streams the client reset or the server
 	// refused, less the ones that completed (HTTP2Limits.MaxResets).
 	resets int
+	// idleAt is when the connection last had no stream left (zero: not
+	// noted yet): Idle counts from there, and frames that open no
+	// stream (PING, SETTINGS...) do not extend it, as in Go's server.
+	idleAt time.Time
 	// recvData and sentData count the DATA payload bytes received and
 	// sent, opened the streams opened: the work that refills idle.
 	recvData, sentData, opened int64
@@ -281,7 +285,11 @@ func (hc *h2conn) armRead() bool {
 			// anything gets less time than one that did.
 			c.setExactReadDeadline(hc.startDL)
 		} else {
-			c.setReadDeadline(now, c.cfg.Timeouts.Idle)
+			if hc.idleAt.IsZero() {
+				hc.idleAt = now
+			}
+			since = hc.idleAt
+			c.setReadDeadline(since, c.cfg.Timeouts.Idle)
 		}
 		c.state.Store(idleWord(since, first))
 		if c.srv.closing.Load() {
@@ -308,6 +316,7 @@ func (hc *h2conn) idleAgain() {
 		return
 	}
 	now := time.Now()
+	hc.idleAt = now
 	c.setReadDeadline(now, c.cfg.Timeouts.Idle)
 	c.state.Store(idleWord(now, false))
 }

@@ -397,3 +397,33 @@ func TestH2IdleAfterHandler(t *testing.T) {
 		}
 	})
 }
+
+// TestH2IdleIgnoresPings: Idle counts from the last stream's end; PINGs
+// (or any frame that opens no stream) do not keep an idle connection, as
+// they do not an HTTP/1.1 one (and as in Go's server). Before the fix each
+// frame restarted Idle, so a PING every few seconds held a connection for
+// ever.
+func TestH2IdleIgnoresPings(t *testing.T) {
+	o := Options{Timeouts: Timeouts{Idle: 400 * time.Millisecond}}
+	h2Both(t, h2Handler(), o, func(t *testing.T, dial h2Dialer) {
+		c := dial(t)
+		c.headers(1, true, c.block("GET", "/"))
+		if status, _ := c.waitStream(1); status != "200" {
+			t.Fatalf("GET: %q", status)
+		}
+		seen, code := goAwayWatch(c)
+		start := time.Now()
+		for time.Since(start) < 3*time.Second && !seen.Load() {
+			if c.fr.WritePing(false, [8]byte{2}) != nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if got := waitCode(t, code, time.Second, "idle connection sending PINGs"); got != http2.ErrCodeNo {
+			t.Fatalf("GOAWAY %v, want NO_ERROR", got)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("closed after %v of PINGs, Idle is 400ms", d)
+		}
+	})
+}

@@ -372,6 +372,7 @@ func (hc *h2conn) closeStream(s *h2stream) {
 	}
 	delete(hc.streams, s.id)
 	if len(hc.streams) == 0 {
+		hc.idleAt = time.Time{}
 		hc.idleAgain()
 	}
 	if s.queued {
