@@ -260,6 +260,7 @@ func (hc *h2conn) armRead() bool {
 		// whatever else the connection waits for.
 		if !hc.blockArmed {
 			c.setExactReadDeadline(hc.blockDL)
+			c.state.Store(stateActive) // a request is arriving
 			hc.blockArmed = true
 		}
 		return true
