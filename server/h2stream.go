@@ -123,7 +123,8 @@ func (hc *h2conn) putStream(s *h2stream) {
 }
 
 // openStream starts a new stream whose header block was just decoded;
-// under mu.
+// under mu. A block that opens no stream (refused, malformed) is paid for
+// from the idle budget (h2budget.go), one that does earns it tokens.
 func (hc *h2conn) openStream(s *h2stream) error {
 	id := hc.lastID
 	d := &hc.hd
@@ -132,8 +133,6 @@ func (hc *h2conn) openStream(s *h2stream) error {
 	case hc.goaway:
 		// §6.8: streams after GOAWAY's last stream are ignored; the
 		// reset tells the client it may retry elsewhere.
-		// A header block that opens no stream is paid for from the
-		// idle budget (h2budget.go).
 		hc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
 		hc.putStream(s)
 		return hc.idleFrame(true)
