@@ -466,11 +466,15 @@ func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 // bodyWait is how long a body read starting at now may wait: Idle, or
 // less if the body's minimum rate (bodyrate.go) runs out sooner. The rate
 // counts from the first wait, whether or not the handler reads meanwhile,
-// as on HTTP/1.1; under mu.
+// as on HTTP/1.1, until the response begins; under mu.
 func (s *h2stream) bodyWait(now time.Time) time.Duration {
 	t := s.hc.c.timeouts()
 	d := t.Idle
-	if t.BodyMinRate <= 0 {
+	// Once the response has begun the stream is a conversation (a gRPC
+	// bidi call, a server-streaming answer), not a server waiting on a
+	// slow upload: the rate would cut every such stream whose client
+	// talks less than BodyMinRate, so only Idle bounds its reads.
+	if t.BodyMinRate <= 0 || s.resp.committed {
 		return d
 	}
 	if s.rateAt.IsZero() {
