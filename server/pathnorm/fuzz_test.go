@@ -164,3 +164,21 @@ func refRemoveDots(in string) string {
 	}
 	return out
 }
+
+// FuzzScan checks the word-at-a-time scan against Clean and a byte loop.
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{"/", "/api/v1/users/12345/profile?x", "/abcdefg/", "/abcdefg.", "/abcdefgh?/..", "/a%b", "/abcdefghijklmno//?"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		end, clean := scan(b)
+		wantEnd := strings.IndexAny(s, "?#")
+		if wantEnd < 0 {
+			wantEnd = len(s)
+		}
+		if end != wantEnd || clean != Clean(b[:wantEnd]) {
+			t.Fatalf("scan(%q) = %d, %v; want %d, %v", s, end, clean, wantEnd, Clean(b[:wantEnd]))
+		}
+	})
+}

@@ -49,7 +49,15 @@ func Target(dst, t []byte, o *Options) (out []byte, changed bool, err error) {
 	if o.Off {
 		return t, false, nil
 	}
-	start, end := pathSpan(t)
+	var start, end int
+	if len(t) > 0 && t[0] == '/' {
+		var clean bool
+		if end, clean = scan(t); clean {
+			return t, false, nil
+		}
+	} else {
+		start, end = pathSpan(t)
+	}
 	p := t[start:end]
 	if len(p) == 0 || p[0] != '/' || Clean(p) {
 		return t, false, nil
