@@ -12,6 +12,7 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/pathnorm"
 )
 
 // Regression tests of issue 27, item 4, for the router on every engine
@@ -149,5 +150,42 @@ func TestZeroAllocNormalized(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%q: %v allocations per request", req[:20], allocs)
 		}
+	}
+}
+
+// TestListenerPaths: a listener's own keys (Server.SetListenerPaths)
+// override the server's, on the test's engine; another listener keeps
+// the server's.
+func TestListenerPaths(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	s := server.New(server.Options{Handler: normTable(t)})
+	off, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetListenerPaths(off, &pathnorm.Options{Off: true})
+	go s.ServeTCP(off, testEngine)
+	go s.ServeTCP(on, testEngine)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	}()
+	for _, c := range []struct {
+		addr, status, echoed string
+	}{{off.Addr().String(), "200", "/pub/../admin/x"}, {on.Addr().String(), "403", ""}} {
+		conn, err := net.Dial("tcp", c.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(conn, "GET /pub/../admin/x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+		out, _ := io.ReadAll(conn)
+		conn.Close()
+		checkNorm(t, "h1", "/pub/../admin/x", c.status, c.echoed, string(out))
 	}
 }
