@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/pathnorm"
@@ -21,7 +24,7 @@ import (
 
 // Regression tests of issue 27, item 4: with "/admin/" denied, no
 // spelling of an admin path reaches the backend, on every engine and both
-// proxy paths (TestMain), over HTTP/1.1 and h2c.
+// proxy paths (TestMain), over HTTP/1.1, h2c and h2 over TLS.
 
 // recorder is an origin that records each request target as it arrived
 // on the wire (RequestURI is not cleaned by net/http's server).
@@ -62,11 +65,18 @@ func reachesAdmin(target string) bool {
 	return strings.HasPrefix(path.Clean(p)+"/", "/admin/")
 }
 
-// startNormProxy serves, on an h2c-enabled listener, routes that deny
+// normEdge is a proxy under test: an h2c-enabled plain listener and a
+// TLS listener offering h2, and a client for the latter.
+type normEdge struct {
+	plain, tls string
+	h2         *http.Client
+}
+
+// startNormProxy serves, on an h2c-enabled listener and a TLS one, routes that deny
 // /admin/ (403), rewrite /files/(.*) to /static/{1} (the capture escape of
 // the issue), forward /raw/ as sent (PathAsSent), and proxy everything
 // else to target; paths is the server's normalisation.
-func startNormProxy(t *testing.T, target string, paths pathnorm.Options) string {
+func startNormProxy(t *testing.T, target string, paths pathnorm.Options) *normEdge {
 	t.Helper()
 	up, err := NewUpstream(UpstreamOptions{Targets: []string{target}})
 	if err != nil {
@@ -92,35 +102,51 @@ func startNormProxy(t *testing.T, target string, paths pathnorm.Options) string 
 	if err != nil {
 		t.Fatal(err)
 	}
+	secure, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := testcert.NewCA(t, "edge CA")
+	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
 	s.EnableH2C(l)
 	go s.ServeTCP(l, testEngine)
+	go s.ServeTLS(secure, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"h2", "http/1.1"}}})
+	e := &normEdge{plain: l.Addr().String(), tls: secure.Addr().String(),
+		h2: &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}}
 	t.Cleanup(func() {
+		e.h2.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
 		s.Shutdown(ctx)
 		up.Close()
 	})
-	return l.Addr().String()
+	return e
 }
 
-// normGet sends target over HTTP/1.1 (raw bytes) or h2c (net/http's
-// client, whose :path is the URL's opaque part as given) and returns
-// the status.
-func normGet(t *testing.T, proto, addr, target string) int {
+// normProtos are the protocols each case goes over.
+var normProtos = []string{"h1", "h2c", "h2"}
+
+// normGet sends target over HTTP/1.1 (raw bytes), h2c or h2 over TLS
+// (net/http's client, whose :path is the URL's opaque part as given) and
+// returns the status.
+func normGet(t *testing.T, proto string, e *normEdge, target string) int {
 	t.Helper()
 	if proto == "h1" {
-		resp, _ := rawExchange(t, addr, "GET "+target+" HTTP/1.1\r\nHost: edge.example\r\nConnection: close\r\n\r\n")
+		resp, _ := rawExchange(t, e.plain, "GET "+target+" HTTP/1.1\r\nHost: edge.example\r\nConnection: close\r\n\r\n")
 		return resp.StatusCode
 	}
-	req, err := http.NewRequest("GET", "http://"+addr+"/", nil)
+	scheme, addr, c := "https", e.tls, e.h2
+	if proto == "h2c" {
+		scheme, addr, c = "http", e.plain, &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
+		defer c.CloseIdleConnections()
+	}
+	req, err := http.NewRequest("GET", scheme+"://"+addr+"/", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Opaque keeps the target's bytes: URL.RequestURI sends them as the
 	// :path ("//x" would read as an authority, hence the scheme form).
 	req.URL.Opaque = "//" + addr + target
-	c := &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
-	defer c.CloseIdleConnections()
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("h2c %s: %v", target, err)
@@ -150,13 +176,13 @@ var adminSpellings = []string{
 func TestPathNormalizedBeforeRouting(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	rec := startRecorder(t)
-	addr := startNormProxy(t, rec.addr, pathnorm.Options{})
-	for _, proto := range []string{"h1", "h2c"} {
+	e := startNormProxy(t, rec.addr, pathnorm.Options{})
+	for _, proto := range normProtos {
 		for _, target := range adminSpellings {
-			if proto == "h2c" && !strings.HasPrefix(target, "/") {
+			if proto != "h1" && !strings.HasPrefix(target, "/") {
 				continue // :path is origin-form
 			}
-			if st := normGet(t, proto, addr, target); st != 403 {
+			if st := normGet(t, proto, e, target); st != 403 {
 				t.Errorf("%s %s: status %d, want 403 (denied)", proto, target, st)
 			}
 			for _, u := range rec.take() {
@@ -172,8 +198,8 @@ func TestPathNormalizedBeforeRouting(t *testing.T) {
 func TestPathNormalizedForwarded(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	rec := startRecorder(t)
-	addr := startNormProxy(t, rec.addr, pathnorm.Options{})
-	for _, proto := range []string{"h1", "h2c"} {
+	e := startNormProxy(t, rec.addr, pathnorm.Options{})
+	for _, proto := range normProtos {
 		for _, c := range []struct{ in, want string }{
 			{"/pub/./a//b/../c?x=/../y", "/pub/a/c?x=/../y"},
 			{"/%70ub/%7e%41", "/pub/~A"},
@@ -181,7 +207,7 @@ func TestPathNormalizedForwarded(t *testing.T) {
 			{"/raw//a/./b%2fc", "/raw//a/./b%2fc"},
 			{"/pub/a%2fb%5c", "/pub/a%2Fb%5C"},
 		} {
-			if st := normGet(t, proto, addr, c.in); st != 200 {
+			if st := normGet(t, proto, e, c.in); st != 200 {
 				t.Errorf("%s %s: status %d", proto, c.in, st)
 			}
 			if got := rec.take(); len(got) != 1 || got[0] != c.want {
@@ -201,11 +227,12 @@ func TestPathNormalizationKeys(t *testing.T) {
 	off := startNormProxy(t, rec.addr, pathnorm.Options{Off: true})
 	keep := startNormProxy(t, rec.addr, pathnorm.Options{KeepSlashes: true})
 	reject := startNormProxy(t, rec.addr, pathnorm.Options{EscapedSlashes: pathnorm.Reject})
-	for _, proto := range []string{"h1", "h2c"} {
+	for _, proto := range normProtos {
 		for _, c := range []struct {
-			addr, in string
-			status   int
-			want     string // "" : nothing reaches the backend
+			e      *normEdge
+			in     string
+			status int
+			want   string // "" : nothing reaches the backend
 		}{
 			{off, "/pub/../admin/x", 200, "/pub/../admin/x"},
 			{off, "/%61dmin/x", 200, "/%61dmin/x"},
@@ -214,7 +241,7 @@ func TestPathNormalizationKeys(t *testing.T) {
 			{reject, "/pub/a%5Cb", 400, ""},
 			{reject, "/pub/a%20b", 200, "/pub/a%20b"},
 		} {
-			if st := normGet(t, proto, c.addr, c.in); st != c.status {
+			if st := normGet(t, proto, c.e, c.in); st != c.status {
 				t.Errorf("%s %s: status %d, want %d", proto, c.in, st, c.status)
 			}
 			got := rec.take()
