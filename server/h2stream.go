@@ -176,6 +176,10 @@ func (hc *h2conn) openStream(s *h2stream) error {
 		return nil
 	}
 	hc.begin(s)
+	if r.normalizeTarget(c.paths) != nil { // paths.go
+		hc.runInline(s, pathRefused{})
+		return nil
+	}
 	var h Handler
 	if end && hc.inl != nil {
 		h = hc.inl.InlineHandler(r)

@@ -98,6 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if onListen != nil {
 		onListen(opened.addrs)
 	}
+	opened.applyPaths(cfg, srv)
 	served := opened.serve(srv)
 	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset}
 	for {

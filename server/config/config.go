@@ -43,6 +43,8 @@ type Config struct {
 	AccessLog *AccessLog `yaml:"access_log,omitempty"`
 	RequestID *RequestID `yaml:"request_id,omitempty"`
 	Trace     *Trace     `yaml:"trace,omitempty"`
+	// Paths: normalize_path, merge_slashes, escaped_slashes (paths.go).
+	Paths `yaml:",inline"`
 }
 
 // Limits mirrors server.Limits.
@@ -81,6 +83,10 @@ type Route struct {
 	Echo    *Echo    `yaml:"echo,omitempty"`
 	Handler string   `yaml:"handler,omitempty"`
 	Proxy   *Proxy   `yaml:"proxy,omitempty"`
+	// NormalizePath false forwards the path as the client sent it; the
+	// route was still matched on the normalised path (router.Route's
+	// PathAsSent).
+	NormalizePath *bool `yaml:"normalize_path,omitempty"`
 	// HSTS: see hsts.go.
 	HSTS *HSTS `yaml:"hsts,omitempty"`
 	// Gatekeeping: see access.go.
@@ -295,7 +301,7 @@ func (d *decoder) strings(dst *[]string) func(*yaml.Node, string) {
 }
 
 func (d *decoder) config(n *yaml.Node, c *Config) {
-	d.fields(n, "", map[string]func(*yaml.Node, string){
+	fields := map[string]func(*yaml.Node, string){
 		"listen": d.str(&c.Listen),
 		"engine": func(v *yaml.Node, key string) {
 			d.str(&c.Engine)(v, key)
@@ -360,7 +366,9 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				c.Routes = append(c.Routes, r)
 			}
 		},
-	})
+	}
+	d.pathKeys(&c.Paths, fields)
+	d.fields(n, "", fields)
 }
 
 func (d *decoder) route(n *yaml.Node, path string, r *Route) {
@@ -413,6 +421,8 @@ func (d *decoder) route(n *yaml.Node, path string, r *Route) {
 		"rate_limit":   d.rateLimit(&r.RateLimit),
 		"basic_auth":   d.basicAuth(&r.BasicAuth),
 		"forward_auth": d.forwardAuth(&r.ForwardAuth),
+
+		"normalize_path": d.boolean(&r.NormalizePath), // paths.go
 
 		"rewrite":          mark("rewrite", d.rewrite(&r.Rewrite)),
 		"request_headers":  mark("request_headers", d.headerEdit(&r.RequestHeaders, rewrite.RequestSide)),

@@ -91,6 +91,9 @@ type Listener struct {
 	// HTTP2 offers h2 by ALPN on a TLS one (http2.go).
 	H2C   bool  `yaml:"h2c,omitempty"`
 	HTTP2 *bool `yaml:"http2,omitempty"`
+	// Paths: the listener's own path normalisation keys (paths.go; tcp
+	// listeners).
+	Paths `yaml:",inline"`
 	line  int
 }
 
@@ -141,7 +144,7 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 		l := Listener{line: e.Line}
 		path := fmt.Sprintf("%s[%d]", key, i)
 		h2keys := d.listenerHTTP2(&l)
-		d.fields(e, path, map[string]func(*yaml.Node, string){
+		fields := map[string]func(*yaml.Node, string){
 			"h2c":       h2keys["h2c"],
 			"http2":     h2keys["http2"],
 			"transport": d.str(&l.Transport),
@@ -183,7 +186,9 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 					"spin":         d.duration(&r.Spin),
 				})
 			},
-		})
+		}
+		d.pathKeys(&l.Paths, fields)
+		d.fields(e, path, fields)
 		l.validateHTTP2(d, &yaml.Node{Line: l.line}, path)
 		c.Listeners = append(c.Listeners, l)
 	}
@@ -212,6 +217,10 @@ func (c *Config) validateListeners(d *decoder) {
 		}
 		if (l.ProxyProtocol || len(l.Allow)+len(l.Deny) > 0) && l.Transport != TransportTCP {
 			d.fail(at, key, "proxy_protocol, allow and deny are for transport: tcp")
+		}
+		if l.Paths.set() && l.Transport != TransportTCP {
+			// xdp and rdma requests take the top level's keys.
+			d.fail(at, key, "normalize_path, merge_slashes and escaped_slashes are for transport: tcp")
 		}
 		if l.ProxyProtocol && l.RedirectToHTTPS {
 			d.fail(at, key+".proxy_protocol", "not supported with redirect_to_https")
