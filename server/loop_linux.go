@@ -191,7 +191,9 @@ func (s *Server) serveLoop(l net.Listener, o *TLSOptions) error {
 	}
 	lp.tlsOpts = o
 	lp.pol = pol
-	lp.h2c = s.h2.h2cOn(l)
+	// EnableH2C may name the listener as given (cmd/simdedge does, after
+	// WithPolicy) or the kernel listener under it.
+	lp.h2c = s.h2.h2cOn(outer) || s.h2.h2cOn(l)
 	lp.outer = outer
 	if !s.trackLoop(lp, lp.stop, lp.kill) {
 		lp.exit()
