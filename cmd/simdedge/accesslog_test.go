@@ -50,8 +50,16 @@ func buildBinary(t *testing.T) string {
 func runBinary(t *testing.T, bin, file string, stdout io.Writer) (*exec.Cmd, *syncBuffer, func()) {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "-config", file)
+	cmd.Stdout = stdout
+	return startCmd(t, cmd)
+}
+
+// startCmd starts cmd (a simdedge binary) with its stderr to the returned
+// buffer; cleanup and the returned function stop it as runBinary says.
+func startCmd(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, *syncBuffer, func()) {
+	t.Helper()
 	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = stdout, logs
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

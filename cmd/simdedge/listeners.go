@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/config"
@@ -35,6 +36,9 @@ type listenerSet struct {
 	tlsStores map[string]*edgetls.Store
 	// acme are the TLS listeners' ACME managers (acme.go).
 	acme acmeManagers
+	// inherited are the sockets systemd passed that no listener has taken
+	// yet (activation.go); nil without socket activation.
+	inherited *inheritedSockets
 }
 
 type tcpListener struct {
@@ -52,11 +56,12 @@ type tcpListener struct {
 	h2c bool
 }
 
-// openListeners opens the configuration's listeners in order. If one
-// fails, those already open are closed and the error says which listener
-// and why.
-func openListeners(cfg *config.Config, log *slog.Logger) (*listenerSet, error) {
-	s := &listenerSet{}
+// openListeners opens the configuration's listeners in order, taking a
+// socket from inh (systemd socket activation; may be nil) where one is
+// bound to a tcp listener's address. If one fails, those already open are
+// closed and the error says which listener and why.
+func openListeners(cfg *config.Config, log *slog.Logger, inh *inheritedSockets) (*listenerSet, error) {
+	s := &listenerSet{inherited: inh}
 	for i, l := range cfg.EffectiveListeners() {
 		if err := s.open(l, listenerID(l, i), log); err != nil {
 			s.closeListeners()
@@ -89,9 +94,21 @@ func (s *listenerSet) open(l config.Listener, id string, log *slog.Logger) error
 			}
 		}
 		addr := l.Address
+		// A socket systemd passed for the address is the first one; the
+		// other loops' sockets join it by SO_REUSEPORT.
+		inherited := s.inherited.take(addr)
 		for i := range max(l.Loops, 1) {
-			nl, err := lc.Listen(context.Background(), "tcp", addr)
+			var nl net.Listener = inherited
+			var err error
+			if i > 0 || inherited == nil {
+				nl, err = lc.Listen(context.Background(), "tcp", addr)
+			}
 			if err != nil {
+				// (The inherited socket is in s.tcp already: the caller's
+				// closeListeners closes it.)
+				if inherited != nil && errors.Is(err, syscall.EADDRINUSE) {
+					return fmt.Errorf("cannot listen on %s: %w", addr, errInheritedLoops)
+				}
 				return fmt.Errorf("cannot listen on %s: %v", addr, listenReason(err))
 			}
 			if i == 0 {

@@ -75,7 +75,7 @@ func (r *running) apply() error {
 		return err
 	}
 	added, removed := tcpDiff(r.cfg, cfg)
-	fresh := &listenerSet{}
+	fresh := &listenerSet{inherited: r.set.inherited}
 	for _, a := range added {
 		if err := fresh.open(a.l, a.id, r.log); err != nil {
 			fresh.closeListeners()

@@ -83,13 +83,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer adm.close()
 
-	opened, err := openListeners(cfg, log)
+	// Sockets passed by systemd (activation.go) stand in for the
+	// listeners bound to their addresses.
+	inh, err := takeInherited()
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		snap.Close()
+		return 1
+	}
+	defer inh.close()
+	opened, err := openListeners(cfg, log, inh)
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		snap.Close()
 		return 1
 	}
 	defer opened.close()
+	inh.logUnused(log)
 	snap.Start(nil) // active health checks
 	log.Info("serving", "addr", opened.addrs, "routes", len(cfg.Routes), "upstreams", snap.UpstreamNames(), "config", configName(*file))
 	hup := make(chan os.Signal, 1)
