@@ -189,3 +189,4 @@ attack:
 	$(if $(BIN),,$(GO) build -o "$$bin" ./cmd/simdedge &&) \
 	cd bench && $(GO) run ./cmd/attack -bin "$$bin" $(if $(QUICK),-quick) $(if $(SCENARIOS),-scenarios $(SCENARIOS)) \
 		$(if $(OUT),-out $(abspath $(OUT))) $(ATTACK_FLAGS)
+include packaging/packaging.mk
