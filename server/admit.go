@@ -61,6 +61,9 @@ const (
 	// request within a round trip of connecting, so one accepted a moment
 	// ago may have its request on the way (or unread in its socket),
 	// while one silent for a second is as idle as a keep-alive one.
+	// Shutdown spares such a connection for as long too (sparedFresh):
+	// closing it would drop a request the client has sent, which a
+	// restart on a socket systemd keeps open must not do.
 	reclaimFreshAfter = time.Second
 	// reclaimRetry is how often a connection held at the limit looks
 	// again for an idle one to replace (connections become idle without
@@ -203,7 +206,7 @@ func (s *Server) reclaimIdle(home any) bool {
 	var victim *conn
 	var oldest int64
 	seen := 0
-	freshBefore := time.Now().Add(-reclaimFreshAfter).UnixMilli()
+	freshBefore := freshCutoff(time.Now())
 	for c := range s.conns {
 		if seen++; seen > reclaimScan {
 			break
@@ -212,7 +215,7 @@ func (s *Server) reclaimIdle(home any) bool {
 			continue
 		}
 		st := c.state.Load()
-		if !waiting(st) || st&stateMask == stateFresh && st>>stateBits > freshBefore {
+		if !waiting(st) || sparedFresh(st, freshBefore) {
 			continue
 		}
 		if victim == nil || st < oldest {
@@ -279,4 +282,17 @@ func (s *Server) wasStopped(key any) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stopped[key]
+}
+
+// freshCutoff is the sparedFresh cutoff at now: a connection waiting for
+// its first request since a later time (Unix milliseconds) is spared.
+func freshCutoff(now time.Time) int64 { return now.Add(-reclaimFreshAfter).UnixMilli() }
+
+// sparedFresh reports whether the connection with state word st is one
+// that has waited less than reclaimFreshAfter for its first request
+// (freshCutoff): reclaimIdle does not take it for another, and Shutdown
+// lets it send that request before closing it. The event loop's form is
+// lconn.sparedFresh.
+func sparedFresh(st, cutoff int64) bool {
+	return st&stateMask == stateFresh && st>>stateBits > cutoff
 }

@@ -360,9 +360,12 @@ func (c *conn) readHead(first bool) (int, error) {
 				c.setReadDeadline(c.now, c.cfg.Timeouts.Idle)
 			}
 			// Order matters: mark idle, then look at closing. Shutdown
-			// sets closing, then wakes the connections it sees idle.
-			c.state.Store(idleWord(since, first))
-			if c.srv.closing.Load() {
+			// sets closing, then wakes the connections it sees idle,
+			// except a new one that may have its first request on the
+			// way (sparedFresh), which it wakes later if it stays silent.
+			w := idleWord(since, first)
+			c.state.Store(w)
+			if c.srv.closing.Load() && !sparedFresh(w, freshCutoff(time.Now())) {
 				return 0, errShutdown
 			}
 		} else {

@@ -418,7 +418,10 @@ func (lp *loop) scan(now int64) {
 			lp.bodyTimedOut(lc, now)
 			continue
 		}
-		if dl != 0 && now >= dl || closing && lc.idle() {
+		// Closing: a connection accepted a moment ago may have its
+		// first request on the way; it is closed on a later tick if it
+		// stays silent (sparedFresh).
+		if dl != 0 && now >= dl || closing && lc.idle() && !lc.sparedFresh(now) {
 			lp.closeConn(lc)
 			continue
 		}

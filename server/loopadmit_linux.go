@@ -118,7 +118,7 @@ func (lp *loop) idlest(now int64) *lconn {
 			continue
 		}
 		since, ok := lc.idleSince()
-		if !ok || !lc.established && now-since < int64(reclaimFreshAfter) {
+		if !ok || lc.sparedFresh(now) {
 			continue
 		}
 		if best == nil || since < bestSince {
@@ -141,6 +141,13 @@ func (lc *lconn) idleSince() (since int64, ok bool) {
 		return 0, false
 	}
 	return lc.rdl - int64(d), true
+}
+
+// sparedFresh is sparedFresh (admit.go) for a loop connection: it has
+// waited less than reclaimFreshAfter for its first request.
+func (lc *lconn) sparedFresh(now int64) bool {
+	since, ok := lc.idleSince()
+	return ok && !lc.established && now-since < int64(reclaimFreshAfter)
 }
 
 // pause takes the listener out of the epoll set until resumeAt (0: until

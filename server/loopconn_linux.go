@@ -520,12 +520,7 @@ func (lp *loop) handoff(lc *lconn) {
 	}
 	c.inLoop = false
 	c.readDL, c.writeDL = time.Time{}, time.Time{}
-	if !s.addConn(c) {
-		nc.Close()
-		c.release()
-		lp.count.Add(-1)
-		return
-	}
+	s.adoptConn(c)
 	go func() {
 		c.serve()
 		s.removeConn(c)

@@ -213,6 +213,18 @@ func (s *Server) addConn(c *conn) bool {
 	return true
 }
 
+// adoptConn is addConn for a connection the server serves already, which
+// an event loop hands to a goroutine with a request to run: Shutdown
+// waits for it like any other instead of dropping the request. (The
+// loop's own count in s.active is held meanwhile, so the Add cannot race
+// a finished Wait.)
+func (s *Server) adoptConn(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns[c] = struct{}{}
+	s.active.Add(1)
+}
+
 func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
@@ -283,12 +295,15 @@ func (s *Server) closeListeners() {
 
 // wakeIdle interrupts the read of every connection waiting for a next
 // request; the loop then sees the server closing and ends (see
-// conn.waitIdle for the ordering that makes this race-free).
+// conn.waitIdle for the ordering that makes this race-free). A connection
+// accepted a moment ago is spared (sparedFresh) until a later call:
+// Shutdown calls this every shutdownPoll.
 func (s *Server) wakeIdle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cutoff := freshCutoff(time.Now())
 	for c := range s.conns {
-		if waiting(c.state.Load()) {
+		if st := c.state.Load(); waiting(st) && !sparedFresh(st, cutoff) {
 			c.st.SetReadDeadline(aLongTimeAgo)
 		}
 	}

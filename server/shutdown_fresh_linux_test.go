@@ -1,0 +1,71 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/server/metrics"
+)
+
+// freshRace is how long the test lets Shutdown run before the spared
+// connection sends its request: many of Shutdown's wake rounds
+// (shutdownPoll), well within reclaimFreshAfter.
+const freshRace = 150 * time.Millisecond
+
+// TestShutdownSparesFreshConnection: a connection accepted just before
+// Shutdown, whose request arrives just after, is answered (with
+// Connection: close) instead of closed unanswered; one that stays silent
+// is closed once reclaimFreshAfter has passed, and Shutdown returns. A
+// restart on a socket that outlives the process (systemd socket
+// activation) would otherwise lose the request of a client that connected
+// as the old process began to drain.
+//
+// The handler runs on the event loop ("inline") or, handed off, on a
+// goroutine: the loop must not drop a request it hands off during
+// Shutdown either.
+func TestShutdownSparesFreshConnection(t *testing.T) {
+	plain := HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") })
+	for _, tc := range []struct {
+		name string
+		h    Handler
+	}{{"inline", okHandler("ok")}, {"handed-off", plain}} {
+		t.Run(tc.name, func(t *testing.T) { testShutdownSparesFresh(t, tc.h) })
+	}
+}
+
+func testShutdownSparesFresh(t *testing.T, h Handler) {
+	set := metrics.NewSet()
+	s, addr := startTCP(t, h, Options{Metrics: set})
+	c := dial(t, addr)
+	silent := dial(t, addr)
+	// Both accepted (not merely queued in the backlog, which closing the
+	// listener would reset).
+	waitFor(t, "two accepted connections", func() bool {
+		ls := set.Listeners()
+		return len(ls) == 1 && ls[0].Totals().Opened == 2
+	})
+	shut := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		shut <- s.Shutdown(ctx)
+	}()
+	waitFor(t, "Shutdown to begin", s.closing.Load)
+	time.Sleep(freshRace)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, body := readResponse(t, bufio.NewReader(c), "GET")
+	if resp.StatusCode != 200 || body != "ok" || !resp.Close {
+		t.Errorf("request sent during Shutdown on a fresh connection: %d %q close=%v, want 200 \"ok\" and close", resp.StatusCode, body, resp.Close)
+	}
+	expectClosed(t, bufio.NewReader(silent))
+	if el := time.Since(start); el < reclaimFreshAfter-freshRace {
+		t.Errorf("silent fresh connection closed %v into Shutdown, before reclaimFreshAfter (%v)", el, reclaimFreshAfter)
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
