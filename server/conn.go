@@ -365,8 +365,15 @@ func (c *conn) readHead(first bool) (int, error) {
 			// way (sparedFresh), which it wakes later if it stays silent.
 			w := idleWord(since, first)
 			c.state.Store(w)
-			if c.srv.closing.Load() && !sparedFresh(w, freshCutoff(time.Now())) {
-				return 0, errShutdown
+			if c.srv.closing.Load() {
+				if !sparedFresh(w, freshCutoff(time.Now())) {
+					return 0, errShutdown
+				}
+				// Spared, but no longer than that: nothing may wake it
+				// (accepted after Close closed the connections).
+				if g := since.Add(reclaimFreshAfter); c.readDL.IsZero() || g.Before(c.readDL) {
+					c.setExactReadDeadline(g)
+				}
 			}
 		} else {
 			if headStart.IsZero() {

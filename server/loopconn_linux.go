@@ -520,7 +520,7 @@ func (lp *loop) handoff(lc *lconn) {
 	}
 	c.inLoop = false
 	c.readDL, c.writeDL = time.Time{}, time.Time{}
-	s.adoptConn(c)
+	s.addConn(c)
 	go func() {
 		c.serve()
 		s.removeConn(c)

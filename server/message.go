@@ -91,8 +91,8 @@ func (s *Server) ServeMessages(l MessageListener) error {
 			}
 			return err
 		}
-		// Add under mu, as addConn does: Shutdown sets closing under mu
-		// before it waits, so no Add can follow its Wait.
+		// Add under mu, checking closing: Shutdown sets closing under
+		// mu before it waits, so no Add can follow its Wait.
 		s.mu.Lock()
 		if s.closing.Load() {
 			s.mu.Unlock()

@@ -101,6 +101,20 @@ func (s *Server) track(key any, closeFn func() error) bool {
 	return true
 }
 
+// trackHeld is track that also counts the caller as active until it
+// calls s.active.Done, so that connections it accepts while the server
+// closes can still be counted (addConn) before Shutdown's wait ends.
+func (s *Server) trackHeld(key any, closeFn func() error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.listeners[key] = closeFn
+	s.active.Add(1)
+	return true
+}
+
 func (s *Server) untrack(key any) {
 	s.mu.Lock()
 	delete(s.listeners, key)
@@ -133,10 +147,11 @@ const acceptBackoff = time.Second
 // until l fails or the server shuts down, then returns ErrServerClosed or
 // the accept error. It closes l.
 func (s *Server) ServeStream(l StreamListener) error {
-	if !s.track(l, l.Close) {
+	if !s.trackHeld(l, l.Close) {
 		l.Close()
 		return ErrServerClosed
 	}
+	defer s.active.Done()
 	defer s.untrack(l)
 	defer l.Close()
 	sl := newStreamSlots()
@@ -183,12 +198,11 @@ func (s *Server) ServeStream(l StreamListener) error {
 		c.h2c, c.lkey = h2c, l
 		c.paths = s.pathsFor(l, c.cfg)
 		c.countOpen(lst)
-		if !s.addConn(c) {
-			st.Close()
-			c.release()
-			sl.release()
-			return ErrServerClosed
-		}
+		// Accepted as Shutdown began: served all the same (a fresh
+		// connection is spared, sparedFresh), since on a listening
+		// socket that outlives the process (systemd's) it has left the
+		// queue the next process would have taken it from.
+		s.addConn(c)
 		go func() {
 			c.serve()
 			s.removeConn(c)
@@ -202,23 +216,12 @@ func isTemporary(err error) bool {
 	return ok && t.Temporary()
 }
 
-func (s *Server) addConn(c *conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing.Load() {
-		return false
-	}
-	s.conns[c] = struct{}{}
-	s.active.Add(1)
-	return true
-}
-
-// adoptConn is addConn for a connection the server serves already, which
-// an event loop hands to a goroutine with a request to run: Shutdown
-// waits for it like any other instead of dropping the request. (The
-// loop's own count in s.active is held meanwhile, so the Add cannot race
-// a finished Wait.)
-func (s *Server) adoptConn(c *conn) {
+// addConn counts a connection a goroutine serves: one ServeStream
+// accepted, or one an event loop hands off with a request to run. It adds
+// also while the server closes, so that Shutdown waits for it instead of
+// dropping it; the caller's own count in s.active (trackHeld, trackLoop)
+// is held meanwhile, so the Add cannot follow a finished Wait.
+func (s *Server) addConn(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.conns[c] = struct{}{}

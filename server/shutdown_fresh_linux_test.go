@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -67,5 +70,62 @@ func testShutdownSparesFresh(t *testing.T, h Handler) {
 	}
 	if err := <-shut; err != nil {
 		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// lateListener is a StreamListener whose Close does not interrupt an
+// Accept waiting for the connection the test hands in: it returns that
+// connection after Shutdown has begun, as a kernel accept that raced
+// closing does.
+type lateListener struct {
+	conns  chan net.Conn
+	closed atomic.Bool
+	// waiting receives a value each time Accept starts to wait.
+	waiting chan struct{}
+}
+
+func (l *lateListener) Accept() (Stream, error) {
+	if l.closed.Load() {
+		return nil, net.ErrClosed
+	}
+	l.waiting <- struct{}{}
+	return <-l.conns, nil
+}
+
+func (l *lateListener) Close() error   { l.closed.Store(true); return nil }
+func (l *lateListener) Addr() net.Addr { return memAddr("late") }
+
+// TestShutdownServesLateAccept: a connection that Accept returns after
+// Shutdown has begun is served, not closed: it has left the kernel's
+// queue, which on a socket shared with the next process (systemd's) it
+// would otherwise have waited in.
+func TestShutdownServesLateAccept(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	s := New(Options{Handler: okHandler("ok")})
+	l := &lateListener{conns: make(chan net.Conn), waiting: make(chan struct{}, 1)}
+	served := make(chan error, 1)
+	go func() { served <- s.ServeStream(l) }()
+	<-l.waiting // ServeStream is in Accept
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		shut <- s.Shutdown(ctx)
+	}()
+	waitFor(t, "Shutdown to begin", s.closing.Load)
+	client, srv := net.Pipe()
+	defer client.Close()
+	client.SetDeadline(time.Now().Add(testTimeout))
+	l.conns <- srv
+	go io.WriteString(client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, body := readResponse(t, bufio.NewReader(client), "GET")
+	if resp.StatusCode != 200 || body != "ok" || !resp.Close {
+		t.Errorf("late-accepted connection: %d %q close=%v, want 200 \"ok\" and close", resp.StatusCode, body, resp.Close)
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if err := <-served; err != ErrServerClosed {
+		t.Errorf("ServeStream: %v, want ErrServerClosed", err)
 	}
 }
