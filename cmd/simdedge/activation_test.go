@@ -362,3 +362,65 @@ func waitCount(t *testing.T, n *int64, want int64) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// heldSocket opens a listening socket on loopback and returns its address
+// and a descriptor of it, which the test keeps (as systemd does).
+func heldSocket(t *testing.T) (string, *os.File) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return ln.Addr().String(), f
+}
+
+// TestSocketActivationReload: of two passed sockets, the configuration
+// serves one; the other is logged as unused and kept, and a reload that
+// adds a listener on its address serves it (binding the address itself
+// would fail: the socket is held). On each engine.
+func TestSocketActivationReload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("sh not found: it sets LISTEN_PID to the pid it execs the server with")
+	}
+	bin := buildBinary(t)
+	for _, engine := range []string{"goroutine", "loop"} {
+		t.Run(engine, func(t *testing.T) {
+			a, fa := heldSocket(t)
+			b, fb := heldSocket(t)
+			file := filepath.Join(t.TempDir(), "c.yaml")
+			conf := func(addrs ...string) string {
+				s := "engine: " + engine + "\nlisteners:\n"
+				for _, x := range addrs {
+					s += fmt.Sprintf("  - {transport: tcp, address: %q}\n", x)
+				}
+				return s + routeV("v")
+			}
+			writeFile(t, file, conf(a))
+			cmd := exec.Command(sh, "-c", `export LISTEN_PID=$$; exec "$0" "$@"`, bin, "serve", "-config", file)
+			cmd.Env = append(os.Environ(), "LISTEN_FDS=2", "LISTEN_FDNAMES=a:b")
+			cmd.ExtraFiles = []*os.File{fa, fb}
+			cmd, logs, _ := startCmd(t, cmd)
+			c := &http.Client{Timeout: binWait, Transport: &http.Transport{DisableKeepAlives: true}}
+			waitServing(t, c, "http://"+a+"/v", logs)
+			if !strings.Contains(logs.String(), `"name":"b"`) || !strings.Contains(logs.String(), "matches no listener") {
+				t.Errorf("the unused socket b was not logged: %s", logs.String())
+			}
+			writeFile(t, file, conf(a, b))
+			cmd.Process.Signal(syscall.SIGHUP) // by PID: the process this test started
+			waitServing(t, c, "http://"+b+"/v", logs)
+			if !strings.Contains(logs.String(), `"msg":"reloaded"`) {
+				t.Errorf("no reload logged: %s", logs.String())
+			}
+		})
+	}
+}
