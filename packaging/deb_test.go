@@ -45,7 +45,7 @@ func TestDeb(t *testing.T) {
 	bin := simdedge(t)
 	out := t.TempDir()
 	// nfpm comes through the module proxy: where it cannot, skip.
-	if log, err := runErr(root(t), nil, mk, "-s", "deb", "SIMDEDGE_BIN="+bin, "DEB_OUT="+out); err != nil {
+	if log, err := runErr(root(t), nil, mk, "-s", "deb", "BUILD_OUT="+bin, "DEB_OUT="+out); err != nil {
 		testenv.Need(t, requireDeb, false, "make deb failed (nfpm from the module proxy?): "+err.Error()+"\n"+log)
 	}
 	debs, _ := filepath.Glob(filepath.Join(out, "simdedge_*.deb"))

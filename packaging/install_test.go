@@ -60,7 +60,7 @@ func simdedge(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "simdedge")
-		binOut, binErr = runErr(root(t), nil, mk, "-s", "build", "SIMDEDGE_BIN="+binPath)
+		binOut, binErr = runErr(root(t), nil, mk, "-s", "build", "BUILD_OUT="+binPath)
 	})
 	if binErr != nil {
 		t.Fatalf("make build: %v\n%s", binErr, binOut)
@@ -85,7 +85,7 @@ func TestInstall(t *testing.T) {
 	bin := simdedge(t)
 	dest := t.TempDir()
 	install := func() string {
-		return run(t, root(t), nil, mk, "-s", "install", "DESTDIR="+dest, "PREFIX=/opt/simdedge", "SIMDEDGE_BIN="+bin)
+		return run(t, root(t), nil, mk, "-s", "install", "DESTDIR="+dest, "PREFIX=/opt/simdedge", "BUILD_OUT="+bin)
 	}
 	install()
 

@@ -1,16 +1,30 @@
-# Packaging targets, included by the Makefile: make build, install,
-# uninstall, deb (packaging/README.md).
+# Packaging targets, included by the Makefile: make build (until the
+# Makefile has its own), install, uninstall, deb, docker
+# (packaging/README.md).
 
+# BUILD_OUT is the binary build writes and install and deb package.
+BUILD_OUT ?= bin/simdedge
 # The version stamp: cmd/simdedge's main.version, main.commit and
 # main.date, set at link time so that `simdedge version` names them even
-# where the environment sets -buildvcs=false. A Makefile that defines
-# these first (make build's own) wins: everything here uses ?=.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
-COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+# where the environment sets -buildvcs=false. The Makefile's make build
+# defines the same variables (and LDFLAGS); everything here uses ?=.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-STAMP_LDFLAGS ?= -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(BUILD_DATE)
-# SIMDEDGE_BIN is the binary build writes and install and deb package.
-SIMDEDGE_BIN ?= bin/simdedge
+
+# make build: the Makefile's own where it has one (it sets LDFLAGS), else
+# this one with the same variables.
+ifneq ($(origin LDFLAGS),file)
+.PHONY: build
+build:
+	@mkdir -p $(dir $(BUILD_OUT))
+	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(BUILD_DATE)" -o $(BUILD_OUT) ./cmd/simdedge
+endif
+
+# What install and deb ship is static (CGO_ENABLED=0; the rdma transport,
+# which needs cgo, is built with -tags rdma separately): it runs on any
+# Linux of the architecture, as the Dockerfile's does on distroless.
+install deb: export CGO_ENABLED := 0
 
 # Install layout (GNU conventions; DESTDIR stages into a tree).
 PREFIX ?= /usr/local
@@ -29,21 +43,15 @@ DEB_OUT ?= dist
 DEB_VERSION ?= $(shell sh packaging/debversion.sh)
 DEB_ARCH ?= $(shell $(GO) env GOARCH)
 
-.PHONY: build install uninstall deb
-
-# build: a static, stamped binary (CGO_ENABLED=0: the rdma transport,
-# which needs cgo, is built with -tags rdma separately).
-build:
-	@mkdir -p $(dir $(SIMDEDGE_BIN))
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(STAMP_LDFLAGS)" -o $(SIMDEDGE_BIN) ./cmd/simdedge
+.PHONY: install uninstall deb
 
 # install: the binary, simdedge(1) made from its help texts, the systemd
 # units (ExecStart pointed at BINDIR) and the default configuration, which
 # an existing one is never replaced by.
 install: build
-	install -D -m 0755 $(SIMDEDGE_BIN) $(DESTDIR)$(BINDIR)/simdedge
+	install -D -m 0755 $(BUILD_OUT) $(DESTDIR)$(BINDIR)/simdedge
 	install -d $(DESTDIR)$(MANDIR)/man1
-	sh packaging/man.sh $(SIMDEDGE_BIN) > $(DESTDIR)$(MANDIR)/man1/simdedge.1
+	sh packaging/man.sh $(BUILD_OUT) > $(DESTDIR)$(MANDIR)/man1/simdedge.1
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed 's#/usr/bin/simdedge#$(BINDIR)/simdedge#g; s#/etc/simdedge/#$(SYSCONFDIR)/simdedge/#g' \
 		packaging/systemd/simdedge.service > $(DESTDIR)$(SYSTEMDUNITDIR)/simdedge.service
@@ -63,8 +71,8 @@ uninstall:
 deb: build
 	@mkdir -p $(DEB_OUT)
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	sh packaging/man.sh $(SIMDEDGE_BIN) | gzip -9n > $$tmp/simdedge.1.gz && \
-	SIMDEDGE_BIN=$(SIMDEDGE_BIN) SIMDEDGE_MAN=$$tmp/simdedge.1.gz DEB_VERSION='$(DEB_VERSION)' DEB_ARCH=$(DEB_ARCH) \
+	sh packaging/man.sh $(BUILD_OUT) | gzip -9n > $$tmp/simdedge.1.gz && \
+	SIMDEDGE_BIN=$(BUILD_OUT) SIMDEDGE_MAN=$$tmp/simdedge.1.gz DEB_VERSION='$(DEB_VERSION)' DEB_ARCH=$(DEB_ARCH) \
 		$(GO) run $(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DEB_OUT)/
 
 # docker: the container image (packaging/Dockerfile), tagged
