@@ -38,6 +38,9 @@ var allowed = []struct {
 	{"xdp", []string{"asm", "internal", "parse", "server"}},
 	{"rdma", []string{"asm", "internal", "parse", "server"}},
 	{"cmd", []string{"asm", "internal", "parse", "server", "xdp", "rdma"}},
+	// packaging has only tests (of the packaging files): testenv, and
+	// server/config to load the default configuration.
+	{"packaging", []string{"internal", "server"}},
 }
 
 // foreign are modules that must never be required by the main module:
