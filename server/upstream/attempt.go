@@ -79,10 +79,11 @@ const (
 	BadGateway
 	// GatewayTimeout: 504.
 	GatewayTimeout
-	// ClientFailed: the client's side failed (its body, or it went
-	// away): the engine answers from its own error, if anyone is left to
-	// answer.
-	ClientFailed
+	// BadRequestBody: the client's request body failed; the engine
+	// answers from its error (Err: server.StatusFor's status).
+	BadRequestBody
+	// NoReply: the client went away; nobody is left to answer.
+	NoReply
 )
 
 var (
@@ -265,8 +266,9 @@ func (a *Attempt) CancelWait() {
 func (a *Attempt) Failed(now time.Duration, f Failure) Step {
 	t := a.t
 	if f.Kind == ClientBody || f.Kind == Gone {
+		// Nothing to say about the target, nor to decide.
 		a.End(Result{Outcome: Canceled})
-		return a.answer(ClientFailed, f.Err)
+		return a.answer(f.Kind.reply(), f.Err)
 	}
 	if !a.resent && ResendStale(!f.Fresh, f.Read, f.Kind == Lost, a.mayResend(f.Written)) {
 		a.resent = true
@@ -292,15 +294,18 @@ func (a *Attempt) mayResend(written bool) bool {
 // Head takes the status of the attempt's response head: Relay it, or Retry
 // after Backoff when the status is one the policy retries (the response is
 // then dropped: the engine closes its connection). The attempt stays in
-// flight while relayed, until End or Finish.
-func (a *Attempt) Head(now time.Duration, status int) Step {
+// flight while relayed, until End or Finish. now is called only for a
+// status that may be retried (the backoff must fit in the total): an
+// engine whose clock read costs (a goroutine's time.Now on a virtual
+// machine) reads it once per request on the common path.
+func (a *Attempt) Head(status int, now func() time.Duration) Step {
 	a.status = status
 	if status < firstRetryStatus {
 		return StepRelay // the common case: no decision to make
 	}
 	t := a.t
 	res := StatusResult(status)
-	if a.decide(now, t, res, true) != StepRetry {
+	if a.decide(now(), t, res, true) != StepRetry {
 		return StepRelay
 	}
 	a.End(res)

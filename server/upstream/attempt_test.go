@@ -24,6 +24,9 @@ func driverPool(t testing.TB, pol RetryPolicy, budget bool) *Pool {
 
 var errIO = errors.New("test: i/o")
 
+// at is a clock stopped at now, for Head.
+func at(now time.Duration) func() time.Duration { return func() time.Duration { return now } }
+
 // TestAttemptFailed is the driver's decision after a failed attempt, for
 // every kind, written, read and fresh, retry policy, method and budget,
 // against the rules as the package documents them.
@@ -92,8 +95,10 @@ func TestAttemptFailed(t *testing.T) {
 func wantFailed(pol *RetryPolicy, kind Kind, written, read, fresh, budget, idem, key bool) (Step, Reply) {
 	may := !written || idem || key
 	switch {
-	case kind == ClientBody || kind == Gone:
-		return StepAnswer, ClientFailed
+	case kind == ClientBody:
+		return StepAnswer, BadRequestBody
+	case kind == Gone:
+		return StepAnswer, NoReply
 	case kind == Lost && !fresh && !read && may:
 		return StepResend, 0
 	case kind == Refused || kind == ConnectTimeout || kind == Handshake:
@@ -179,7 +184,7 @@ func TestAttemptSequence(t *testing.T) {
 		p := driverPool(t, RetryPolicy{Attempts: 3}, true)
 		var a Attempt
 		a.Begin(p, nil, true, false, nil, 0)
-		if a.Next(0) != StepGo || a.Head(0, 200) != StepRelay {
+		if a.Next(0) != StepGo || a.Head(200, at(0)) != StepRelay {
 			t.Fatal("200 not relayed")
 		}
 		a.Finish()
@@ -187,7 +192,7 @@ func TestAttemptSequence(t *testing.T) {
 		for i := range 2 {
 			a.Next(0)
 			x := a.Target()
-			if s := a.Head(0, 503); s != StepRetry || x.InFlight() != 0 {
+			if s := a.Head(503, at(0)); s != StepRetry || x.InFlight() != 0 {
 				t.Fatalf("attempt %d: %v, %d in flight", i, s, x.InFlight())
 			}
 		}
@@ -196,7 +201,7 @@ func TestAttemptSequence(t *testing.T) {
 		if s := a.Next(0); s != StepGo {
 			t.Fatalf("third: %v", s)
 		}
-		if s := a.Head(0, 503); s != StepRetry {
+		if s := a.Head(503, at(0)); s != StepRetry {
 			t.Fatalf("third head: %v", s)
 		}
 		if s := a.Next(0); s != StepGo {
@@ -204,7 +209,7 @@ func TestAttemptSequence(t *testing.T) {
 		}
 		// Attempts spent: the 503 is relayed, and ends with Finish.
 		x := a.Target()
-		if s := a.Head(0, 503); s != StepRelay || x.InFlight() != 1 {
+		if s := a.Head(503, at(0)); s != StepRelay || x.InFlight() != 1 {
 			t.Fatalf("fourth head: %v", s)
 		}
 		a.Finish()
@@ -235,6 +240,14 @@ func TestAttemptSequence(t *testing.T) {
 		a.Failed(late, Failure{Err: errIO, Kind: Broken, Written: true})
 		if s := a.Next(start + to.Total); s != StepAnswer || a.Reply() != GatewayTimeout || a.Err() != ErrTotalTimeout {
 			t.Fatalf("after the total: %v %v %v", s, a.Reply(), a.Err())
+		}
+		a.Finish()
+		// A retried status with no time left for its backoff is
+		// relayed, not dropped.
+		a.Begin(p, nil, true, false, nil, start)
+		a.Next(start)
+		if s := a.Head(503, at(near)); s != StepRelay {
+			t.Fatalf("503 near the total: %v", s)
 		}
 		a.Finish()
 	})
@@ -289,7 +302,7 @@ func TestAttemptAllocs(t *testing.T) {
 	n := testing.AllocsPerRun(1000, func() {
 		var a Attempt
 		a.Begin(p, nil, true, false, nil, 0)
-		if a.Next(0) != StepGo || a.Head(0, 200) != StepRelay {
+		if a.Next(0) != StepGo || a.Head(200, at(0)) != StepRelay {
 			t.Fatal("not relayed")
 		}
 		a.Finish()
@@ -299,43 +312,31 @@ func TestAttemptAllocs(t *testing.T) {
 	}
 }
 
+// BenchmarkAttempt drives requests answered by their first attempt, by a
+// resend on a new connection, and by a failover: none allocates once the
+// retry states are pooled.
 func BenchmarkAttempt(b *testing.B) {
-	b.Run("first", func(b *testing.B) {
-		p := driverPool(b, RetryPolicy{}, true)
-		b.ReportAllocs()
-		for b.Loop() {
-			var a Attempt
-			a.Begin(p, nil, true, false, nil, 0)
-			a.Next(0)
-			a.Head(0, 200)
-			a.Finish()
-		}
-	})
-	b.Run("resend", func(b *testing.B) {
-		p := driverPool(b, RetryPolicy{}, true)
-		f := Failure{Err: io.EOF, Kind: Lost, Written: true}
-		b.ReportAllocs()
-		for b.Loop() {
-			var a Attempt
-			a.Begin(p, nil, true, false, nil, 0)
-			a.Next(0)
-			a.Failed(0, f)
-			a.Head(0, 200)
-			a.Finish()
-		}
-	})
-	b.Run("failover", func(b *testing.B) {
-		p := driverPool(b, RetryPolicy{}, true)
-		f := Failure{Err: io.EOF, Kind: Refused, Fresh: true}
-		b.ReportAllocs()
-		for b.Loop() {
-			var a Attempt
-			a.Begin(p, nil, true, false, nil, 0)
-			a.Next(0)
-			a.Failed(0, f)
-			a.Next(0)
-			a.Head(0, 200)
-			a.Finish()
-		}
-	})
+	for _, bc := range []struct {
+		name string
+		fail *Failure // the first attempt's failure, if any
+	}{
+		{"first", nil},
+		{"resend", &Failure{Err: io.EOF, Kind: Lost, Written: true}},
+		{"failover", &Failure{Err: errIO, Kind: Refused, Fresh: true}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p := driverPool(b, RetryPolicy{}, true)
+			b.ReportAllocs()
+			for b.Loop() {
+				var a Attempt
+				a.Begin(p, nil, true, false, nil, 0)
+				a.Next(0)
+				if bc.fail != nil && a.Failed(0, *bc.fail) == StepFailover {
+					a.Next(0)
+				}
+				a.Head(200, at(0))
+				a.Finish()
+			}
+		})
+	}
 }

@@ -85,8 +85,10 @@ func (k Kind) reply() Reply {
 	switch k {
 	case ConnectTimeout, HeadTimeout:
 		return GatewayTimeout
-	case ClientBody, Gone:
-		return ClientFailed
+	case ClientBody:
+		return BadRequestBody
+	case Gone:
+		return NoReply
 	}
 	return BadGateway
 }
