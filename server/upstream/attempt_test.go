@@ -340,3 +340,50 @@ func BenchmarkAttempt(b *testing.B) {
 		})
 	}
 }
+
+// FuzzAttempt drives requests through the driver with any sequence of
+// failures and statuses: every request ends (Next answers within the
+// attempt limit), every attempt is Done once (nothing stays in flight) and
+// every budget token is returned.
+func FuzzAttempt(f *testing.F) {
+	f.Add(uint8(2), []byte{0x04, 0x14, 0x31})
+	f.Add(uint8(3), []byte{0x81, 0x82, 0x83, 0x84, 0x85})
+	f.Add(uint8(1), []byte{0xf3, 0xf3, 0xf3, 0x00})
+	f.Fuzz(func(t *testing.T, targets uint8, events []byte) {
+		n := int(targets%4) + 1
+		p := newPool(t, Options{Targets: specs(n), Retry: RetryPolicy{Attempts: int(targets/4%4) - 1}})
+		var a Attempt
+		a.Begin(p, nil, targets&0x10 != 0, targets&0x20 != 0, nil, 0)
+		now, nexts := time.Duration(0), 0
+		for step := StepFailover; step != StepAnswer && step != StepRelay; {
+			if step != StepResend {
+				if nexts++; nexts > a.maxAttempts()+1 {
+					t.Fatalf("%d selections", nexts)
+				}
+				if step = a.Next(now); step != StepGo {
+					break
+				}
+			}
+			var e byte
+			if len(events) > 0 {
+				e, events = events[0], events[1:]
+			}
+			now += time.Duration(e) * time.Second / 8
+			if e&0x80 != 0 {
+				step = a.Head(500+int(e&0x07), at(now))
+				continue
+			}
+			step = a.Failed(now, Failure{Err: errIO, Kind: Kind(e%9 + 1), Written: e&0x10 != 0,
+				Read: e&0x20 != 0, Fresh: e&0x40 != 0})
+		}
+		a.Finish()
+		for _, x := range p.Targets() {
+			if x.InFlight() != 0 {
+				t.Errorf("%s: %d in flight", x.Address(), x.InFlight())
+			}
+		}
+		if r := p.RetriesInFlight(); r != 0 {
+			t.Errorf("%d budget tokens held", r)
+		}
+	})
+}
