@@ -120,7 +120,7 @@ type Failure struct {
 	Fresh bool
 }
 
-// Attempt is one request's attempt driver. The zero value is unused; Begin
+// Attempt is one request's attempt driver. The zero value is not ready: Begin
 // starts it, Finish ends it. It belongs to one request (not safe for
 // concurrent use) and is meant to live in the engine's per-request state:
 // it allocates nothing unless an attempt fails (the retry bookkeeping,
