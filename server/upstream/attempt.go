@@ -286,9 +286,9 @@ func (a *Attempt) Failed(now time.Duration, f Failure) Step {
 }
 
 // mayResend is the resend rule (MayResend) with the request's facts: a
-// body no longer held never goes again once written.
+// body no longer held never goes again once written, whatever the key.
 func (a *Attempt) mayResend(written bool) bool {
-	return !written || a.held && (a.idem || a.idemKey)
+	return MayResend(written, a.idem, a.held, a.idemKey && a.held)
 }
 
 // Head takes the status of the attempt's response head: Relay it, or Retry
