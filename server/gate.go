@@ -1,27 +1,30 @@
 package server
 
-import phttp "github.com/simdedge/simdedge/parse/http"
+import (
+	"strconv"
 
-// Per-request state for a route's gate (router.Gate: allow/deny, rate
-// limit, basic and forward auth). The event loop may ask a route's
-// Inliner, then its LoopProxier, then hand the connection to a goroutine
-// that serves the same request again from its bytes: the admission
-// decision (which takes a rate-limit token) must happen once per request,
-// not once per question. The verdict is kept in the Request until the
-// request ends (it survives the hand-off, which re-parses the same bytes
-// without ending the request).
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
 
-// GateVerdict reports whether the admission decision was taken for the
-// current request, with its status (0: admitted, else the answer, e.g.
-// 403 or 429) and the Retry-After seconds of a 429.
-func (r *Request) GateVerdict() (decided bool, status, retryAfter int) {
-	return r.gateDone, int(r.gateStatus), int(r.gateRetry)
+// answerGate answers a request its plan's gate refused (Plan.Gate's
+// Admit): 429 with Retry-After, 400 for a repeated Authorization field,
+// else 403.
+func answerGate(w *ResponseWriter, status, retryAfter int) {
+	switch status {
+	case statusTooMany:
+		var b [12]byte
+		w.AddHeaderBytes(retryAfterName, strconv.AppendInt(b[:0], int64(retryAfter), 10))
+		answerPlain(w, statusTooMany, "too many requests\n")
+	case statusBadRequest:
+		answerPlain(w, statusBadRequest, "more than one Authorization field\n")
+	default:
+		answerPlain(w, statusForbidden, "forbidden\n")
+	}
 }
 
-// SetGateVerdict records the admission decision for the current request.
-func (r *Request) SetGateVerdict(status, retryAfter int) {
-	r.gateDone, r.gateStatus, r.gateRetry = true, uint16(status), uint32(retryAfter)
-}
+const statusForbidden = 403
+
+var retryAfterName = []byte("Retry-After")
 
 // SetHeader replaces every request field named name (ASCII
 // case-insensitive) with one field name: value, or removes them all when

@@ -145,12 +145,12 @@ type lexchange struct {
 }
 
 // loopProxy returns the upstream the request just parsed is proxied to on
-// the loop, or nil.
-func (lp *loop) loopProxy(c *conn) LoopUpstream {
-	if lp.lpx == nil || c.req.head.Expect100 {
+// the loop by its plan p, or nil.
+func (lp *loop) loopProxy(c *conn, p *Plan) LoopUpstream {
+	if !lp.proxies || c.req.head.Expect100 {
 		return nil
 	}
-	return lp.lpx.LoopProxy(&c.req)
+	return p.loopUpstream(&c.req)
 }
 
 // poolFor returns the loop's pool of connections to key, made on first
@@ -194,6 +194,13 @@ func (lp *loop) proxyStart(lc *lconn, n int, up LoopUpstream, now int64) {
 	}
 	ex := &lc.ex
 	ex.active, ex.up, ex.reqStart, ex.isHead = true, up, reqStart, string(c.req.head.Method) == "HEAD"
+	// The plan's steps run here, once the response has begun (HSTS and
+	// the field edits go on the head the relay writes); one that
+	// answers ends the exchange before any attempt.
+	if !c.req.plan.runSteps(&c.resp, &c.req) {
+		lp.exDone(lc, false, now)
+		return
+	}
 	ex.to = up.LoopTimeouts()
 	up.LoopBegin(&ex.a, &c.req, lp.waiterFor(lc), time.Duration(now))
 	lc.rdl = 0 // the exchange's deadlines rule until it ends

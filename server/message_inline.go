@@ -7,7 +7,7 @@ package server
 // idle thread per request.
 //
 // ServeMessages calls SetInline with a serve function before its first
-// Receive when the server's Handler implements Inliner, and SetInline(nil)
+// Receive when the server's Handler implements Router or Inliner, and SetInline(nil)
 // before it returns. While one is set, the transport offers every received
 // message to serve first, on its receiving goroutine. serve returns true
 // when it took the message: it ran a handler the Inliner offered (or
@@ -30,9 +30,19 @@ type InlineMessageListener interface {
 	SetInline(serve func(Message) bool)
 }
 
+// inlines reports whether the server's handler may serve some requests
+// without blocking: a Router (its plans say which) or an Inliner.
+func (s *Server) inlines() bool {
+	switch s.opts.Handler.(type) {
+	case Router, Inliner:
+		return true
+	}
+	return false
+}
+
 // serveInline is the serve function ServeMessages hands an
-// InlineMessageListener for a handler that implements Inliner.
-func (s *Server) serveInline(inl Inliner) func(Message) bool {
+// InlineMessageListener.
+func (s *Server) serveInline() func(Message) bool {
 	return func(m Message) bool {
 		// Counted as a goroutine's message is, so that Shutdown waits
 		// for it; after Shutdown began the message goes the usual way
@@ -45,6 +55,6 @@ func (s *Server) serveInline(inl Inliner) func(Message) bool {
 		s.active.Add(1)
 		s.mu.Unlock()
 		defer s.active.Done()
-		return s.serveMessageWith(m, inl)
+		return s.serveMessageWith(m, true)
 	}
 }
