@@ -1,30 +1,6 @@
 package server
 
-import (
-	"strconv"
-
-	phttp "github.com/simdedge/simdedge/parse/http"
-)
-
-// answerGate answers a request its plan's gate refused (Plan.Gate's
-// Admit): 429 with Retry-After, 400 for a repeated Authorization field,
-// else 403.
-func answerGate(w *ResponseWriter, status, retryAfter int) {
-	switch status {
-	case statusTooMany:
-		var b [12]byte
-		w.AddHeaderBytes(retryAfterName, strconv.AppendInt(b[:0], int64(retryAfter), 10))
-		answerPlain(w, statusTooMany, "too many requests\n")
-	case statusBadRequest:
-		answerPlain(w, statusBadRequest, "more than one Authorization field\n")
-	default:
-		answerPlain(w, statusForbidden, "forbidden\n")
-	}
-}
-
-const statusForbidden = 403
-
-var retryAfterName = []byte("Retry-After")
+import phttp "github.com/simdedge/simdedge/parse/http"
 
 // SetHeader replaces every request field named name (ASCII
 // case-insensitive) with one field name: value, or removes them all when

@@ -1,6 +1,10 @@
 package server
 
-import "github.com/simdedge/simdedge/server/metrics"
+import (
+	"strconv"
+
+	"github.com/simdedge/simdedge/server/metrics"
+)
 
 // A route decided once (issue 28). A Router (server/router's Table and
 // Switch) looks a request's route up once and returns its Plan: the
@@ -223,3 +227,23 @@ func answerPlain(w *ResponseWriter, status int, body string) {
 	w.WriteHeader(status)
 	w.WriteString(body)
 }
+
+// answerGate answers a request its plan's gate refused (Plan.Gate's
+// Admit): 429 with Retry-After, 400 for a repeated Authorization field,
+// else 403.
+func answerGate(w *ResponseWriter, status, retryAfter int) {
+	switch status {
+	case statusTooMany:
+		var b [12]byte
+		w.AddHeaderBytes(retryAfterName, strconv.AppendInt(b[:0], int64(retryAfter), 10))
+		answerPlain(w, statusTooMany, "too many requests\n")
+	case statusBadRequest:
+		answerPlain(w, statusBadRequest, "more than one Authorization field\n")
+	default:
+		answerPlain(w, statusForbidden, "forbidden\n")
+	}
+}
+
+const statusForbidden = 403
+
+var retryAfterName = []byte("Retry-After")
