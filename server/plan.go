@@ -72,7 +72,10 @@ type Plan struct {
 }
 
 // Gate is a route's gatekeeping step (server/router builds it from
-// server/access and server/ratelimit).
+// server/access and server/ratelimit). Gate and Rewriter are interfaces,
+// each with one implementation, because their policy sits above server
+// (router imports server): the runner here decides when they run, they
+// decide what.
 type Gate interface {
 	// Admit takes the admission decision: 0 admits, else the status to
 	// answer (400, 403, 429) and, for 429, the Retry-After seconds. It
