@@ -352,8 +352,8 @@ func (c *Config) validateUpstreams(d *decoder) map[string]bool {
 		for j, t := range u.Targets {
 			tk := fmt.Sprintf("%s.targets[%d]", key, j)
 			switch {
-			case !validTarget(t.Address):
-				d.fail(&yaml.Node{Line: t.line}, tk, `must be "host:port" or "scheme://host:port[?options]"`)
+			case targetProblem(t.Address) != "":
+				d.fail(&yaml.Node{Line: t.line}, tk, targetProblem(t.Address))
 				bad = true
 			case seen[t.Address]:
 				d.fail(&yaml.Node{Line: t.line}, tk, "duplicate target")
