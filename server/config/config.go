@@ -153,10 +153,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	key := printableKey(e.Key)
 	if e.Line > 0 {
-		return fmt.Sprintf("config: line %d: %s: %s", e.Line, e.Key, e.Msg)
+		return fmt.Sprintf("config: line %d: %s: %s", e.Line, key, e.Msg)
 	}
-	return fmt.Sprintf("config: %s: %s", e.Key, e.Msg)
+	return fmt.Sprintf("config: %s: %s", key, e.Msg)
 }
 
 // Load reads and validates the file at path.

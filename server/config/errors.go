@@ -165,22 +165,26 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// keyText is an unknown key as the error names it: as written when it is
-// printable ASCII of a sane length, else quoted with escapes and cut, so
-// that a key cannot forge a line of the output.
+// keyText is an unknown key as its error names it: cut when it is longer
+// than any key could be (Error quotes what is not printable).
 func keyText(k string) string {
 	const maxShown = 64
-	plain := len(k) <= maxShown && k != ""
-	for i := 0; plain && i < len(k); i++ {
-		plain = k[i] > ' ' && k[i] < 0x7f && k[i] != '"'
-	}
-	if plain {
-		return k
-	}
 	if len(k) > maxShown {
-		return strconv.QuoteToASCII(k[:maxShown]) + "..."
+		return k[:maxShown] + "..."
 	}
-	return strconv.QuoteToASCII(k)
+	return k
+}
+
+// printableKey is key as Error prints it: quoted with escapes when it has
+// a byte that is not printable ASCII (map keys come from the file as
+// written), so that no key can forge a line of the output.
+func printableKey(key string) string {
+	for i := 0; i < len(key); i++ {
+		if key[i] < ' ' || key[i] > '~' {
+			return strconv.QuoteToASCII(key)
+		}
+	}
+	return key
 }
 
 // Port ranges: a target or client must name a port; a listener may take
@@ -270,7 +274,7 @@ func yamlMessage(err error) string {
 		}
 	}
 	switch msg {
-	case "did not find expected key", "did not find expected '-' indicator", "mapping values are not allowed in this context":
+	case "did not find expected key", "did not find expected '-' indicator":
 		msg += " (check this line's indentation)"
 	}
 	return msg
