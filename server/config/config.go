@@ -191,9 +191,7 @@ func Parse(b []byte) (*Config, error) {
 
 type decoder struct {
 	errs []error
-	// read maps the keys of the mappings read so far to whether reading
-	// them failed (errors.go).
-	read map[string]bool
+	keys errorKeys // errors.go
 }
 
 // fail reports an error at n's line, unless it follows from one already
@@ -207,6 +205,7 @@ func (d *decoder) fail(n *yaml.Node, key, msg string) {
 		line = n.Line
 	}
 	d.errs = append(d.errs, &Error{Line: line, Key: key, Msg: msg})
+	d.keys.record(key)
 }
 
 // fields walks a mapping node, calling set for each known key and
@@ -226,7 +225,9 @@ func (d *decoder) fields(n *yaml.Node, path string, known map[string]func(v *yam
 		set, ok := known[k.Value]
 		switch {
 		case !ok:
-			d.fail(k, join(path, keyText(k.Value)), unknownKey(k.Value, known))
+			if key := join(path, keyText(k.Value)); !d.consequence(key) { // else spare the suggestion's cost
+				d.fail(k, key, unknownKey(k.Value, known))
+			}
 		case seen[k.Value]:
 			d.fail(k, key, "duplicate key")
 		default:

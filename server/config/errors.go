@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -44,60 +43,87 @@ func within(key, outer string) bool {
 	return strings.HasPrefix(key, outer) && (key[len(outer)] == '.' || key[len(outer)] == '[')
 }
 
-// failedWithin reports whether an error was reported at key or inside it.
-func (d *decoder) failedWithin(key string) bool {
-	return slices.ContainsFunc(d.errs, func(err error) bool {
-		e, ok := err.(*Error)
-		return ok && within(e.Key, key)
-	})
+// errorKeys indexes the keys of the errors reported, so that each check
+// costs the depth of its key, not the number of errors (a fuzzed file
+// has hundreds of thousands of unknown keys).
+type errorKeys struct {
+	at     map[string]bool // keys with an error
+	inside map[string]bool // keys with an error at or inside them
+	// read maps the keys of the mappings read so far to whether reading
+	// them failed (markRead).
+	read map[string]bool
 }
+
+// maxKeyDepth bounds the ancestors of a key that are looked at: the
+// configuration nests a few levels; deeper elements can only be dots
+// inside a map key as written (a header name), which are no nesting.
+const maxKeyDepth = 32
+
+// ancestors calls f with key's ancestors, nearest first, then the
+// document; key itself first when self is set.
+func ancestors(key string, self bool, f func(string)) {
+	if self && key != docKey {
+		f(key)
+	}
+	var cuts [maxKeyDepth]int
+	n := 0
+	for i := 1; i < len(key) && n < maxKeyDepth; i++ {
+		if key[i] == '.' || key[i] == '[' {
+			cuts[n] = i
+			n++
+		}
+	}
+	for n--; n >= 0; n-- {
+		f(key[:cuts[n]])
+	}
+	f(docKey)
+}
+
+// record indexes an error at key.
+func (k *errorKeys) record(key string) {
+	if k.at == nil {
+		k.at, k.inside = map[string]bool{}, map[string]bool{}
+	}
+	k.at[key] = true
+	ancestors(key, true, func(a string) { k.inside[a] = true })
+}
+
+// failedWithin reports whether an error was reported at key or inside it.
+func (d *decoder) failedWithin(key string) bool { return d.keys.inside[key] }
 
 // consequence reports whether an error at key would follow from one
 // already reported (the rules above).
 func (d *decoder) consequence(key string) bool {
-	for _, err := range d.errs {
-		if e, ok := err.(*Error); ok && within(key, e.Key) {
-			return true
-		}
-	}
+	drop := false
 	inner := false // whether key is inside a read mapping other than the document
-	for k := key; ; k = parentKey(k) {
-		if dirty, read := d.read[k]; read && (k != docKey || !inner) {
-			if dirty {
-				return true
-			}
+	ancestors(key, true, func(a string) {
+		if d.keys.at[a] {
+			drop = true
+		}
+		if dirty, read := d.keys.read[a]; read && (a != docKey || !inner) {
+			drop = drop || dirty
 			inner = true
 		}
-		if k == docKey {
-			return false
-		}
-	}
-}
-
-// parentKey strips key's last element: "a.b[2]" → "a.b" → "a" → "".
-func parentKey(key string) string {
-	i := strings.LastIndexAny(key, ".[")
-	if i < 0 {
-		return docKey
-	}
-	return key[:i]
+	})
+	return drop
 }
 
 // markRead records that the mapping at key has been read, and whether
 // reading it failed.
 func (d *decoder) markRead(key string) {
-	if d.read == nil {
-		d.read = map[string]bool{}
+	if d.keys.read == nil {
+		d.keys.read = map[string]bool{}
 	}
-	d.read[key] = d.failedWithin(key)
+	d.keys.read[key] = d.failedWithin(key)
 }
 
 // unknownKey is the message for a key not in known, naming the closest
 // known key when one is near enough to be what was meant.
 func unknownKey(k string, known map[string]func(v *yaml.Node, key string)) string {
 	best, bestDist := "", maxSuggestDistance+1
+	k = normalizeKey(k)
 	for name := range known {
-		dist := editDistance(normalizeKey(k), name)
+		dist := editDistance(k, name)
 		if dist < bestDist || dist == bestDist && name < best {
 			best, bestDist = name, dist
 		}
@@ -141,10 +167,13 @@ func normalizeKey(k string) string {
 // (Levenshtein with adjacent transpositions, each edit costing one), on
 // bytes: keys are ASCII.
 func editDistance(a, b string) int {
-	// Three rows of the dynamic-programming table suffice.
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	// Three rows of the dynamic-programming table suffice; for keys
+	// they fit on the stack.
+	var rows [3][maxKeyCompare + 1]int
+	prev2, prev, cur := rows[0][:], rows[1][:], rows[2][:]
+	if len(b) > maxKeyCompare {
+		prev2, prev, cur = make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	}
 	for j := range prev {
 		prev[j] = j
 	}
@@ -234,16 +263,7 @@ func syntaxError(b []byte, err error) *Error {
 		e := yaml.Unmarshal(prefix, &n)
 		return e != nil && e.Error() == err.Error()
 	}
-	// ends[i] is the length of the document's first i+1 lines.
-	var ends []int
-	for i, c := range b {
-		if c == '\n' {
-			ends = append(ends, i+1)
-		}
-	}
-	if len(ends) == 0 || ends[len(ends)-1] != len(b) {
-		ends = append(ends, len(b))
-	}
+	ends := lineEnds(b)
 	lo, hi := 0, len(ends) // the first hi lines fail the same way; the first lo do not
 	if !same(b) {
 		return &Error{Key: yamlKey, Msg: msg} // cannot happen: Unmarshal is deterministic
@@ -257,6 +277,30 @@ func syntaxError(b []byte, err error) *Error {
 		}
 	}
 	return &Error{Line: hi, Key: yamlKey, Msg: msg}
+}
+
+// lineEnds are the lengths of b's first 1, 2, ... lines, split where YAML
+// breaks a line (Node.Line counts them): CR LF, CR, LF, NEL, LS and PS.
+func lineEnds(b []byte) []int {
+	var ends []int
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n':
+			i++
+		case b[i] == '\r' || b[i] == '\n':
+		case b[i] == 0xC2 && i+1 < len(b) && b[i+1] == 0x85: // NEL
+			i++
+		case b[i] == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9): // LS, PS
+			i += 2
+		default:
+			continue
+		}
+		ends = append(ends, i+1)
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(b) {
+		ends = append(ends, len(b))
+	}
+	return ends
 }
 
 // yamlKey names a syntax error's place in Error.Key: no key path can be

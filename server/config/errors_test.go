@@ -148,6 +148,12 @@ func TestOneErrorPerMistake(t *testing.T) {
 			`config: line 3: routes[0].files.root: missing`},
 
 		// YAML syntax: the line of the mistake.
+		{"indentation slip, CR line breaks",
+			"routes:\r  - match: {path_prefix: /}\r    respond:\r      status: 200\r     body: x\r",
+			`config: line 5: yaml: did not find expected key (check this line's indentation)`},
+		{"indentation slip, CR LF line breaks",
+			"routes:\r\n  - match: {path_prefix: /}\r\n    respond:\r\n      status: 200\r\n     body: x\r\n",
+			`config: line 5: yaml: did not find expected key (check this line's indentation)`},
 		{"tab indentation",
 			"routes:\n  - match: {path_prefix: /}\n\t  echo: {}\n",
 			`config: line 3: yaml: found character that cannot start any token`},
