@@ -147,9 +147,11 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 
 // Error is a configuration error at a line and key.
 type Error struct {
-	Line int    // 1-based; 0 when the error has no position
-	Key  string // dotted path: "routes[2].proxy.upstream"
-	Msg  string
+	Line int // 1-based; 0 when the error has no position
+	// Key is a dotted path: "routes[2].proxy.upstream"; "yaml" for a
+	// syntax error, "(document)" for the document as a whole.
+	Key string
+	Msg string
 }
 
 func (e *Error) Error() string {
@@ -170,7 +172,8 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes and validates a YAML configuration. It reports every
-// problem it finds (errors.Join of *Error), not only the first.
+// mistake it finds (errors.Join of *Error), not only the first, and one
+// error for each: errors that follow from another are dropped (errors.go).
 func Parse(b []byte) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {

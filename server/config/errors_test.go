@@ -197,6 +197,8 @@ func TestIndependentMistakesAllReported(t *testing.T) {
 			[]string{"routes[0].match.methods: must be a list", "routes[0].rate_limit.rate: must be a number"}},
 		{"upstreams:\n  - name: app\n    targets: [\"127.0.0.1:1\"]\n    balance: x\nroutes:\n  - match: {path_prefix: /}\n    proxy: {upstream: nope}\n  - match: {path_prefix: /}\n    respond: {status: 42}\n",
 			[]string{"upstreams[0].balance: must be", "routes[0].proxy.upstream: names no upstream", "routes[1].respond.status: must be 200-999"}},
+		{"upstreams:\n  - name: a\n    targets: [\"127.0.0.1:310810\"]\n    balanse: p2c\n" + okRoute,
+			[]string{"targets[0]: port 310810 is out of range", "upstreams[0].balanse: unknown key"}},
 		{"upstreams:\n  - name: a\n    targets: [\"127.0.0.1:0\", \"127.0.0.1:70000\"]\n" + okRoute,
 			[]string{"targets[0]: port 0 is out of range", "targets[1]: port 70000 is out of range"}},
 	} {
