@@ -257,20 +257,23 @@ func portRangeProblem(port string, lo int) string {
 // inside a quoted string or a flow collection spanning lines) counts as
 // parsing, which keeps the search on the side of the real mistake.
 func syntaxError(b []byte, err error) *Error {
-	msg := yamlMessage(err)
-	same := func(prefix []byte) bool {
-		var n yaml.Node
-		e := yaml.Unmarshal(prefix, &n)
-		return e != nil && e.Error() == err.Error()
-	}
+	msg, libLine := yamlMessage(err)
 	ends := lineEnds(b)
-	lo, hi := 0, len(ends) // the first hi lines fail the same way; the first lo do not
-	if !same(b) {
-		return &Error{Key: yamlKey, Msg: msg} // cannot happen: Unmarshal is deterministic
-	}
+	// The first hi lines fail the same way (all of them do); the first lo
+	// do not. The library's line is at or before the mistake's: it is the
+	// context's or the problem's, 0- or 1-based.
+	lo, hi := max(libLine-1, 0), len(ends)
+	budget := maxSyntaxSearch
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if same(b[:ends[mid-1]]) {
+		prefix := b[:ends[mid-1]]
+		if budget -= len(prefix); budget < 0 {
+			// A document this large is no configuration written by
+			// hand: the library's words, its line included, will do.
+			return &Error{Key: yamlKey, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		}
+		var n yaml.Node
+		if e := yaml.Unmarshal(prefix, &n); e != nil && e.Error() == err.Error() {
 			hi = mid
 		} else {
 			lo = mid
@@ -278,6 +281,10 @@ func syntaxError(b []byte, err error) *Error {
 	}
 	return &Error{Line: hi, Key: yamlKey, Msg: msg}
 }
+
+// maxSyntaxSearch bounds the bytes syntaxError parses again: a 200 KiB
+// configuration is searched whole (18 parses of at most its size).
+const maxSyntaxSearch = 4 << 20
 
 // lineEnds are the lengths of b's first 1, 2, ... lines, split where YAML
 // breaks a line (Node.Line counts them): CR LF, CR, LF, NEL, LS and PS.
@@ -309,17 +316,19 @@ const yamlKey = "yaml"
 
 // yamlMessage is the library's message without its "yaml: line N: "
 // prefix (the line is ours), with a hint for the messages an indentation
-// slip produces.
-func yamlMessage(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+// slip produces, and N (0 when there is none).
+func yamlMessage(err error) (msg string, line int) {
+	msg = strings.TrimPrefix(err.Error(), "yaml: ")
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if i := strings.Index(rest, ": "); i > 0 && strings.Trim(rest[:i], "0123456789") == "" {
-			msg = rest[i+2:]
+		if i := strings.Index(rest, ": "); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil && n > 0 {
+				msg, line = rest[i+2:], n
+			}
 		}
 	}
 	switch msg {
 	case "did not find expected key", "did not find expected '-' indicator":
 		msg += " (check this line's indentation)"
 	}
-	return msg
+	return msg, line
 }

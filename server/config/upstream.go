@@ -282,8 +282,8 @@ func (d *decoder) targets(dst *[]Target) func(*yaml.Node, string) {
 				d.str(&t.Address)(e, path)
 			}
 			// The address is judged as it is read, beside the upstream's
-			// other values: validateUpstreams runs only on an upstream
-			// read without a mistake (errors.go).
+			// other values: validateUpstreams' errors are dropped for an
+			// upstream read with a mistake (errors.go).
 			if msg := targetProblem(t.Address); msg != "" && t.Address != "" {
 				d.fail(e, path, msg)
 			}
