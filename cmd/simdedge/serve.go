@@ -41,7 +41,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	cfg, err := loadConfig(*file)
 	if err != nil {
-		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		printConfigError(stderr, err)
 		return 1
 	}
 	if *listen != "" {
@@ -174,7 +174,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := loadConfig(*file)
 	if err != nil {
-		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		printConfigError(stderr, err)
 		return 1
 	}
 	// Build too, so that references a parse cannot see (handlers,
