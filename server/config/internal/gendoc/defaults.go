@@ -196,4 +196,3 @@ func jsonDefault(k key, v reflect.Value) any {
 	}
 	return nil
 }
-

@@ -155,4 +155,3 @@ func children(es []entry, path string) []entry {
 	}
 	return out
 }
-
