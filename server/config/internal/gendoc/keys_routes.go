@@ -128,10 +128,10 @@ var routeDocs = map[string]doc{
 		Text:    "HTTP Basic authentication (RFC 7617): a request without valid credentials is answered 401. Use it over TLS only.",
 		Default: "-",
 		Example: "routes:\n  - match: {path_prefix: /admin/}\n    basic_auth:\n      realm: admin\n      users:\n" +
-			"        alice: \"$2a$10$0cK6tnT5SOK7u8WvBkufcuXpD8pEcwxzRdXtDx0dFZgnMUTZ6FW1u\"\n    respond: {status: 200}\n",
+			"        alice: \"$2a$10$z08W2nNfL4DbsuBaqpl0XOZXeV9.jN/rWb/OanWHwVh.ajDxcfOpC\"\n    respond: {status: 200}\n",
 	},
 	"routes[].basic_auth.realm": {Text: "Realm sent in `WWW-Authenticate`."},
-	"routes[].basic_auth.users": {Text: "User names and their bcrypt hashes (`$2a$`, `$2b$` or `$2y$`).", Syntax: "{NAME: BCRYPT_HASH, ...}", Required: true, Default: "-"},
+	"routes[].basic_auth.users": {Text: "User names and their bcrypt hashes (`$2a$`, `$2b$` or `$2y$`; `htpasswd -nbBC 10 USER PASSWORD` makes one).", Syntax: "{NAME: BCRYPT_HASH, ...}", Required: true, Default: "-"},
 	"routes[].forward_auth": {
 		Text: "Ask an authentication service first (as Traefik's forwardAuth and nginx's auth_request): a 2xx lets the request " +
 			"through, with `copy_headers` copied from the answer; any other answer is sent to the client as it is.",

@@ -16,9 +16,11 @@ var upstreamDocs = map[string]doc{
 	},
 	"upstreams[].name": {Text: "Name that routes' `proxy.upstream` refers to; unique.", Required: true, Default: "-"},
 	"upstreams[].targets": {
-		Text: "Targets: `host:port` (plain HTTP/1.1), `http://host:port`, `https://host:port` (TLS, see `tls`), or " +
-			"`rdma://host:port?provider=verbs&credits=32&message_size=65536&local=ADDR&poll=busy&spin=100us` (an RDMA backend, " +
-			"with `-tags rdma`). A target is written plain or as `{address, weight}`. An upstream has `targets` or `builtin`.",
+		Text: "Targets: `host:port` or `http://host:port` (HTTP/1.1), `https://host:port` (HTTP/1.1 over TLS, see `tls`), " +
+			"`h2c://host:port` (HTTP/2 with prior knowledge, as gRPC servers speak), `h2://host:port` (HTTP/2 over TLS), or " +
+			"`rdma://host:port?provider=verbs&credits=32&message_size=65536&local=ADDR&poll=busy&spin=100us` (an RDMA backend; " +
+			"needs a binary built with `-tags rdma`). An upstream's targets are all HTTP/2 or none. A target is written plain or " +
+			"as `{address, weight}`. An upstream has `targets` or `builtin`.",
 		Syntax:  "[ADDRESS | {address: ADDRESS, weight: INTEGER}, ...]",
 		Default: "-",
 	},
