@@ -20,7 +20,7 @@ var listenerDocs = map[string]doc{
 	"listeners[].address": {
 		Text:    "`host:port` of a tcp or rdma listener (an xdp listener names its address in `xdp`). Port 0 picks a free port.",
 		Syntax:  "HOST:PORT",
-		Default: "-",
+		Default: "- (required for tcp and rdma)",
 	},
 	"listeners[].engine": {
 		Text:    "Engine of a tcp listener: `loop` (epoll event loops) or `goroutine` (a goroutine per connection).",
