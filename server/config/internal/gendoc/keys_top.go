@@ -32,12 +32,12 @@ var topDocs = map[string]doc{
 		Example: "limits:\n  max_header_bytes: 32768\n  max_headers: 64\n  max_body_bytes: 1048576\n" +
 			"  max_conns: 20000\n  max_conns_per_ip: 200\n",
 	},
-	"limits.max_header_bytes": {Text: "Largest request head (request line and fields) in bytes; a larger one is answered 431."},
-	"limits.max_headers":      {Text: "Most header fields a request may have; more are answered 431."},
+	"limits.max_header_bytes": {Text: "Largest request head (request line and fields) in bytes; beyond it the answer is 431 and the connection closes."},
+	"limits.max_headers":      {Text: "Most header fields a request may have; more are answered 431 and the connection closes."},
 	"limits.max_body_bytes":   {Text: "Largest request body in bytes; a larger one is answered 413."},
-	"limits.max_conns":        {Text: "Most connections open at once over all listeners; beyond it new connections are closed at once."},
+	"limits.max_conns":        {Text: "Most connections served at once per listener. At the limit an idle keep-alive connection is closed to admit a new one; otherwise the accept waits for a free slot (the kernel's backlog holds the rest)."},
 	"limits.max_conns_per_ip": {
-		Text:    "Most connections one client address may hold (an IPv6 client is its /64).",
+		Text:    "Most connections one client address may hold over every listener (an IPv6 client is its /64); a connection beyond it is closed when accepted.",
 		Default: "a tenth of `max_conns`, at least min(`max_conns`, 100) (1000 with the default `max_conns`)",
 	},
 	"timeouts": {
@@ -46,9 +46,9 @@ var topDocs = map[string]doc{
 		Example: "timeouts:\n  read_header: 5s\n  idle: 2m\n  write: 30s\n  drain: 30s\n" +
 			"  body_min_rate: 4096\n  body_rate_window: 10s\n  tunnel_idle: 30m\n",
 	},
-	"timeouts.read_header": {Text: "Time a client has to send a request head, from the first byte (or from the end of the previous request)."},
-	"timeouts.idle":        {Text: "How long a keep-alive connection may wait for its next request."},
-	"timeouts.write":       {Text: "Time to write one response to the client."},
+	"timeouts.read_header": {Text: "Time from the first byte of a request head to its end. On a new connection it bounds the wait for the first request and its head together, from the accept."},
+	"timeouts.idle":        {Text: "How long a keep-alive connection may wait for its next request, and each read of a request body (a body that stalls longer is abandoned)."},
+	"timeouts.write":       {Text: "Time each write of response bytes to the client may take."},
 	"timeouts.drain":       {Text: "On SIGTERM or SIGINT, how long open connections get to finish their requests before they are closed."},
 	"timeouts.body_min_rate": {
 		Text: "Slowest request body accepted, in bytes per second: a body may take `body_rate_window` plus a second " +
