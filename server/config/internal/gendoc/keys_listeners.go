@@ -92,7 +92,7 @@ var listenerDocs = map[string]doc{
 	"listeners[].tls.client_auth.ca":    {Text: "PEM file of the CA certificates that sign client certificates.", Syntax: "FILE", Required: true},
 	"listeners[].tls.client_auth.mode":  {Text: "`require` refuses clients without a valid certificate; `verify_if_given` checks one only when sent.", Values: []string{"verify_if_given", "require"}, Default: "verify_if_given"},
 	"listeners[].tls.handshake_timeout": {Text: "Time a client has to complete the TLS handshake."},
-	"listeners[].tls.ticket_rotation":   {Text: "How often a new session-ticket key starts (24 keys are kept for resumption)."},
+	"listeners[].tls.ticket_rotation":   {Text: "How often a new session-ticket key starts (24 keys are kept for resumption); read when the listener opens.", Reload: reloadNewListener},
 	"listeners[].tls.acme": {
 		Text: "Obtain and renew the certificates of `domains` automatically from an ACME CA (Let's Encrypt by default). " +
 			"Changing it on a listener that keeps its address is refused by a reload.",
