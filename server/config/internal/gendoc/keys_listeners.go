@@ -18,9 +18,12 @@ var listenerDocs = map[string]doc{
 		Values: []string{"tcp", "xdp", "rdma"},
 	},
 	"listeners[].address": {
-		Text:    "`host:port` of a tcp or rdma listener (an xdp listener names its address in `xdp`). Port 0 picks a free port.",
+		Text: "`host:port` of a tcp or rdma listener (an xdp listener names its address in `xdp`). Port 0 picks a free port. " +
+			"The address is what makes a listener the same one across a reload: a tcp listener at a new address is opened, " +
+			"and one whose address is gone stops accepting while its connections are served to their end.",
 		Syntax:  "HOST:PORT",
 		Default: "- (required for tcp and rdma)",
+		Reload:  reloadYes,
 	},
 	"listeners[].engine": {
 		Text:    "Engine of a tcp listener: `loop` (epoll event loops) or `goroutine` (a goroutine per connection).",
