@@ -40,7 +40,7 @@ func entries() ([]entry, error) {
 	for _, k := range ks {
 		d, ok := table[k.Path]
 		if !ok {
-			errs = append(errs, fmt.Errorf("gendoc: %s has no entry in the doc table (keys_*.go)", k.Path))
+			errs = append(errs, fmt.Errorf("gendoc: %s has no entry in the doc table: add one to server/config/internal/gendoc/keys_*.go, then run go run ./server/config/internal/gendoc", k.Path))
 			continue
 		}
 		k.Doc = d
