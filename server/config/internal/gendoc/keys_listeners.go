@@ -124,7 +124,7 @@ var listenerDocs = map[string]doc{
 	"listeners[].xdp": {
 		Text: "An AF_XDP listener (`transport: xdp`): which interface and receive queues it takes over, which IPv4 " +
 			"address it serves and on which ports. The XDP program steers only those ports; everything else (ARP, ICMP, SSH) " +
-			"stays with the kernel. Needs CAP_NET_ADMIN and CAP_BPF (or root).",
+			"stays with the kernel. Needs root, or CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW.",
 		Reload: reloadNo,
 		Example: "listeners:\n  - transport: xdp\n    xdp:\n      interface: eth1\n      queues: [0, 1]\n      address: 10.0.0.10\n" +
 			"      tcp_port: 8080\n      udp_port: 8081\n      mode: native\n      ring_size: 2048\n      frame_size: 4096\n      frames: 8192\n",
@@ -133,7 +133,7 @@ var listenerDocs = map[string]doc{
 	"listeners[].xdp.queues":    {Text: "Receive queues to bind, one AF_XDP socket each (0-1023). Steer the traffic onto them with ethtool (RSS or ntuple rules)."},
 	"listeners[].xdp.address":   {Text: "IPv4 address served (the interface's own, or one routed to it).", Syntax: "IPV4", Required: true},
 	"listeners[].xdp.tcp_port":  {Text: "Port served by the userspace TCP stack; 0 turns it off. At least one of `tcp_port` and `udp_port` is needed.", Default: "- (off)"},
-	"listeners[].xdp.udp_port":  {Text: "Port of the datagram fast path, one HTTP request per UDP datagram and one response per datagram; 0 turns it off.", Default: "- (off)"},
+	"listeners[].xdp.udp_port":  {Text: "Port of the datagram fast path: one HTTP/1.1 request per UDP datagram, one response per datagram (a larger response is replaced by a 507 that tells the client to use TCP); 0 turns it off.", Default: "- (off)"},
 	"listeners[].xdp.mode":      {Text: "`native` (the driver runs the program; fastest) or `generic` (the kernel's skb path; works on any interface).", Values: []string{"native", "generic"}},
 	"listeners[].xdp.ring_size": {Text: "Entries of each ring (a power of two, 64-65536)."},
 	"listeners[].xdp.frame_size": {
