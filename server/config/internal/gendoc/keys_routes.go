@@ -118,7 +118,7 @@ var routeDocs = map[string]doc{
 		Example: "routes:\n  - match: {path_prefix: /api/}\n    rate_limit: {key: \"header:X-Api-Key\", rate: 50, burst: 100, max_keys: 100000}\n    respond: {status: 200}\n",
 	},
 	"routes[].rate_limit.key": {
-		Text:   "What is counted: the client address, or a header's value (requests without it share one bucket).",
+		Text:   "What is counted: the client address, or a header's value (a request without the header is counted by its client address).",
 		Syntax: "client_ip | header:NAME",
 	},
 	"routes[].rate_limit.rate":     {Text: "Requests per second, more than 0 (fractions allowed: 0.5 is one every two seconds).", Required: true, Default: "-"},
