@@ -29,6 +29,7 @@ var listenerDocs = map[string]doc{
 		Text:    "Engine of a tcp listener: `loop` (epoll event loops) or `goroutine` (a goroutine per connection).",
 		Values:  []string{"loop", "goroutine"},
 		Default: "the top-level `engine` (loop)",
+		Example: "listeners:\n  - address: \"0.0.0.0:8080\"\n    engine: goroutine\n",
 	},
 	"listeners[].loops": {
 		Text: "Event loops of a tcp listener on the loop engine (1-1024): that many sockets bound to the address with " +
@@ -152,8 +153,9 @@ var listenerDocs = map[string]doc{
 	"listeners[].rdma.credits":      {Text: "Receive buffers posted per connection (1-4096): how many requests a client may have in flight."},
 	"listeners[].rdma.message_size": {Text: "Size of each receive buffer in bytes (1024 to 16 MiB); larger bodies move by rendezvous (RDMA READ)."},
 	"listeners[].rdma.poll": {
-		Text:   "How a connection waits for completions: `block` parks in the network poller, `busy` polls for `spin` after the last activity before it blocks (a core stays busy meanwhile).",
-		Values: []string{"block", "busy"},
+		Text:    "How a connection waits for completions: `block` parks in the network poller, `busy` polls for `spin` after the last activity before it blocks (a core stays busy meanwhile).",
+		Values:  []string{"block", "busy"},
+		Example: "listeners:\n  - transport: rdma\n    address: \"10.0.0.10:7471\"\n    rdma: {provider: tcp, poll: block}\n",
 	},
 	"listeners[].rdma.spin": {Text: "Spin budget of `poll: busy` (1us to 10ms).", Default: "100µs (with `poll: busy`)"},
 }
