@@ -9,6 +9,9 @@ type doc struct {
 	Syntax string
 	// Values are the only values the key accepts (an enum in the schema).
 	Values []string
+	// Range bounds an integer key, inclusive (minimum and maximum in the
+	// schema); the zero value bounds nothing.
+	Range [2]int64
 	// Default replaces the default read from WithDefaults; "-" says the
 	// key has none.
 	Default string

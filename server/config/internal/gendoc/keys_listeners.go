@@ -133,13 +133,13 @@ var listenerDocs = map[string]doc{
 	"listeners[].xdp.interface": {Text: "Network interface to attach to.", Syntax: "NAME", Required: true},
 	"listeners[].xdp.queues":    {Text: "Receive queues to bind, one AF_XDP socket each (0-1023). Steer the traffic onto them with ethtool (RSS or ntuple rules)."},
 	"listeners[].xdp.address":   {Text: "IPv4 address served (the interface's own, or one routed to it).", Syntax: "IPV4", Required: true},
-	"listeners[].xdp.tcp_port":  {Text: "Port served by the userspace TCP stack; 0 turns it off. At least one of `tcp_port` and `udp_port` is needed.", Default: "- (off)"},
-	"listeners[].xdp.udp_port":  {Text: "Port of the datagram fast path: one HTTP/1.1 request per UDP datagram, one response per datagram (a larger response is replaced by a 507 that tells the client to use TCP); 0 turns it off.", Default: "- (off)"},
+	"listeners[].xdp.tcp_port":  {Text: "Port served by the userspace TCP stack; 0 turns it off. At least one of `tcp_port` and `udp_port` is needed.", Default: "- (off)", Range: [2]int64{0, 65535}},
+	"listeners[].xdp.udp_port":  {Text: "Port of the datagram fast path: one HTTP/1.1 request per UDP datagram, one response per datagram (a larger response is replaced by a 507 that tells the client to use TCP); 0 turns it off.", Default: "- (off)", Range: [2]int64{0, 65535}},
 	"listeners[].xdp.mode":      {Text: "`native` (the driver runs the program; fastest) or `generic` (the kernel's skb path; works on any interface).", Values: []string{"native", "generic"}},
 	"listeners[].xdp.ring_size": {Text: "Entries of each ring (a power of two, 64-65536)."},
 	"listeners[].xdp.frame_size": {
 		Text:   "UMEM frame size in bytes: 2048 or 4096 (one packet per frame).",
-		Syntax: "2048 | 4096",
+		Values: []string{"2048", "4096"},
 	},
 	"listeners[].xdp.frames": {Text: "UMEM frames per socket: at least twice `ring_size` (fill and TX rings), at most 1048576.", Default: "twice `ring_size` (4096)"},
 	"listeners[].rdma": {

@@ -65,7 +65,7 @@ var routeDocs = map[string]doc{
 		Example: "routes:\n  - match: {path: /robots.txt}\n    respond:\n      status: 200\n      body: \"User-agent: *\\nDisallow: /admin/\\n\"\n" +
 			"      headers: {Content-Type: text/plain, Cache-Control: \"max-age=86400\"}\n",
 	},
-	"routes[].respond.status":  {Text: "Status code, 200-999.", Required: true, Default: "-"},
+	"routes[].respond.status":  {Text: "Status code, 200-999.", Required: true, Default: "-", Range: [2]int64{200, 999}},
 	"routes[].respond.body":    {Text: "Body, sent as written.", Default: "- (empty)"},
 	"routes[].respond.headers": {Text: "Header fields of the response.", Syntax: "{NAME: VALUE, ...}", Default: "-"},
 	"routes[].echo": {
@@ -102,7 +102,8 @@ var routeDocs = map[string]doc{
 		Default: "- (not sent)",
 		Example: "routes:\n  - hsts: {max_age: 31536000, include_subdomains: true, preload: true}\n    respond: {status: 200}\n",
 	},
-	"routes[].hsts.max_age":            {Text: "Seconds (0-315360000); 0 tells clients to forget the policy.", Required: true, Default: "-"},
+	"routes[].hsts.max_age": {Text: "Seconds (0-315360000); 0 tells clients to forget the policy.", Required: true, Default: "-", Range: [2]int64{0, 315360000},
+		Example: "# Withdraw an HSTS policy sent before: clients forget it.\nroutes:\n  - hsts: {max_age: 0}\n    respond: {status: 200}\n"},
 	"routes[].hsts.include_subdomains": {Text: "Add `includeSubDomains`."},
 	"routes[].hsts.preload":            {Text: "Add `preload`; needs `include_subdomains` and a `max_age` of at least 31536000 (the preload list's rule)."},
 	"routes[].allow": {
@@ -179,7 +180,7 @@ var routeDocs = map[string]doc{
 		Example: "routes:\n  - match: {host: www.example.com}\n    redirect: {to: \"https://example.com{uri}\", status: 301}\n",
 	},
 	"routes[].redirect.to":     {Text: "Location, a template (see `request_headers`).", Syntax: "TEMPLATE", Required: true, Default: "-"},
-	"routes[].redirect.status": {Text: "301 and 308 are permanent, 302, 303 and 307 temporary; 307 and 308 keep the method and body.", Syntax: "301 | 302 | 303 | 307 | 308", Default: "308"},
+	"routes[].redirect.status": {Text: "301 and 308 are permanent, 302, 303 and 307 temporary; 307 and 308 keep the method and body.", Values: []string{"301", "302", "303", "307", "308"}, Default: "308"},
 	"routes[].files": {
 		Text: "Action: serve static files. The whole request path is looked up under `root` (nginx's `root`; " +
 			"`rewrite.strip_prefix` removes a prefix first): GET and HEAD, ETag and Last-Modified with conditional requests, single byte ranges, sendfile; a directory is answered with its index file, never a listing.",
@@ -197,7 +198,7 @@ var routeDocs = map[string]doc{
 			"    respond: {status: 200, body: \"hello\"}\n",
 	},
 	"routes[].compress.encodings":  {Text: "Encodings offered, in the server's order of preference.", Syntax: "[zstd | br | gzip, ...]", Values: []string{"zstd", "br", "gzip"}},
-	"routes[].compress.min_length": {Text: "Smallest response compressed, in bytes (at most 32768); smaller ones gain little."},
+	"routes[].compress.min_length": {Text: "Smallest response compressed, in bytes (at most 32768); smaller ones gain little.", Range: [2]int64{0, 32768}},
 	"routes[].compress.types":      {Text: "Media types compressed; `text/*` covers a whole type.", Syntax: "[MEDIA_TYPE, ...]"},
 	"routes[].compress.levels":     {Text: "Level per encoding (gzip 1-9, br 0-11, zstd 1-22).", Syntax: "{ENCODING: LEVEL, ...}"},
 }

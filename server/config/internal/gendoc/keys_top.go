@@ -63,23 +63,26 @@ var topDocs = map[string]doc{
 		Example: "http2:\n  max_concurrent_streams: 250\n  max_header_list_size: 65536\n  max_frame_size: 16384\n" +
 			"  initial_stream_window: 262144\n  conn_window: 1048576\n  max_resets: 200\n  max_continuations: 8\n  max_idle_frames: 1000\n",
 	},
-	"http2.max_concurrent_streams": {Text: "SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open at once (1-65536)."},
-	"http2.max_header_list_size":   {Text: "SETTINGS_MAX_HEADER_LIST_SIZE: largest decoded header list in bytes."},
-	"http2.max_frame_size":         {Text: "SETTINGS_MAX_FRAME_SIZE: largest frame payload the server accepts (16384-16777215)."},
-	"http2.initial_stream_window":  {Text: "Initial flow-control window of each stream in bytes: how much of a request body a client may send ahead."},
-	"http2.conn_window":            {Text: "Flow-control window of the whole connection in bytes (at least 65535)."},
+	"http2.max_concurrent_streams": {Text: "SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open at once (1-65536).", Range: [2]int64{1, 65536}},
+	"http2.max_header_list_size":   {Text: "SETTINGS_MAX_HEADER_LIST_SIZE: largest decoded header list in bytes.", Range: [2]int64{1, 1<<31 - 1}},
+	"http2.max_frame_size":         {Text: "SETTINGS_MAX_FRAME_SIZE: largest frame payload the server accepts (16384-16777215).", Range: [2]int64{16384, 16777215}},
+	"http2.initial_stream_window":  {Text: "Initial flow-control window of each stream in bytes: how much of a request body a client may send ahead.", Range: [2]int64{1, 1<<31 - 1}},
+	"http2.conn_window":            {Text: "Flow-control window of the whole connection in bytes (at least 65535).", Range: [2]int64{65535, 1<<31 - 1}},
 	"http2.max_resets": {
 		Text: "Streams a client may reset (or have refused) beyond those that completed, per connection, before the connection " +
 			"ends with GOAWAY ENHANCE_YOUR_CALM (the rapid-reset attack, CVE-2023-44487).",
+		Range: [2]int64{1, 1<<31 - 1},
 	},
 	"http2.max_continuations": {
 		Text: "Most CONTINUATION frames one header block may take (1-1024); one more ends the connection with GOAWAY " +
 			"ENHANCE_YOUR_CALM (the CONTINUATION flood, CVE-2024-27316).",
+		Range: [2]int64{1, 1024},
 	},
 	"http2.max_idle_frames": {
 		Text: "A connection's budget of frames that make no progress (empty DATA, empty header fragments, WINDOW_UPDATE, PING, " +
 			"SETTINGS, PRIORITY, unknown frame types...); useful work refills it, and past it the connection ends with GOAWAY " +
 			"ENHANCE_YOUR_CALM (the empty-frames flood, CVE-2019-9518).",
+		Range: [2]int64{1, 1<<31 - 1},
 	},
 	"admin": {
 		Text: "The admin listener: `/metrics` (Prometheus), `/healthz`, `/ready`, `/config` (the effective configuration, " +

@@ -109,8 +109,11 @@ func syntax(e entry) string {
 	if e.Doc.Syntax != "" {
 		return e.Doc.Syntax
 	}
-	if len(e.Doc.Values) > 0 && e.Kind == kString {
+	if len(e.Doc.Values) > 0 && (e.Kind == kString || e.Kind == kInt) {
 		return strings.Join(e.Doc.Values, " | ")
+	}
+	if r := e.Doc.Range; e.Kind == kInt && r != [2]int64{} {
+		return fmt.Sprintf("INTEGER (%d-%d)", r[0], r[1])
 	}
 	switch e.Kind {
 	case kString:

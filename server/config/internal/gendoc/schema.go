@@ -97,6 +97,20 @@ func scalar(e entry, k kind) map[string]any {
 	case kBool:
 		return map[string]any{"type": "boolean"}
 	case kInt:
+		if len(e.Doc.Values) > 0 {
+			var enum []any
+			for _, v := range e.Doc.Values {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					panic("gendoc: " + e.Path + ": value " + v + " is not an integer")
+				}
+				enum = append(enum, n)
+			}
+			return map[string]any{"enum": enum}
+		}
+		if r := e.Doc.Range; r != [2]int64{} {
+			return map[string]any{"type": "integer", "minimum": r[0], "maximum": r[1]}
+		}
 		return map[string]any{"type": "integer", "minimum": 0}
 	case kNumber:
 		return map[string]any{"type": "number"}
