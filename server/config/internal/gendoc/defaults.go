@@ -191,7 +191,9 @@ func jsonDefault(k key, v reflect.Value) any {
 			out[mk.String()] = v.MapIndex(mk).Int()
 		}
 		return out
-	case kString, kDuration, kPercent:
+	case kDuration:
+		return shortDuration(time.Duration(v.Int()))
+	case kString, kPercent:
 		return s
 	}
 	return nil
