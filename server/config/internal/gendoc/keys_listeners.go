@@ -4,9 +4,11 @@ package main
 var listenerDocs = map[string]doc{
 	"listeners": {
 		Text: "Where requests arrive: kernel tcp sockets, AF_XDP (kernel bypass: a userspace TCP stack and a " +
-			"one-request-per-datagram UDP path) or RDMA queues (libfabric). `listen` adds one more tcp listener.",
+			"one-request-per-datagram UDP path) or RDMA queues (libfabric). `listen` adds one more tcp listener. " +
+			"A reload opens the tcp listeners at new addresses and stops those whose address is gone (their connections " +
+			"are served to their end); xdp and rdma listeners cannot change.",
 		Syntax: "[{transport: ..., address: ..., ...}, ...]",
-		Reload: reloadNewListener,
+		Reload: reloadYes,
 		Example: "listeners:\n  - address: \"0.0.0.0:80\"\n    redirect_to_https: true\n" +
 			"  - address: \"0.0.0.0:443\"\n    engine: loop\n    loops: 4\n    http2: true\n" +
 			"    tls: {certificates: [{cert: /etc/simdedge/tls/site.pem, key: /etc/simdedge/tls/site.key}]}\n" +
@@ -16,6 +18,7 @@ var listenerDocs = map[string]doc{
 	"listeners[].transport": {
 		Text:   "`tcp` (kernel sockets), `xdp` (AF_XDP, section `xdp`) or `rdma` (libfabric, section `rdma`).",
 		Values: []string{"tcp", "xdp", "rdma"},
+		Reload: reloadNewListener,
 	},
 	"listeners[].address": {
 		Text: "`host:port` of a tcp or rdma listener (an xdp listener names its address in `xdp`). Port 0 picks a free port. " +
@@ -30,32 +33,39 @@ var listenerDocs = map[string]doc{
 		Values:  []string{"loop", "goroutine"},
 		Default: "the top-level `engine` (loop)",
 		Example: "listeners:\n  - address: \"0.0.0.0:8080\"\n    engine: goroutine\n",
+		Reload:  reloadNewListener,
 	},
 	"listeners[].loops": {
 		Text: "Event loops of a tcp listener on the loop engine (1-1024): that many sockets bound to the address with " +
 			"SO_REUSEPORT, among which the kernel spreads connections. One per core the server may use.",
+		Reload: reloadNewListener,
 	},
 	"listeners[].redirect_to_https": {
 		Text: "Answer every request of this plain listener with 308 to the same host and path on the first TLS listener; " +
 			"it also answers ACME HTTP-01 challenges. Needs a listener with `tls`.",
+		Reload: reloadNewListener,
 	},
 	"listeners[].proxy_protocol": {
 		Text: "Read a PROXY protocol header (v1 or v2, as haproxy and cloud load balancers send) before each connection; " +
 			"only from peers in `trusted_proxies`. tcp listeners, not with `redirect_to_https`.",
+		Reload: reloadNewListener,
 	},
 	"listeners[].allow": {
 		Text:    "If set, only these addresses or CIDR prefixes may connect; other connections are closed before anything is read. `deny` wins over `allow`. tcp listeners.",
 		Syntax:  "[CIDR, ...]",
 		Default: "- (everyone)",
+		Reload:  reloadNewListener,
 	},
 	"listeners[].deny": {
 		Text:    "Addresses or CIDR prefixes whose connections are closed before anything is read. tcp listeners.",
 		Syntax:  "[CIDR, ...]",
 		Default: "- (no one)",
+		Reload:  reloadNewListener,
 	},
 	"listeners[].h2c": {
 		Text: "Serve HTTP/2 with prior knowledge (h2c) beside HTTP/1.1 on a plain tcp listener; without it an HTTP/2 " +
 			"preface is answered 505.",
+		Reload: reloadNewListener,
 	},
 	"listeners[].http2": {
 		Text:    "Offer h2 by ALPN on a TLS listener; false leaves it out of the default ALPN list (an explicit `tls.alpn` is used as written).",
