@@ -118,7 +118,7 @@ func kindOf(t reflect.Type) (kind, error) {
 	case tQueryMatches, tFields:
 		return kStringMap, nil
 	}
-	if t.PkgPath() != "" && t.Kind() != reflect.Struct && t.Kind() != reflect.Slice && t.Name() != t.Kind().String() {
+	if t.PkgPath() != "" && t.Kind() != reflect.Struct && t.Kind() != reflect.Slice {
 		return 0, fmt.Errorf("named type %s is unknown to gendoc (walk.go)", t)
 	}
 	switch t.Kind() {
