@@ -46,8 +46,10 @@ var listenerDocs = map[string]doc{
 		Reload: reloadNewListener,
 	},
 	"listeners[].proxy_protocol": {
-		Text: "Read a PROXY protocol header (v1 or v2, as haproxy and cloud load balancers send) before each connection; " +
-			"only from peers in `trusted_proxies`. tcp listeners, not with `redirect_to_https`.",
+		Text: "Read a PROXY protocol header (v1 or v2, as HAProxy and cloud load balancers send) at the start of each " +
+			"connection, before HTTP or TLS: it is required from peers in `trusted_proxies`, an untrusted peer that sends one " +
+			"is closed, and one without is served under its own address. `max_conns_per_ip` then counts the client the header " +
+			"names. tcp listeners, not with `redirect_to_https`.",
 		Reload: reloadNewListener,
 	},
 	"listeners[].allow": {

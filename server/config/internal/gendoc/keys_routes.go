@@ -114,7 +114,7 @@ var routeDocs = map[string]doc{
 	},
 	"routes[].deny": {Text: "Client addresses or CIDR prefixes refused with 403.", Syntax: "[CIDR, ...]", Default: "- (no one)"},
 	"routes[].rate_limit": {
-		Text:    "A token bucket per key: `rate` requests per second with bursts of `burst`; beyond it 429 with `Retry-After`. Limits are per simdedge instance.",
+		Text:    "A token bucket per key: `rate` requests per second with bursts of `burst`; beyond it 429 with `Retry-After`. Limits are per simdedge instance (N instances let N times the rate through), and a reload starts every bucket full.",
 		Default: "- (no limit)",
 		Example: "routes:\n  - match: {path_prefix: /api/}\n    rate_limit: {key: \"header:X-Api-Key\", rate: 50, burst: 100, max_keys: 100000}\n    respond: {status: 200}\n",
 	},
