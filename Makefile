@@ -117,7 +117,8 @@ build-checks:
 # tests use the committed object), the FlatBuffers envelope code (flatc,
 # from Debian's flatbuffers-compiler) and parse/url's UTS #46 tables (from
 # x/text, x/net/idna and Python's idna package, which the machine image
-# ships).
+# ships); go generate also writes the configuration reference and its JSON
+# Schema (docs/, from server/config/internal/gendoc).
 generate:
 	@command -v clang >/dev/null && command -v llvm-strip >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -132,7 +133,7 @@ generate:
 
 # generate-check regenerates every generated file in place and fails if the
 # result differs from what is committed.
-GENERATED := asm xdp/bpf parse/json/envelope/internal parse/url/idna_tables.go
+GENERATED := asm xdp/bpf parse/json/envelope/internal parse/url/idna_tables.go docs/config.md docs/simdedge.schema.json
 generate-check: generate
 	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run make generate and commit"; exit 1; }
 

@@ -238,6 +238,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known map[string]func(v *yam
 			set(v, key)
 		}
 	}
+	reportKeys(path, known) // keys.go
 }
 
 func join(path, key string) string {
