@@ -185,3 +185,34 @@ func TestServePIDFileRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminReloadInProcess: POST /reload goes through the serve loop (the
+// reloader hands it over), in-process so the race detector sees the
+// hand-over; an applied and a refused reload, and the status file
+// numbering both.
+func TestAdminReloadInProcess(t *testing.T) {
+	dir := t.TempDir()
+	file, pidfile := filepath.Join(dir, "c.yaml"), filepath.Join(dir, "s.pid")
+	adminAddr := freeAddr(t)
+	conf := func(extra, body string) string {
+		return extra + "admin: {address: \"" + adminAddr + "\"}\n" + routeV(body)
+	}
+	writeFile(t, file, conf("", "one"))
+	addrs, _ := startServeLogs(t, "-config", file, "-listen", "127.0.0.1:0", "-pidfile", pidfile)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	writeFile(t, file, conf("", "two"))
+	if code, b := fetch(t, c, "POST", "http://"+adminAddr+"/reload", ""); code != 200 || !strings.HasPrefix(b, "reloaded: 1 listener, 1 route") {
+		t.Errorf("applied: %d %q", code, b)
+	}
+	if _, b := fetch(t, c, "GET", "http://"+addrs[0]+"/v", ""); b != "two" {
+		t.Errorf("after the reload: %q", b)
+	}
+	writeFile(t, file, conf("proxy_on_loop: false\n", "three"))
+	if code, b := fetch(t, c, "POST", "http://"+adminAddr+"/reload", ""); code != 422 || !strings.Contains(b, "proxy_on_loop") {
+		t.Errorf("refused: %d %q", code, b)
+	}
+	st, err := readStatus(pidfile)
+	if err != nil || st.Generation != 2 || st.Applied || !strings.Contains(st.Error, "proxy_on_loop") || st.Summary != "1 listener, 1 route, 0 upstreams" {
+		t.Errorf("status %+v %v", st, err)
+	}
+}
