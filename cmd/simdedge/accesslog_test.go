@@ -45,11 +45,11 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// runBinary starts `bin serve -config file` with stdout to out; cleanup
-// stops it by PID (SIGTERM, then SIGKILL after binWait).
-func runBinary(t *testing.T, bin, file string, stdout io.Writer) (*exec.Cmd, *syncBuffer, func()) {
+// runBinary starts `bin serve -config file [extra...]` with stdout to
+// out; cleanup stops it by PID (SIGTERM, then SIGKILL after binWait).
+func runBinary(t *testing.T, bin, file string, stdout io.Writer, extra ...string) (*exec.Cmd, *syncBuffer, func()) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "-config", file)
+	cmd := exec.Command(bin, append([]string{"serve", "-config", file}, extra...)...)
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = stdout, logs
 	if err := cmd.Start(); err != nil {
