@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -38,12 +37,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := parseConfigArgs(fs, args, file); err != nil {
 		return argsFailed(err, stderr)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	cfg, err := loadConfig(*file)
 	if err != nil {
 		printConfigError(stderr, err)
 		return 1
 	}
+	log, logLevel := newLogger(cfg, stderr) // logging.go
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
@@ -100,7 +99,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	opened.applyPaths(cfg, srv)
 	served := opened.serve(srv)
-	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset}
+	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, level: logLevel, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset}
 	for {
 		select {
 		case <-hup:
@@ -116,8 +115,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				return 1
 			}
 		case <-ctx.Done():
-			drain := time.Duration(rt.cfg.WithDefaults().Timeouts.Drain) // as last reloaded
-			adm.setDraining()                                            // /ready turns 503 first
+			timeouts := rt.cfg.WithDefaults().Timeouts // as last reloaded
+			drain := time.Duration(timeouts.Drain)
+			drainDelay(srv, adm, time.Duration(timeouts.DrainDelay), log) // /ready turns 503 first
 			log.Info("draining", "timeout", drain.String())
 			dctx, cancel := context.WithTimeout(context.Background(), drain)
 			err := srv.Shutdown(dctx)
