@@ -30,8 +30,9 @@ const (
 )
 
 // TestDrainDelay runs the real binary with timeouts.drain_delay and, after
-// SIGTERM, a client that watches the admin /ready while two others keep
-// sending requests (HTTP/1.1 keep-alive on a plain listener, h2 over TLS):
+// SIGTERM, a client that watches the admin /ready while three others keep
+// sending requests (HTTP/1.1 keep-alive on a plain listener, HTTP/1.1 and
+// h2 over TLS; the plain one and h2 through a proxy route):
 // /ready turns 503, both clients are still served after that, every
 // HTTP/1.1 response in the delay says "Connection: close" and the h2
 // client is made to reconnect (GOAWAY), no request fails before the delay
@@ -61,14 +62,18 @@ type drainClient struct {
 	proto            int // the HTTP major version of the last response
 }
 
-func newDrainClient(url string, tlsCfg *tls.Config) *drainClient {
+// newDrainClient is HTTP/1.1 (over TLS with tlsCfg), or h2 over TLS with
+// tlsCfg and h2.
+func newDrainClient(url string, tlsCfg *tls.Config, h2 bool) *drainClient {
 	dc := &drainClient{url: url}
 	d := &net.Dialer{Timeout: binWait}
 	var tr *http.Transport
-	if tlsCfg != nil {
+	if h2 {
 		tr = h2Transport(tlsCfg)
 	} else {
-		tr = &http.Transport{}
+		// A Transport with its own TLS config and no
+		// ForceAttemptHTTP2 offers only http/1.1 by ALPN.
+		tr = &http.Transport{TLSClientConfig: tlsCfg}
 	}
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dc.dials.Add(1)
@@ -138,9 +143,16 @@ routes:
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.Cert)
 	tlsCfg := &tls.Config{RootCAs: pool, ServerName: "edge.example"}
-	h1 := newDrainClient("http://"+plain+"/api/x", nil)
-	h2 := newDrainClient("https://"+tlsAddr+"/api/x", tlsCfg)
-	for _, dc := range []*drainClient{h1, h2} {
+	h1 := newDrainClient("http://"+plain+"/api/x", nil, false)
+	h1tls := newDrainClient("https://"+tlsAddr+"/", tlsCfg, false)
+	h2 := newDrainClient("https://"+tlsAddr+"/api/x", tlsCfg, true)
+	clients := []struct {
+		name  string
+		dc    *drainClient
+		proto int
+	}{{"http/1.1", h1, 1}, {"http/1.1 over TLS", h1tls, 1}, {"h2", h2, 2}}
+	for _, c := range clients {
+		dc := c.dc
 		resp, err := dc.c.Get(dc.url)
 		if err != nil {
 			t.Fatalf("before SIGTERM: %v; log: %s", err, logs.String())
@@ -162,7 +174,7 @@ routes:
 	}
 	go func() { exitErr = cmd.Wait(); close(exited) }()
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(1 + len(clients))
 	go func() { // the load balancer's view
 		defer wg.Done()
 		for i := 0; i < int(binWait/drainPace) && ready().IsZero(); i++ {
@@ -179,8 +191,8 @@ routes:
 			time.Sleep(drainPace / 4)
 		}
 	}()
-	for _, dc := range []*drainClient{h1, h2} {
-		go func() { defer wg.Done(); dc.run(exited, ready) }()
+	for _, c := range clients {
+		go func() { defer wg.Done(); c.dc.run(exited, ready) }()
 	}
 	select {
 	case <-exited:
@@ -201,10 +213,7 @@ routes:
 	if ready().IsZero() {
 		t.Fatalf("/ready never answered 503; log: %s", logs.String())
 	}
-	for _, c := range []struct {
-		name string
-		dc   *drainClient
-	}{{"http/1.1", h1}, {"h2", h2}} {
+	for _, c := range clients {
 		dc := c.dc
 		if dc.servedAfterReady < drainMinServed {
 			t.Errorf("%s: %d requests served after /ready turned 503, want at least %d (first failure %v)", c.name, dc.servedAfterReady, drainMinServed, dc.failErr)
@@ -215,11 +224,11 @@ routes:
 		if dc.dials.Load() < 2 {
 			t.Errorf("%s: the client never reconnected (%d connections): it was not told to go", c.name, dc.dials.Load())
 		}
-	}
-	if h1.proto != 1 || h2.proto != 2 {
-		t.Errorf("protocols %d and %d, want HTTP/1.1 and h2", h1.proto, h2.proto)
-	}
-	if h1.keptAlive > 0 {
-		t.Errorf("http/1.1: %d responses after /ready turned 503 without Connection: close", h1.keptAlive)
+		if dc.proto != c.proto {
+			t.Errorf("%s: HTTP/%d", c.name, dc.proto)
+		}
+		if dc.keptAlive > 0 {
+			t.Errorf("%s: %d responses after /ready turned 503 without Connection: close", c.name, dc.keptAlive)
+		}
 	}
 }
