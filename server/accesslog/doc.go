@@ -23,7 +23,8 @@
 // next round's, and a file's lines are in time order. A line's time
 // moves only when its Write comes after a later line of its shard, or
 // after a round that began after its response ended: by the few
-// microseconds between the end and the Write, as a rule.
+// microseconds between the end and the Write, as a rule. (A wall clock
+// stepped back holds the lines at the floor until it catches up.)
 //
 // The writer writes whole lines, in writes of up to a buffer, and reopens
 // the file (Log.Reopen, SIGUSR1 for logrotate) between two rounds, so a
