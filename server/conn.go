@@ -446,7 +446,7 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 	c.req.begin(c.rbuf[reqStart:c.r], c.r)
 	c.req.identify()
 	c.beginCount()
-	c.resp.begin(head, head.Close || s.closing.Load())
+	c.resp.begin(head, head.Close || s.closingConns())
 	// A route policy that ran before the request began (the loop's
 	// proxy asks the router first) left its response edit (edit.go).
 	c.resp.SetHeaderEdit(c.req.edit.RespDrop, c.req.edit.RespAdd)
@@ -458,7 +458,7 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 // rbuf[reqStart] and reports whether the connection stays open.
 func (c *conn) endRequest(reqStart int) bool {
 	s := c.srv
-	if s.closing.Load() {
+	if s.closingConns() {
 		c.resp.closeConn = true
 	}
 	c.now = time.Now()

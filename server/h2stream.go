@@ -374,6 +374,9 @@ func (hc *h2conn) closeStream(s *h2stream) {
 		s.onGone = nil
 	}
 	delete(hc.streams, s.id)
+	if !hc.draining && hc.c.srv.draining.Load() {
+		hc.drain() // opened during StartDrain: one stream, then GOAWAY
+	}
 	if len(hc.streams) == 0 {
 		hc.idleAt = time.Time{}
 		hc.idleAgain()

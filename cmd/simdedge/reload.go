@@ -26,6 +26,7 @@ type running struct {
 	listen   string
 	builtins map[string][]string
 	log      *slog.Logger
+	level    *slog.LevelVar // log.level, which a reload sets
 	srv      *server.Server
 	sw       *router.Switch
 	cfg      *config.Config
@@ -115,6 +116,7 @@ func (r *running) apply() error {
 		r.log.Error("tls reload failed; that listener keeps its certificates", "err", err)
 	}
 	r.sw.Store(snap.Table)
+	r.level.Set(logLevel(cfg.WithDefaults().Log.Level))
 	// The new upstreams take over the targets they kept (and run the
 	// checks); closing the old snapshot drains the targets that left.
 	snap.Start(r.snap)
@@ -181,6 +183,9 @@ func checkReloadable(prev, next *config.Config) error {
 		return err
 	}
 	if err := checkObserveReloadable(prev, next); err != nil {
+		return err
+	}
+	if err := checkLogReloadable(prev, next); err != nil {
 		return err
 	}
 	pe, ne := prev.WithDefaults(), next.WithDefaults()

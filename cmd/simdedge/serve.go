@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -57,12 +56,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	cfg, err := loadConfig(*file)
 	if err != nil {
 		printConfigError(stderr, err)
 		return 1
 	}
+	log, logLevel := newLogger(cfg, stderr) // logging.go
 	if err := overrideListen(cfg, *listen); err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
@@ -125,7 +124,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	opened.applyPaths(cfg, srv)
 	served := opened.serve(srv)
-	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset, pid: pid}
+	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, level: logLevel, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset, pid: pid}
 	rt.recordOutcome(nil, true)
 	for {
 		select {
@@ -150,8 +149,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		case <-ctx.Done():
 			// POST /reload answers 503 from now on.
 			rl.stop()
-			drain := time.Duration(rt.cfg.WithDefaults().Timeouts.Drain) // as last reloaded
-			adm.setDraining()                                            // /ready turns 503 first
+			timeouts := rt.cfg.WithDefaults().Timeouts // as last reloaded
+			drain := time.Duration(timeouts.Drain)
+			drainDelay(srv, adm, time.Duration(timeouts.DrainDelay), log) // /ready turns 503 first
 			log.Info("draining", "timeout", drain.String())
 			dctx, cancel := context.WithTimeout(context.Background(), drain)
 			err := srv.Shutdown(dctx)

@@ -45,6 +45,8 @@ type Config struct {
 	AccessLog *AccessLog `yaml:"access_log,omitempty"`
 	RequestID *RequestID `yaml:"request_id,omitempty"`
 	Trace     *Trace     `yaml:"trace,omitempty"`
+	// Log: the server's own log (log.go).
+	Log Log `yaml:"log"`
 	// Paths: normalize_path, merge_slashes, escaped_slashes (paths.go).
 	Paths `yaml:",inline"`
 }
@@ -67,6 +69,12 @@ type Timeouts struct {
 	Idle       Duration `yaml:"idle"`
 	Write      Duration `yaml:"write"`
 	Drain      Duration `yaml:"drain"`
+	// DrainDelay: after SIGTERM, go on accepting and serving this long,
+	// with the admin /ready answering 503 and clients told to go
+	// (server.StartDrain), before the listeners close and the drain
+	// starts; Envoy's drain time, Kubernetes' preStop sleep. Default 0:
+	// the drain starts at once.
+	DrainDelay Duration `yaml:"drain_delay"`
 	// BodyMinRate (bytes per second) and BodyRateWindow: a request body
 	// may take the window plus a second per BodyMinRate bytes received
 	// (server.Timeouts; defaults 1024 B/s and 10s).
@@ -352,6 +360,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"idle":        d.duration(&c.Timeouts.Idle),
 				"write":       d.duration(&c.Timeouts.Write),
 				"drain":       d.duration(&c.Timeouts.Drain),
+				"drain_delay": d.durationOrZero(&c.Timeouts.DrainDelay),
 
 				"body_min_rate":    d.integer(&c.Timeouts.BodyMinRate),
 				"body_rate_window": d.duration(&c.Timeouts.BodyRateWindow),
@@ -376,6 +385,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		"access_log":           func(v *yaml.Node, key string) { d.accessLog(v, key, c) },
 		"request_id":           func(v *yaml.Node, key string) { d.requestID(v, key, c) },
 		"trace":                func(v *yaml.Node, key string) { d.trace(v, key, c) },
+		"log":                  func(v *yaml.Node, key string) { d.log(v, key, &c.Log) },
 		"routes": func(v *yaml.Node, key string) {
 			if v.Kind != yaml.SequenceNode {
 				d.fail(v, key, "must be a list")

@@ -43,13 +43,18 @@ var topDocs = map[string]doc{
 	"timeouts": {
 		Text:   "Connection and request timeouts (server.Timeouts). A reload applies them to connections accepted after it.",
 		Reload: reloadYes,
-		Example: "timeouts:\n  read_header: 5s\n  idle: 2m\n  write: 30s\n  drain: 30s\n" +
+		Example: "timeouts:\n  read_header: 5s\n  idle: 2m\n  write: 30s\n  drain: 30s\n  drain_delay: 10s\n" +
 			"  body_min_rate: 4096\n  body_rate_window: 10s\n  tunnel_idle: 30m\n",
 	},
 	"timeouts.read_header": {Text: "Time from the first byte of a request head to its end. On a new connection it bounds the wait for the first request and its head together, from the accept."},
 	"timeouts.idle":        {Text: "How long a keep-alive connection may wait for its next request, and each read of a request body (a body that stalls longer is abandoned)."},
 	"timeouts.write":       {Text: "Time each write of response bytes to the client may take."},
 	"timeouts.drain":       {Text: "On SIGTERM or SIGINT, how long open connections get to finish their requests before they are closed."},
+	"timeouts.drain_delay": {
+		Text: "On SIGTERM or SIGINT, how long to go on accepting and serving before the drain (Envoy's drain time, a Kubernetes `preStop` sleep): " +
+			"the admin `/ready` answers 503 from the start, HTTP/1.1 responses carry `Connection: close` and HTTP/2 connections get GOAWAY, " +
+			"so load balancers and clients move away before anything is refused. 0: the drain starts at once.",
+	},
 	"timeouts.body_min_rate": {
 		Text: "Slowest request body accepted, in bytes per second: a body may take `body_rate_window` plus a second " +
 			"per `body_min_rate` bytes received (a slow upload is answered 408).",
@@ -124,6 +129,14 @@ var topDocs = map[string]doc{
 	},
 	"access_log.format": {Text: "`json` (one object per line) or `combined` (the Apache/nginx combined format).", Values: []string{"json", "combined"}},
 	"access_log.sample": {Text: "Share of requests logged, in (0, 1]."},
+	"log": {
+		Text: "The server's own log on standard error (start-up, reloads, drain, errors; not the access log). " +
+			"Durations in it are written as Go durations (`10s`).",
+		Reload:  reloadYes,
+		Example: "log:\n  level: debug\n  format: text\n",
+	},
+	"log.level":  {Text: "Least severe level written.", Values: []string{"debug", "info", "warn", "error"}},
+	"log.format": {Text: "`json` (one object per line) or `text` (`key=value` pairs).", Values: []string{"json", "text"}, Reload: reloadNo},
 	"request_id": {
 		Text:    "Request IDs: the field that carries them, read from the request and set on the response and the proxied request. Without this section requests get no IDs.",
 		Reload:  reloadNo,
