@@ -7,7 +7,7 @@ import "net/http"
 // its handler answered: the handler saw an error instead of the body.
 // answerBodyFailure makes the answer say so, with the status that names the
 // client's fault (413, 400, 408; StatusFor), so that every handler, a
-// net/http one through FromHTTP included, answers a chunked body over the
+// net/http one through server/stdhttp included, answers a chunked body over the
 // limit with 413 as the built-in echo does. A client error the handler
 // chose itself (4xx) stands: it may carry a body of its own. A response
 // already committed cannot change; the connection closes after it anyway
