@@ -11,13 +11,13 @@ import (
 	"github.com/simdedge/simdedge/internal/testenv"
 )
 
-func serveMem(t *testing.T, h Handler, o Options) (*MemStreamListener, *MemMessageListener) {
+func serveMem(t *testing.T, h Handler, o Options) (memStreams, memMessages) {
 	t.Helper()
 	testenv.CheckGoroutines(t)
 	o.Handler = h
 	s := New(o)
-	sl := NewMemStreamListener()
-	ml := NewMemMessageListener(64)
+	sl := newMemStreams()
+	ml := newMemMessages(64)
 	done := make(chan error, 2)
 	go func() { done <- s.ServeStream(sl) }()
 	go func() { done <- s.ServeMessages(ml) }()

@@ -61,21 +61,23 @@ var rules = []rule{
 	{pkg: "server/internal/rbuf"},
 	{pkg: "server/internal/enginetest"},
 	{pkg: "server/internal/faultsrv"},
+	{pkg: "server/internal/memnet"},
 
 	// The core: connections, Request, ResponseWriter, the loop, HTTP/2
 	// and messages.
 	{pkg: "server",
 		may: []string{"server/access", "server/accesslog", "server/internal/rbuf", "server/metrics",
 			"server/proxyproto", "server/trace", "server/upstream"},
-		tests: []string{"server/edgetls", "server/internal/enginetest"}},
+		// Its internal tests use memnet; its examples, servertest.
+		tests: []string{"server/edgetls", "server/internal/enginetest", "server/internal/memnet", "server/servertest"}},
 
 	// Above the core: handlers and wiring built on server.
 	{pkg: "server/stdhttp", may: []string{"server"},
 		tests: []string{"server/internal/enginetest"}},
-	{pkg: "server/servertest", may: []string{"server"}},
+	{pkg: "server/servertest", may: []string{"server", "server/internal/memnet"}},
 	{pkg: "server/compress", may: []string{"server"}},
 	{pkg: "server/files", may: []string{"server"},
-		tests: []string{"server/compress", "server/router", "server/internal/enginetest"}},
+		tests: []string{"server/compress", "server/router", "server/internal/enginetest", "server/servertest"}},
 	{pkg: "server/router",
 		may:   []string{"server", "server/access", "server/metrics", "server/ratelimit", "server/rewrite"},
 		tests: []string{"server/internal/enginetest", "server/servertest"}},
