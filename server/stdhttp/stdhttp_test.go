@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,18 +63,27 @@ func waitForCancel(started chan<- struct{}, result chan<- error) http.Handler {
 // for a request without a body and for one whose body the handler read.
 func TestContextCancelledWhenClientCloses(t *testing.T) {
 	started, result := make(chan struct{}, 1), make(chan error, 1)
-	addr := serve(t, waitForCancel(started, result), server.Options{})
+	h := waitForCancel(started, result)
+	addr := serve(t, h, server.Options{})
+	tlsAddr, cfg := serveTLS(t, h)
 	for _, req := range []string{
 		"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
 		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
 		"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
 	} {
-		c, _ := dial(t, addr)
-		io.WriteString(c, req)
-		wait(t, started, "the handler")
-		c.Close()
-		if err := wait(t, result, "the handler's end"); !errors.Is(err, context.Canceled) {
-			t.Errorf("%q: %v", req, err)
+		for _, overTLS := range []bool{false, true} {
+			var c net.Conn
+			if overTLS {
+				c, _ = dial(t, tlsAddr, cfg)
+			} else {
+				c, _ = dial(t, addr)
+			}
+			io.WriteString(c, req)
+			wait(t, started, "the handler")
+			c.Close()
+			if err := wait(t, result, "the handler's end"); !errors.Is(err, context.Canceled) {
+				t.Errorf("%q (TLS %v): %v", req, overTLS, err)
+			}
 		}
 	}
 }
@@ -195,8 +205,15 @@ func TestHijack(t *testing.T) {
 		}()
 	})
 	addr := serve(t, h, server.Options{})
-	for _, upgrade := range []string{"Connection: Upgrade\r\nUpgrade: echo\r\n", ""} {
-		c, br := dial(t, addr)
+	tlsAddr, cfg := serveTLS(t, h)
+	for i, upgrade := range []string{"Connection: Upgrade\r\nUpgrade: echo\r\n", "", ""} {
+		var c net.Conn
+		var br *bufio.Reader
+		if i == 2 { // over TLS
+			c, br = dial(t, tlsAddr, cfg)
+		} else {
+			c, br = dial(t, addr)
+		}
 		io.WriteString(c, "GET /echo HTTP/1.1\r\nHost: x\r\n"+upgrade+"\r\nearly\n")
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil || resp.StatusCode != 101 {
