@@ -13,10 +13,11 @@
 //     cancelled when the handler returns.
 //   - The http.ResponseWriter is an http.Flusher: Flush sends the head and
 //     what was written so far (chunked, unless Content-Length was set).
-//   - Over HTTP/1.1 on a stream connection it is also an http.Hijacker:
-//     Hijack hands the connection over, with the bytes the server had
-//     already read, for a handler that speaks another protocol after its
-//     own response head (a WebSocket library's upgrade, say).
+//   - Over HTTP/1.1 it is also an http.Hijacker: before the response has
+//     started, Hijack hands a stream connection over, with the bytes the
+//     server had already read, for a handler that speaks another protocol
+//     after its own response head (a WebSocket library's upgrade, say). On
+//     a message transport it fails with server.ErrNoHijack.
 //   - The request body streams from the connection; its length and
 //     Transfer-Encoding are those of the request.
 //

@@ -92,10 +92,12 @@ var _ http.Hijacker = hijackWriter{}
 
 // Hijack implements http.Hijacker. The bufio.Reader holds the bytes the
 // server had already read past the request; the connection's Close is the
-// caller's to call.
+// caller's to call. Unlike net/http, a response already started (written
+// or flushed) cannot be hijacked: it fails with server.ErrNoHijack, as it
+// does over HTTP/2 and message transports.
 func (h hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if h.started {
-		return nil, nil, http.ErrHijacked // net/http's answer to a late hijack as well
+		return nil, nil, server.ErrNoHijack
 	}
 	st, buffered, err := h.sw.Hijack()
 	if err != nil {
