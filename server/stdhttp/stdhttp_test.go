@@ -185,15 +185,21 @@ func TestFlush(t *testing.T) {
 // request head reach it through the hijacked reader.
 func TestHijack(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/first" {
+			io.WriteString(w, "first")
+			return
+		}
 		conn, brw, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			http.Error(w, err.Error(), 500)
 			return
 		}
+		// The 101 goes out before the handler returns: after the
+		// responses to earlier requests, which Hijack wrote.
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
 		go func() { // the connection outlives the handler, as with net/http
 			defer conn.Close()
-			brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
-			brw.Flush()
 			for i := 0; i < 3; i++ {
 				line, err := brw.ReadString('\n')
 				if err != nil {
@@ -206,15 +212,30 @@ func TestHijack(t *testing.T) {
 	})
 	addr := serve(t, h, server.Options{})
 	tlsAddr, cfg := serveTLS(t, h)
-	for i, upgrade := range []string{"Connection: Upgrade\r\nUpgrade: echo\r\n", "", ""} {
+	// Plain with an Upgrade, plain without, TLS, and plain behind a
+	// pipelined request, whose response must come out first.
+	for i, upgrade := range []string{"Connection: Upgrade\r\nUpgrade: echo\r\n", "", "", ""} {
 		var c net.Conn
 		var br *bufio.Reader
-		if i == 2 { // over TLS
+		if i == 2 {
 			c, br = dial(t, tlsAddr, cfg)
 		} else {
 			c, br = dial(t, addr)
 		}
-		io.WriteString(c, "GET /echo HTTP/1.1\r\nHost: x\r\n"+upgrade+"\r\nearly\n")
+		first := ""
+		if i == 3 {
+			first = "GET /first HTTP/1.1\r\nHost: x\r\n\r\n"
+		}
+		io.WriteString(c, first+"GET /echo HTTP/1.1\r\nHost: x\r\n"+upgrade+"\r\nearly\n")
+		if first != "" {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := readAll(t, resp.Body); b != "first" {
+				t.Fatalf("pipelined response %q", b)
+			}
+		}
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil || resp.StatusCode != 101 {
 			t.Fatalf("%v %v", resp, err)
