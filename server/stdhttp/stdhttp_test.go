@@ -123,7 +123,7 @@ func TestContextKeepsPipelinedRequest(t *testing.T) {
 		if r.Context().Err() != nil {
 			w.WriteHeader(500)
 		}
-		io.WriteString(w, r.URL.Path)
+		io.WriteString(w, r.Method+" "+r.URL.Path)
 	})
 	addr := serve(t, h, server.Options{})
 	c, br := dial(t, addr)
@@ -135,7 +135,7 @@ func TestContextKeepsPipelinedRequest(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	io.WriteString(c, "ET /next HTTP/1.1\r\nHost: x\r\n\r\n")
 	close(release)
-	for _, want := range []string{"/slow", "/next"} {
+	for _, want := range []string{"GET /slow", "GET /next"} {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			t.Fatal(err)
