@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// inlineMemListener makes a MemMessageListener an InlineMessageListener:
+// inlineMemListener makes a memMessages an InlineMessageListener:
 // its own goroutine (the "poller") receives every message and offers it
 // to the server's serve function before queueing it for Receive.
 type inlineMemListener struct {
