@@ -62,14 +62,19 @@ func (r *Request) OnClientGone(f func()) bool {
 }
 
 // stopWatch ends the background read, if any, and waits for it: the
-// connection's goroutine reads the stream again after it. The byte it read
-// goes after the bytes already buffered; a client that went away closes
-// the connection after the current response.
+// connection's goroutine reads the stream again after it. Every request
+// calls it; it inlines to one nil check.
 func (c *conn) stopWatch() {
-	w := c.watch
-	if w == nil {
-		return
+	if c.watch != nil {
+		c.endWatch()
 	}
+}
+
+// endWatch is stopWatch's slow path. The byte the read took goes after the
+// bytes already buffered; a client that went away closes the connection
+// after the current response.
+func (c *conn) endWatch() {
+	w := c.watch
 	c.watch = nil
 	c.st.SetReadDeadline(aLongTimeAgo)
 	<-w.done
