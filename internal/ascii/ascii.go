@@ -56,15 +56,6 @@ func Lower(c byte) byte {
 	return c
 }
 
-// lower is Lower as a table: EqualFold's loop stays within the inlining
-// budget with it, and a load costs less than Lower's two compares.
-var lower = func() (t [256]byte) {
-	for c := range 256 {
-		t[c] = Lower(byte(c))
-	}
-	return t
-}()
-
 // EqualFold reports whether a and b are equal under ASCII case folding,
 // the comparison RFC 9110 prescribes for field names, tokens and
 // schemes. Bytes outside A-Z and a-z must match exactly (unlike
@@ -74,12 +65,16 @@ func EqualFold[A, B text](a A, b B) bool {
 		return false
 	}
 	for i := 0; i < len(a); i++ {
-		if x, y := a[i], b[i]; x != y && lower[x] != lower[y] {
+		// Equal, or apart only in the case bit (0x20) of a letter.
+		if d := a[i] ^ b[i]; d != 0 && (d != caseBit || (a[i]|caseBit)-'a' > 'z'-'a') {
 			return false
 		}
 	}
 	return true
 }
+
+// caseBit is the bit in which an ASCII letter's cases differ.
+const caseBit = 'a' - 'A'
 
 // IsOWS reports SP and HTAB, the optional whitespace of RFC 9110 §5.6.3.
 func IsOWS(c byte) bool { return c == ' ' || c == '\t' }
