@@ -117,7 +117,8 @@ build-checks:
 # tests use the committed object), the FlatBuffers envelope code (flatc,
 # from Debian's flatbuffers-compiler) and parse/url's UTS #46 tables (from
 # x/text, x/net/idna and Python's idna package, which the machine image
-# ships).
+# ships); go generate also writes the configuration reference and its JSON
+# Schema (docs/, from server/config/internal/gendoc).
 generate:
 	@command -v clang >/dev/null && command -v llvm-strip >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -132,7 +133,7 @@ generate:
 
 # generate-check regenerates every generated file in place and fails if the
 # result differs from what is committed.
-GENERATED := asm xdp/bpf parse/json/envelope/internal parse/url/idna_tables.go
+GENERATED := asm xdp/bpf parse/json/envelope/internal parse/url/idna_tables.go docs/config.md docs/simdedge.schema.json
 generate-check: generate
 	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run make generate and commit"; exit 1; }
 
@@ -175,11 +176,14 @@ bench-asm:
 
 # attack runs the attack suite (bench/cmd/attack): a header-only flood,
 # an idle-connection flood, a slow upload through the proxy, trickled bodies
-# and slowloris, against simdedge processes it starts on loopback, on each
-# engine and proxy path; it prints a Markdown table (4-6 minutes; QUICK=1:
-# 1-2). It builds simdedge into a temporary directory, or attacks BIN=PATH;
-# SCENARIOS=flood,idle,upload,trickle,slowloris to select; OUT=FILE to keep
-# the table; ATTACK_FLAGS for the rest (e.g. -limits "max_conns_per_ip: 100").
+# and slowloris; HTTP/2 to HTTP/1.1 mapping through the proxy (h2map, over
+# h2c and TLS), empty-frame floods (h2flood) and paths a deny rule misses
+# (normalise); against simdedge processes it starts on loopback, on each
+# engine and proxy path; it prints a Markdown table (5-7 minutes; QUICK=1:
+# 2-3). It builds simdedge into a temporary directory, or attacks BIN=PATH;
+# SCENARIOS=flood,idle,upload,trickle,slowloris,h2map,h2flood,normalise to
+# select; OUT=FILE to keep the table; ATTACK_FLAGS for the rest (e.g.
+# -limits "max_conns_per_ip: 100").
 attack:
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	bin="$(if $(BIN),$(abspath $(BIN)),$$tmp/simdedge)"; \

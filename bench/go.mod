@@ -11,6 +11,7 @@ require (
 	github.com/simdedge/simdedge v0.0.0-00010101000000-000000000000
 	github.com/valyala/fasthttp v1.73.0
 	github.com/valyala/fastjson v1.6.10
+	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0
 )
 
@@ -24,7 +25,6 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
 	golang.org/x/text v0.43.0 // indirect
 )

@@ -11,6 +11,7 @@ import (
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
+	"github.com/simdedge/simdedge/server/pathnorm"
 )
 
 // Buffer sizes of a stream connection.
@@ -134,6 +135,9 @@ type conn struct {
 	// for StopListener's GOAWAY (h2serve.go).
 	h2c  bool
 	lkey any
+	// paths is the connection's path normalisation: its listener's
+	// (Server.SetListenerPaths) or cfg's (paths.go).
+	paths *pathnorm.Options
 	// alog is the access-log shard the connection writes to (nil: no
 	// access log; observe.go).
 	alog *accesslog.Shard
@@ -158,6 +162,7 @@ func newConn(s *Server, st Stream) *conn {
 	c := connPool.Get().(*conn)
 	c.srv, c.st = s, st
 	c.cfg = s.settings()
+	c.paths = &c.cfg.paths
 	c.home, c.ipHeld, c.errSent = nil, false, false
 	c.h2c, c.lkey = false, nil
 	c.r, c.w = 0, 0
@@ -326,7 +331,7 @@ func (c *conn) readHead(first bool) (int, error) {
 	var headStart time.Time
 	for {
 		if c.w > c.r {
-			n, err := c.cfg.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
+			n, err := c.req.parseHead(c.cfg.parser, c.rbuf[c.r:c.w], c.paths)
 			if err != phttp.ErrNeedMore {
 				return n, err
 			}

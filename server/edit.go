@@ -31,9 +31,13 @@ type Edit struct {
 	RespAdd  []byte
 }
 
-// SentTarget is the target as the client sent it, before a route's
-// rewrite (SetTarget); the access log records it, as nginx's $request does.
+// SentTarget is the target as the client sent it, before path
+// normalisation (paths.go) and a route's rewrite (SetTarget); the access
+// log records it, as nginx's $request does.
 func (r *Request) SentTarget() []byte {
+	if r.sentRaw != nil {
+		return r.sentRaw
+	}
 	if r.sentTarget != nil {
 		return r.sentTarget
 	}

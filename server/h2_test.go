@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/edgetls"
 )
 
@@ -253,5 +255,35 @@ func TestH2RequestClone(t *testing.T) {
 	c := <-clones
 	if v, _ := c.Header("x-test"); string(c.Method()) != "GET" || string(c.Target()) != "/c?x=1" || string(c.Host()) != addr || string(v) != "v" {
 		t.Fatalf("clone: %s %s host %s x-test %q", c.Method(), c.Target(), c.Host(), v)
+	}
+}
+
+// TestH2CWithListenerPolicy: h2c on a listener wrapped with allow/deny
+// rules (WithPolicy) takes the preface on every engine. The loop looked h2c
+// up under the unwrapped listener, while EnableH2C was given the wrapped
+// one (as cmd/simdedge does), so it answered 505.
+func TestH2CWithListenerPolicy(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	s := New(Options{Handler: h2Handler()})
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := WithPolicy(raw, ListenerPolicy{Rules: access.Rules{
+		Deny: access.NewPrefixes([]netip.Prefix{netip.MustParsePrefix("192.0.2.66/32")})}})
+	s.EnableH2C(l)
+	done := make(chan error, 1)
+	go func() { done <- s.ServeTCP(l, testEngine) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+		if err := <-done; err != ErrServerClosed {
+			t.Errorf("ServeTCP returned %v", err)
+		}
+	})
+	resp, body := h2Get(t, h2cClient(), "http://"+raw.Addr().String()+"/")
+	if resp.ProtoMajor != 2 || !strings.HasPrefix(body, "hello h2=true") {
+		t.Fatalf("GET / over h2c behind a listener policy: proto %d body %q", resp.ProtoMajor, body)
 	}
 }

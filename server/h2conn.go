@@ -41,6 +41,20 @@ type h2conn struct {
 	hprio   bool
 	// firstFrame: the client's SETTINGS has not arrived yet.
 	firstFrame bool
+	// startAt is when the preface was awaited; startDL the ReadHeader
+	// deadline from then, which bounds the connection's first request.
+	startAt, startDL time.Time
+	// hconts counts the CONTINUATION frames of the header block being
+	// read; blockDL is its ReadHeader deadline (zero: no block open, or
+	// no ReadHeader), blockArmed says the reader waits under it, and
+	// rearm that the deadline of the next read must be set even if the
+	// next frame is buffered (h2frames.go).
+	hconts     int
+	blockDL    time.Time
+	blockArmed bool
+	rearm      bool
+	// idle is the budget of frames that make no progress (h2budget.go).
+	idle h2budget
 	// handlers counts the stream goroutines, which serve waits for.
 	handlers sync.WaitGroup
 	inl      Inliner
@@ -60,6 +74,13 @@ type h2conn struct {
 	// resets counts the streams the client reset or the server
 	// refused, less the ones that completed (HTTP2Limits.MaxResets).
 	resets int
+	// idleAt is when the connection last had no stream left (zero: not
+	// noted yet): Idle counts from there, and frames that open no
+	// stream (PING, SETTINGS...) do not extend it, as in Go's server.
+	idleAt time.Time
+	// recvData and sentData count the DATA payload bytes received and
+	// sent, opened the streams opened: the work that refills idle.
+	recvData, sentData, opened int64
 	// sending are the streams with response bytes or an end waiting for
 	// the flow-control windows.
 	sending []*h2stream
@@ -196,7 +217,10 @@ func (hc *h2conn) serve() {
 // be SETTINGS; process checks it.
 func (hc *h2conn) start() error {
 	c := hc.c
-	c.setExactReadDeadline(h2Deadline(c.cfg.Timeouts.ReadHeader))
+	now := time.Now()
+	hc.startBudget(now)
+	hc.startAt, hc.startDL = now, h2Deadline(c.cfg.Timeouts.ReadHeader)
+	c.setExactReadDeadline(hc.startDL)
 	var p [len(h2Preface)]byte
 	if _, err := io.ReadFull(hc.br, p[:]); err != nil {
 		return err
@@ -231,19 +255,44 @@ func (hc *h2conn) armRead() bool {
 	if hc.dead || hc.draining && len(hc.streams) == 0 {
 		return false
 	}
-	if hc.br.Buffered() > 0 {
+	if !hc.blockDL.IsZero() {
+		// A header block is open: ReadHeader bounds the rest of it,
+		// whatever else the connection waits for.
+		if !hc.blockArmed {
+			c.setExactReadDeadline(hc.blockDL)
+			c.state.Store(stateActive) // a request is arriving
+			hc.blockArmed = true
+		}
+		return true
+	}
+	if hc.br.Buffered() > 0 && !hc.rearm {
 		// The next frame (or its start) is here: the deadline set when
 		// the reader last waited still bounds the rest of it, and
 		// nothing costs a clock read per frame of a batch.
 		return true
 	}
+	hc.rearm = false
 	switch {
 	case hc.firstFrame:
 		// The preface's ReadHeader deadline runs on.
 	case len(hc.streams) == 0:
 		now := time.Now()
-		c.setReadDeadline(now, c.cfg.Timeouts.Idle)
-		c.state.Store(idleWord(now, false))
+		since, first := now, hc.lastID == 0 && !hc.startDL.IsZero()
+		if first {
+			since = hc.startAt
+			// The first request must come within ReadHeader of the
+			// preface, as an HTTP/1.1 connection's first head must
+			// from the accept: a connection that never asks for
+			// anything gets less time than one that did.
+			c.setExactReadDeadline(hc.startDL)
+		} else {
+			if hc.idleAt.IsZero() {
+				hc.idleAt = now
+			}
+			since = hc.idleAt
+			c.setReadDeadline(since, c.cfg.Timeouts.Idle)
+		}
+		c.state.Store(idleWord(since, first))
 		if c.srv.closing.Load() {
 			return false
 		}
@@ -255,6 +304,22 @@ func (hc *h2conn) armRead() bool {
 		c.state.Store(stateActive)
 	}
 	return true
+}
+
+// idleAgain gives the reader the Idle deadline when the last stream has
+// closed while it waited without one (armRead: streams were open), as a
+// handler on its own goroutine closes its stream; without it the
+// connection would wait for the client's next frame for ever. Under mu,
+// as every change of the h2 reader's deadline is.
+func (hc *h2conn) idleAgain() {
+	c := hc.c
+	if hc.dead || !c.readDL.IsZero() {
+		return
+	}
+	now := time.Now()
+	hc.idleAt = now
+	c.setReadDeadline(now, c.cfg.Timeouts.Idle)
+	c.state.Store(idleWord(now, false))
 }
 
 // readFailed handles a ReadFrame error and reports whether to go on.

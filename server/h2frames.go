@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"golang.org/x/net/http2"
 
 	"github.com/simdedge/simdedge/server/metrics"
@@ -16,6 +18,11 @@ func (hc *h2conn) process(f http2.Frame) error {
 			return h2ConnError(http2.ErrCodeProtocol)
 		}
 		hc.firstFrame = false
+	}
+	if h2Idle(f) {
+		if err := hc.idleFrame(false); err != nil {
+			return err
+		}
 	}
 	switch f := f.(type) {
 	case *http2.SettingsFrame:
@@ -48,8 +55,12 @@ func (hc *h2conn) process(f http2.Frame) error {
 		// §8.4: a client cannot push.
 		return h2ConnError(http2.ErrCodeProtocol)
 	case *http2.HeadersFrame:
+		hc.blockStarts(f.HeadersEnded())
 		return hc.onHeaders(f)
 	case *http2.ContinuationFrame:
+		if err := hc.blockContinues(f.HeadersEnded()); err != nil {
+			return err
+		}
 		return hc.onContinuation(f)
 	case *http2.DataFrame:
 		return hc.onData(f)
@@ -57,6 +68,63 @@ func (hc *h2conn) process(f http2.Frame) error {
 	// §5.5: frames of unknown types are ignored (the Framer has
 	// already checked they do not interrupt a header block).
 	return nil
+}
+
+// h2Idle reports whether f is a frame that makes no progress by its kind
+// and size (h2budget.go). RST_STREAM has its own bound (MaxResets), and
+// PUSH_PROMISE ends the connection anyway.
+func h2Idle(f http2.Frame) bool {
+	switch f := f.(type) {
+	case *http2.DataFrame:
+		// Padding alone is no payload: it is given back at once.
+		return len(f.Data()) == 0 && !f.StreamEnded()
+	case *http2.HeadersFrame:
+		return len(f.HeaderBlockFragment()) == 0 && !f.HeadersEnded()
+	case *http2.ContinuationFrame:
+		return len(f.HeaderBlockFragment()) == 0 && !f.HeadersEnded()
+	case *http2.RSTStreamFrame, *http2.PushPromiseFrame:
+		return false
+	}
+	// SETTINGS, PING, WINDOW_UPDATE, PRIORITY, GOAWAY and unknown types
+	// (§5.5) serve no request by themselves.
+	return true
+}
+
+// blockStarts notes a HEADERS frame: a header block without END_HEADERS
+// must end within ReadHeader (as an HTTP/1.1 head must, from its first
+// byte; the first request of a connection from its start), and may have
+// MaxContinuations CONTINUATION frames.
+func (hc *h2conn) blockStarts(ended bool) {
+	hc.hconts = 0
+	if ended {
+		return
+	}
+	dl := h2Deadline(hc.c.cfg.Timeouts.ReadHeader)
+	if hc.lastID == 0 && !hc.startDL.IsZero() && hc.startDL.Before(dl) {
+		dl = hc.startDL
+	}
+	hc.blockDL, hc.blockArmed = dl, false
+}
+
+// blockContinues counts a CONTINUATION frame against MaxContinuations
+// (CVE-2024-28182: a block of tiny fragments costs a frame per byte).
+func (hc *h2conn) blockContinues(ended bool) error {
+	hc.hconts++
+	if hc.hconts > hc.lim.MaxContinuations {
+		return h2ConnError(http2.ErrCodeEnhanceYourCalm)
+	}
+	if ended {
+		hc.blockEnded()
+	}
+	return nil
+}
+
+// blockEnded: END_HEADERS arrived; the next read gets its usual deadline.
+func (hc *h2conn) blockEnded() {
+	if !hc.blockDL.IsZero() {
+		hc.blockDL = time.Time{}
+		hc.rearm = true
+	}
 }
 
 // onSettings applies the client's settings and acknowledges them (§6.5).
@@ -191,10 +259,12 @@ func (hc *h2conn) onData(f *http2.DataFrame) error {
 	s := hc.streams[id]
 	if s == nil || s.remoteDone {
 		// §5.1: closed or half-closed (remote). The bytes still
-		// count for the connection: give them back.
+		// count for the connection: give them back. Frames still
+		// in flight when the server ended a stream are few; a flood
+		// of them is not.
 		hc.creditConn(flen)
 		hc.resetStream(id, http2.ErrCodeStreamClosed)
-		return nil
+		return hc.idleFrame(true)
 	}
 	if flen > s.recvWin {
 		hc.creditConn(flen)
@@ -208,6 +278,7 @@ func (hc *h2conn) onData(f *http2.DataFrame) error {
 		hc.creditStream(s, pad)
 	}
 	s.got += int64(len(data))
+	hc.recvData += int64(len(data))
 	if s.declLen >= 0 && s.got > s.declLen {
 		// §8.1.1: more than Content-Length announced.
 		hc.creditConn(int64(len(data)))

@@ -33,6 +33,19 @@ type HTTP2Limits struct {
 	// ends the connection with GOAWAY ENHANCE_YOUR_CALM (the rapid-reset
 	// attack, CVE-2023-44487).
 	MaxResets int
+	// MaxContinuations bounds the CONTINUATION frames of one header
+	// block; one more ends the connection with GOAWAY ENHANCE_YOUR_CALM
+	// (CVE-2024-27316 and CVE-2024-28182: a block of empty or one-byte
+	// fragments never reaches MaxHeaderListSize).
+	MaxContinuations int
+	// MaxIdleFrames is a connection's budget of frames that make no
+	// progress: empty DATA without END_STREAM, HEADERS and CONTINUATION
+	// with empty fragments, WINDOW_UPDATE, PING, SETTINGS, PRIORITY,
+	// GOAWAY, frames of unknown types, DATA on a stream that is not open,
+	// and header blocks that open no stream. Useful work refills it
+	// (h2budget.go); past it the connection ends with GOAWAY
+	// ENHANCE_YOUR_CALM (the empty-frames flood, CVE-2019-9518).
+	MaxIdleFrames int
 }
 
 // Defaults of HTTP2Limits.
@@ -55,6 +68,14 @@ const (
 	// DefaultH2MaxResets: a browser cancels a few streams per page; an
 	// attacker resets thousands per second.
 	DefaultH2MaxResets = 200
+	// DefaultH2MaxContinuations is nghttp2's (8): a block of
+	// MaxHeaderListSize in 16 KiB frames needs 4, and every client
+	// known sends frames of the peer's frame size.
+	DefaultH2MaxContinuations = 8
+	// DefaultH2MaxIdleFrames is nghttp2's glitch burst (1,000): a
+	// browser spends a few control frames per page, an attacker
+	// millions per second.
+	DefaultH2MaxIdleFrames = 1000
 )
 
 // Bounds of the protocol (RFC 9113 §6.5.2, §6.9.1).
@@ -96,5 +117,11 @@ func (l *HTTP2Limits) normalize() {
 	l.ConnWindow = max(min(l.ConnWindow, h2MaxWindow), h2InitialWindow)
 	if l.MaxResets <= 0 {
 		l.MaxResets = DefaultH2MaxResets
+	}
+	if l.MaxContinuations <= 0 {
+		l.MaxContinuations = DefaultH2MaxContinuations
+	}
+	if l.MaxIdleFrames <= 0 {
+		l.MaxIdleFrames = DefaultH2MaxIdleFrames
 	}
 }

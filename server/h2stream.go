@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -40,6 +41,11 @@ type h2stream struct {
 	inR     int
 	got     int64
 	declLen int64
+	// rateAt is when the handler first waited for body bytes, rateBase
+	// what got was then: the body's minimum rate counts from there
+	// (bodyrate.go).
+	rateAt   time.Time
+	rateBase int64
 	// recvWin is what the client may still send; unacked what the
 	// handler read and the client has not been given back.
 	recvWin int64
@@ -84,6 +90,7 @@ func (hc *h2conn) newStream(id uint32) *h2stream {
 	s := h2streamPool.Get().(*h2stream)
 	s.hc, s.id = hc, id
 	s.in, s.inR, s.got, s.declLen = s.in[:0], 0, 0, -1
+	s.rateAt, s.rateBase = time.Time{}, 0
 	s.recvWin = int64(max(hc.lim.InitialStreamWindow, h2InitialWindow))
 	s.unacked, s.rerr, s.onGone = 0, nil, nil
 	s.out, s.outR, s.endPending = s.out[:0], 0, false
@@ -116,7 +123,8 @@ func (hc *h2conn) putStream(s *h2stream) {
 }
 
 // openStream starts a new stream whose header block was just decoded;
-// under mu.
+// under mu. A block that opens no stream (refused, malformed) is paid for
+// from the idle budget (h2budget.go), one that does earns it tokens.
 func (hc *h2conn) openStream(s *h2stream) error {
 	id := hc.lastID
 	d := &hc.hd
@@ -127,15 +135,15 @@ func (hc *h2conn) openStream(s *h2stream) error {
 		// reset tells the client it may retry elsewhere.
 		hc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
 		hc.putStream(s)
-		return nil
+		return hc.idleFrame(true)
 	case hc.hprio:
 		hc.fr.WriteRSTStream(id, http2.ErrCodeProtocol) // §5.3.1
 		hc.putStream(s)
-		return nil
+		return hc.idleFrame(true)
 	case d.malformed || !d.tooBig && !d.buildHead(&s.req.head, end):
 		hc.fr.WriteRSTStream(id, http2.ErrCodeProtocol) // §8.1.1
 		hc.putStream(s)
-		return nil
+		return hc.idleFrame(true)
 	case len(hc.streams) >= hc.lim.MaxConcurrentStreams || hc.running >= hc.lim.MaxConcurrentStreams:
 		// §5.1.2. A stream whose handler still runs after a reset
 		// keeps its slot: resets do not buy new handlers.
@@ -148,6 +156,7 @@ func (hc *h2conn) openStream(s *h2stream) error {
 	s.declLen = d.declLen
 	s.remoteDone = end
 	hc.streams[id] = s
+	hc.opened++
 	c := hc.c
 	if len(hc.streams) == 1 {
 		// Not idle any more: admission must not reclaim it now.
@@ -167,6 +176,10 @@ func (hc *h2conn) openStream(s *h2stream) error {
 		return nil
 	}
 	hc.begin(s)
+	if r.normalizeTarget(c.paths) != nil { // paths.go
+		hc.runInline(s, pathRefused{})
+		return nil
+	}
 	var h Handler
 	if end && hc.inl != nil {
 		h = hc.inl.InlineHandler(r)
@@ -346,6 +359,10 @@ func (hc *h2conn) closeStream(s *h2stream) {
 		s.onGone = nil
 	}
 	delete(hc.streams, s.id)
+	if len(hc.streams) == 0 {
+		hc.idleAt = time.Time{}
+		hc.idleAgain()
+	}
 	if s.queued {
 		for i, q := range hc.sending {
 			if q == s {
@@ -388,14 +405,15 @@ func (hc *h2conn) creditStream(s *h2stream, n int64) {
 }
 
 // read is the stream's body reader (bodyReader.Read): it waits for DATA
-// under the Idle timeout, as an HTTP/1.1 body read does.
+// under the Idle timeout and the body's minimum rate, as an HTTP/1.1 body
+// read does.
 func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 	hc := s.hc
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	if s.inR == len(s.in) && !s.remoteDone && s.rerr == nil {
 		hc.bw.Flush() // a WINDOW_UPDATE may be what the client waits for
-		hc.wait(hc.c.cfg.Timeouts.Idle, func() bool {
+		hc.wait(s.bodyWait(time.Now()), func() bool {
 			return s.inR < len(s.in) || s.remoteDone || s.rerr != nil
 		})
 	}
@@ -408,7 +426,14 @@ func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 			b.err = s.rerr
 			return 0, s.rerr
 		}
-		b.err = errH2BodyTimeout // answered 408, then RST_STREAM NO_ERROR
+		// Answered 408, then RST_STREAM NO_ERROR. A response already
+		// begun cannot become a 408: the stream is reset instead, as
+		// an HTTP/1.1 connection would be closed.
+		b.err = errH2BodyTimeout
+		if s.resp.committed {
+			hc.resetStream(s.id, http2.ErrCodeCancel)
+			hc.bw.Flush()
+		}
 		return 0, b.err
 	}
 	n := copy(p, s.in[s.inR:])
@@ -427,7 +452,34 @@ func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 	return n, nil
 }
 
-// errH2BodyTimeout is a body read that waited Idle in vain (408).
+// bodyWait is how long a body read starting at now may wait: Idle, or
+// less if the body's minimum rate (bodyrate.go) runs out sooner. The rate
+// counts from the first wait, whether or not the handler reads meanwhile,
+// as on HTTP/1.1, until the response begins; under mu.
+func (s *h2stream) bodyWait(now time.Time) time.Duration {
+	t := s.hc.c.timeouts()
+	d := t.Idle
+	// Once the response has begun the stream is a conversation (a gRPC
+	// bidi call, a server-streaming answer), not a server waiting on a
+	// slow upload: the rate would cut every such stream whose client
+	// talks less than BodyMinRate, so only Idle bounds its reads.
+	if t.BodyMinRate <= 0 || s.resp.committed {
+		return d
+	}
+	if s.rateAt.IsZero() {
+		s.rateAt, s.rateBase = now, s.got
+	}
+	r := s.rateAt.Add(rateAllowance(s.got-s.rateBase, t)).Sub(now)
+	if d <= 0 || r < d {
+		// At least a nanosecond: wait reads zero as no bound.
+		d = max(r, 1)
+	}
+	return d
+}
+
+// errH2BodyTimeout is a body read that waited Idle, or fell behind the
+// body's minimum rate (408). It is os.ErrDeadlineExceeded, as an HTTP/1.1
+// body read's deadline error is.
 var errH2BodyTimeout error = h2Timeout{}
 
 type h2Timeout struct{}
@@ -435,6 +487,7 @@ type h2Timeout struct{}
 func (h2Timeout) Error() string   { return "server: http2 request body timed out" }
 func (h2Timeout) Timeout() bool   { return true }
 func (h2Timeout) Temporary() bool { return true }
+func (h2Timeout) Unwrap() error   { return os.ErrDeadlineExceeded }
 
 // wait waits on cond until ready reports true, the connection dies or d
 // passes (d <= 0: no bound); under mu.

@@ -247,6 +247,7 @@ func (hc *h2conn) pump() {
 			end := s.endPending && s.outR == len(s.out) && s.resp.h2Trailers() == nil
 			hc.fr.WriteData(s.id, end, p)
 			hc.sendConn -= n
+			hc.sentData += n
 			s.sendWin -= n
 			if end {
 				s.localDone = true

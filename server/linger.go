@@ -1,6 +1,9 @@
 package server
 
-import "time"
+import (
+	"net"
+	"time"
+)
 
 // Lingering close (issue 18, item 7). When the server closes a connection
 // while the client may still be sending (an error answer such as 414, 431
@@ -61,15 +64,14 @@ type lingerStream interface {
 	SetReadDeadline(t time.Time) error
 }
 
-// lingerDiscard shuts down st's write side (what was written goes out,
-// then a FIN), then reads into buf and discards until EOF, an error or
+// lingerDiscard shuts down st's write side (halfClose: what was written
+// goes out, then a FIN), then reads into buf and discards until EOF, an error or
 // the bounds (lingerTime, lingerQuiet, lingerBytes). It returns at once
 // if st cannot half-close. The caller closes st afterwards. It is the one
 // lingering close of blocking streams: error answers of the goroutine
 // engine, and failed TLS handshakes on both engines (lingerHandshake).
 func lingerDiscard(st lingerStream, buf []byte) {
-	hc, ok := st.(interface{ CloseWrite() error })
-	if !ok || hc.CloseWrite() != nil {
+	if !halfClose(st) {
 		return
 	}
 	end := time.Now().Add(lingerTime)
@@ -111,4 +113,31 @@ func lingerHandshake(raw lingerStream, err error) {
 	}
 	var buf [lingerHandshakeBuf]byte
 	lingerDiscard(raw, buf[:])
+}
+
+// halfClose shuts down the write side of st and reports whether it could:
+// a FIN, or over TLS a close_notify and then the FIN (crypto/tls sends
+// none), so that a client still sending reads the last frames or the
+// answer, then the end, instead of a reset that discards them.
+func halfClose(st lingerStream) bool {
+	switch st := st.(type) {
+	case interface{ CloseWrite() error }:
+		return st.CloseWrite() == nil
+	case tlsConnStream:
+		tc := st.tlsConn()
+		if tc == nil || tc.CloseWrite() != nil { // fails before a handshake completed
+			return false
+		}
+		raw, ok := tc.NetConn().(interface{ CloseWrite() error })
+		return ok && raw.CloseWrite() == nil
+	}
+	return false
+}
+
+// rawCloseWrite sends the FIN of c, a socket under crypto/tls.
+func rawCloseWrite(c net.Conn) error {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errNoHalfClose
 }

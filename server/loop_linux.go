@@ -97,6 +97,9 @@ type loop struct {
 	wfd    int // eventfd: Shutdown, Close and hand-off endings wake the loop
 	inl    Inliner
 	h2c    bool // the listener takes h2c (h2serve.go)
+	// outer is the listener as given to ServeLoop (SetListenerPaths's
+	// key).
+	outer net.Listener
 	// lpx is the handler's LoopProxier when Options.LoopProxy is on;
 	// ups (by descriptor) and pools are its upstream connections
 	// (loopproxy_linux.go).
@@ -188,7 +191,10 @@ func (s *Server) serveLoop(l net.Listener, o *TLSOptions) error {
 	}
 	lp.tlsOpts = o
 	lp.pol = pol
-	lp.h2c = s.h2.h2cOn(l)
+	// EnableH2C may name the listener as given (cmd/simdedge does, after
+	// WithPolicy) or the kernel listener under it.
+	lp.h2c = s.h2.h2cOn(outer) || s.h2.h2cOn(l)
+	lp.outer = outer
 	if !s.trackLoop(lp, lp.stop, lp.kill) {
 		lp.exit()
 		return ErrServerClosed

@@ -126,6 +126,7 @@ func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 	lc.c.inLoop = true
 	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
 	lc.c.h2c, lc.c.lkey = lp.h2c, lp
+	lc.c.paths = lp.srv.pathsFor(lp.outer, lc.c.cfg)
 	lc.c.countOpen(lp.mlst)
 	if rh := lc.c.cfg.Timeouts.ReadHeader; rh > 0 {
 		lc.rdl = now + int64(rh)
@@ -279,7 +280,7 @@ func (lp *loop) process(lc *lconn, now int64) {
 func (lp *loop) serveBuffered(lc *lconn, now int64) bool {
 	c := lc.c
 	for len(c.out) < flushThreshold && c.r < c.w && !lc.closeAfter && !lc.ex.active && c.file.n == 0 {
-		n, err := c.cfg.parser.ParseRequest(c.rbuf[c.r:c.w], &c.req.head)
+		n, err := c.req.parseHead(c.cfg.parser, c.rbuf[c.r:c.w], c.paths)
 		if err == phttp.ErrNeedMore {
 			lp.needHead(lc, now)
 			break

@@ -35,12 +35,11 @@ import (
 //     upstream read is buffered: back-pressure with bounded memory;
 //   - connect, response-header and per-read body timeouts are the
 //     exchange's deadline on the loop's clock, checked by the scan;
-//   - a pooled connection that fails before any response byte (the
-//     upstream had closed it) is replaced by a new one and the request
-//     resent, as the goroutine proxy does (upstream.ResendStale), when
-//     the proxy's resend rule allows it (LoopUpstream.MayResend: a
-//     request the kernel accepted bytes of goes again only if it is
-//     idempotent or carries an Idempotency-Key).
+//   - the attempts are driven by upstream.Attempt, as on every proxy
+//     path: the loop asks it for a target (upSelect), and tells it what
+//     happened (attemptFailed, the head in upRelay); it says what comes
+//     next (resend on a new connection, fail over, retry after a
+//     backoff on the loop's clock, or the answer).
 //
 // While an exchange runs, the client connection is not read: pipelined
 // requests wait in the read buffer (or the kernel's) and are served in
@@ -118,8 +117,11 @@ type lexchange struct {
 	pool     *lpool
 	u        *lupconn
 	reqStart int
+	// a drives the attempts (upstream.Attempt): the target in flight,
+	// the try and total deadlines, what follows a failure.
+	a upstream.Attempt
 	// stale: the attempt's pooled connection was found closed, so the
-	// resend takes a new one (upstream.ResendStale).
+	// resend takes a new one (upstream.StepResend).
 	stale   bool
 	isHead  bool
 	gotHead bool
@@ -127,25 +129,15 @@ type lexchange struct {
 	// response head (bounded by tryDL), body read, or the end of a
 	// retry's backoff.
 	dl int64
-	// target is the attempt's target while it is in flight (LoopDone
-	// not yet called); status is its response's.
-	target *upstream.Target
-	status int
 	// attemptAt is when the attempt began (loop clock), for the
 	// target's response-time histogram.
 	attemptAt int64
-	// rs is the retry bookkeeping; start, tryDL and to bound the
-	// attempts (total, try).
-	rs           upstream.RetryState
-	start, tryDL int64
-	to           LoopTimeouts
+	// tryDL is the attempt's deadline up to its response head (loop
+	// clock); to are the upstream's timeouts.
+	tryDL int64
+	to    LoopTimeouts
 	// backoff: waiting for dl before the next attempt.
 	backoff bool
-	// last, lastT: the previous attempt's failure, answered when no
-	// target is left; sent: some attempt got past connecting.
-	last  error
-	lastT *upstream.Target
-	sent  bool
 	// queued: in the admission queue (lconn.qwait) since every target
 	// is at its cap, until queueDL (loopqueue_linux.go).
 	queued  bool
@@ -161,9 +153,16 @@ func (lp *loop) loopProxy(c *conn) LoopUpstream {
 	return lp.lpx.LoopProxy(&c.req)
 }
 
-func (lp *loop) poolFor(key *upstream.Target, addr netip.AddrPort, to *LoopTimeouts) (*lpool, bool) {
+// poolFor returns the loop's pool of connections to key, made on first
+// use (the target's address is parsed then: the proxy lets the loop drive
+// only upstreams whose targets are IP addresses).
+func (lp *loop) poolFor(key *upstream.Target, to *LoopTimeouts) (*lpool, bool) {
 	if pl := lp.pools[key]; pl != nil {
 		return pl, true
+	}
+	addr, err := netip.ParseAddrPort(key.Address())
+	if err != nil {
+		return nil, false
 	}
 	pl := &lpool{key: key}
 	a := addr.Addr().Unmap()
@@ -195,24 +194,18 @@ func (lp *loop) proxyStart(lc *lconn, n int, up LoopUpstream, now int64) {
 	}
 	ex := &lc.ex
 	ex.active, ex.up, ex.reqStart, ex.isHead = true, up, reqStart, string(c.req.head.Method) == "HEAD"
-	ex.start, ex.to = now, up.LoopTimeouts()
+	ex.to = up.LoopTimeouts()
+	up.LoopBegin(&ex.a, &c.req, lp.waiterFor(lc), time.Duration(now))
 	lc.rdl = 0 // the exchange's deadlines rule until it ends
 	lp.upSelect(lc, now)
 }
 
 // upSelect selects the target of the exchange's next attempt (the
-// policy's, through LoopTarget) and starts it.
+// driver's Next) and starts it.
 func (lp *loop) upSelect(lc *lconn, now int64) {
 	ex := &lc.ex
-	w := &lc.c.resp
-	total := ex.start + int64(ex.to.Total)
-	if ex.to.Total > 0 && now >= total {
-		ex.up.Failed(w, ex.lastT, errUpTimeout, false)
-		lp.exDone(lc, false, now)
-		return
-	}
-	t, addr, err := ex.up.LoopTarget(&lc.c.req, &ex.rs, lp.waiterFor(lc))
-	if err == upstream.ErrQueued {
+	switch ex.a.Next(time.Duration(now)) {
+	case upstream.StepWait:
 		// Every target at its cap: wait for a slot (Notify wakes
 		// the loop) until queue.timeout.
 		ex.queued = true
@@ -222,25 +215,17 @@ func (lp *loop) upSelect(lc *lconn, now int64) {
 		ex.dl = ex.queueDL
 		lp.noteDeadline(ex.dl)
 		return
-	}
-	if err != nil {
-		if ex.last != nil && ex.sent {
-			ex.up.Failed(w, ex.lastT, ex.last, false)
-		} else {
-			// No target, or every one refused: the pool is down.
-			ex.up.Unavailable(w, err)
-		}
-		lp.exDone(lc, false, now)
+	case upstream.StepAnswer:
+		lp.exAnswer(lc, now)
 		return
 	}
-	ex.target, ex.stale = t, false
-	ex.tryDL = now + int64(ex.to.Try)
-	if ex.to.Try <= 0 || ex.to.Total > 0 && ex.tryDL > total {
-		ex.tryDL = total
-	}
-	pl, ok := lp.poolFor(t, addr, &ex.to)
+	t := ex.a.Target()
+	lc.c.req.SetUpstream(ex.a.Pool().Name(), t.Address())
+	ex.stale = false
+	ex.tryDL = now + int64(ex.a.Left())
+	pl, ok := lp.poolFor(t, &ex.to)
 	if !ok {
-		lp.attemptFailed(lc, errBadTarget, upstream.Result{Outcome: upstream.ConnectFailure}, now)
+		lp.attemptFailed(lc, upstream.Failure{Err: errBadTarget, Kind: upstream.Refused, Fresh: true}, now)
 		return
 	}
 	ex.pool = pl
@@ -257,40 +242,42 @@ func (lp *loop) exDeadline(ex *lexchange, now, d int64) {
 	lp.noteDeadline(ex.dl)
 }
 
-// attemptFailed reports a failed attempt (before a response head was
-// relayed) to the policy and does what it decides: answer, fail over to
-// another target at once, or retry after a backoff.
-func (lp *loop) attemptFailed(lc *lconn, err error, res upstream.Result, now int64) {
+// attemptFailed tells the driver that the attempt failed before a
+// response head was relayed, and does what it says: resend on a new
+// connection, fail over to another target at once, retry after a
+// backoff, or answer.
+func (lp *loop) attemptFailed(lc *lconn, f upstream.Failure, now int64) {
 	ex := &lc.ex
-	written := false
 	if u := ex.u; u != nil {
-		written = u.wpos > 0 || res.Outcome == upstream.Response
 		u.lc, ex.u = nil, nil
 		lp.closeUp(u)
 	}
-	t := ex.target
-	ex.target = nil
-	ex.up.LoopDone(t, res)
-	d, backoff := ex.up.LoopRetry(&lc.c.req, &ex.rs, t, res, written)
-	if res.Outcome != upstream.ConnectFailure || err == errUpTimeout {
-		ex.sent = true // not "every target refused"
-	}
-	ex.last, ex.lastT = err, t
 	ex.gotHead = false
-	switch d {
-	case upstream.Failover:
+	switch ex.a.Failed(time.Duration(now), f) {
+	case upstream.StepResend:
+		ex.stale = true
+		lp.upBegin(lc, now)
+	case upstream.StepFailover:
 		lp.upSelect(lc, now)
-		return
-	case upstream.Retry:
-		if ex.to.Total <= 0 || now+int64(backoff) < ex.start+int64(ex.to.Total) {
-			ex.backoff = true
-			ex.tryDL = 0
-			ex.dl = now + int64(backoff)
-			lp.noteDeadline(ex.dl)
-			return
-		}
+	case upstream.StepRetry:
+		lp.backoffWait(lc, now)
+	default:
+		lp.exAnswer(lc, now)
 	}
-	ex.up.Failed(&lc.c.resp, t, err, res.Outcome == upstream.ConnectFailure)
+}
+
+// backoffWait waits for the driver's backoff before the next attempt.
+func (lp *loop) backoffWait(lc *lconn, now int64) {
+	ex := &lc.ex
+	ex.backoff, ex.tryDL = true, 0
+	ex.dl = now + int64(ex.a.Backoff())
+	lp.noteDeadline(ex.dl)
+}
+
+// exAnswer answers as the driver says after the attempts ended without a
+// response to relay, and ends the exchange.
+func (lp *loop) exAnswer(lc *lconn, now int64) {
+	lc.ex.up.Answer(&lc.c.resp, &lc.ex.a)
 	lp.exDone(lc, false, now)
 }
 
@@ -303,7 +290,7 @@ func (lp *loop) upBegin(lc *lconn, now int64) {
 	ex.attemptAt = now
 	u, err := lp.upGet(ex.pool, now, ex.stale)
 	if err != nil {
-		lp.attemptFailed(lc, err, upstream.Result{Outcome: upstream.ConnectFailure}, now)
+		lp.attemptFailed(lc, upstream.Failure{Err: err, Kind: upstream.Classify(err, true), Fresh: true}, now)
 		return
 	}
 	u.lc, ex.u = lc, u
@@ -425,7 +412,7 @@ func (lp *loop) upEvent(u *lupconn, events uint32, now int64) {
 			if err == nil {
 				err = os.NewSyscallError("connect", unix.Errno(soerr))
 			}
-			lp.attemptFailed(lc, err, upstream.Result{Outcome: upstream.ConnectFailure}, now)
+			lp.attemptFailed(lc, upstream.Failure{Err: err, Kind: upstream.Classify(err, true), Fresh: true}, now)
 			return
 		}
 		lp.upSend(lc, now)
@@ -494,31 +481,20 @@ func (lp *loop) upRelay(lc *lconn, now int64) {
 			return
 		}
 		if err != nil {
-			lp.attemptFailed(lc, err, upstream.Result{Outcome: upstream.Reset}, now)
+			lp.attemptFailed(lc, upstream.Failure{Err: err, Kind: upstream.Broken, Written: true, Read: true, Fresh: u.fresh}, now)
 			return
 		}
-		if s := u.resp.Status; s >= firstRetryStatus {
-			// A 5xx may be retried: the policy decides before
-			// anything of it reaches the client.
-			res := upstream.StatusResult(s)
-			t := ex.target
-			ex.up.LoopDone(t, res)
-			ex.target = nil
-			if d, backoff := ex.up.LoopRetry(&lc.c.req, &ex.rs, t, res, true); d == upstream.Retry &&
-				(ex.to.Total <= 0 || now+int64(backoff) < ex.start+int64(ex.to.Total)) {
-				u.lc, ex.u = nil, nil
-				lp.closeUp(u)
-				ex.sent, ex.last, ex.lastT = true, errRetriedStatus, t
-				ex.backoff, ex.tryDL = true, 0
-				ex.dl = now + int64(backoff)
-				lp.noteDeadline(ex.dl)
-				return
-			}
+		// The driver decides on a status the policy may retry before
+		// anything of the response reaches the client.
+		if ex.a.Head(u.resp.Status, func() time.Duration { return time.Duration(now) }) == upstream.StepRetry {
+			u.lc, ex.u = nil, nil
+			lp.closeUp(u) // the response is dropped
+			lp.backoffWait(lc, now)
+			return
 		}
 		ex.gotHead = true
-		ex.status = u.resp.Status
-		if c := lc.c; c.lst != nil && ex.target != nil {
-			ex.target.ObserveLatency(c.shard, time.Duration(now-ex.attemptAt))
+		if c := lc.c; c.lst != nil {
+			ex.a.Target().ObserveLatency(c.shard, time.Duration(now-ex.attemptAt))
 		}
 		// The request is sent: its buffer is free.
 		u.out = ex.up.WriteResponseHead(w, &u.resp, u.out[:0], ex.isHead)
@@ -636,23 +612,13 @@ func (lp *loop) upFailed(lc *lconn, err error, now int64) {
 	u := ex.u
 	w := &lc.c.resp
 	if !ex.gotHead {
-		if u != nil && upstream.ResendStale(!u.fresh, u.w > 0, retryableUp(err), ex.up.MayResend(&lc.c.req, u.wpos > 0)) {
-			// The upstream closed an idle connection: a new one,
-			// as the goroutine proxy does.
-			ex.stale = true
-			u.lc, ex.u = nil, nil
-			lp.closeUp(u)
-			lp.upBegin(lc, now)
-			return
+		f := upstream.Failure{Err: err, Fresh: true}
+		connecting := false
+		if u != nil {
+			f.Written, f.Read, f.Fresh, connecting = u.wpos > 0, u.w > 0, u.fresh, u.connecting
 		}
-		res := upstream.Result{Outcome: upstream.Reset}
-		switch {
-		case u != nil && u.connecting:
-			res.Outcome = upstream.ConnectFailure
-		case err == errUpTimeout:
-			res.Outcome = upstream.Timeout
-		}
-		lp.attemptFailed(lc, err, res, now)
+		f.Kind = upstream.Classify(err, connecting)
+		lp.attemptFailed(lc, f, now)
 		return
 	}
 	if u.resp.Body == phttp.BodyUntilClose && err == io.EOF {
@@ -663,17 +629,13 @@ func (lp *loop) upFailed(lc *lconn, err error, now int64) {
 	lp.exDone(lc, false, now)
 }
 
-func retryableUp(err error) bool {
-	return err == io.EOF || errors.Is(err, unix.ECONNRESET) || errors.Is(err, unix.EPIPE)
-}
-
 // exTimeout ends an exchange whose deadline passed.
 func (lp *loop) exTimeout(lc *lconn, now int64) {
 	lc.ex.dl = 0
 	if lc.ex.queued {
-		lp.unqueue(lc)
-		lc.ex.up.Unavailable(&lc.c.resp, upstream.ErrQueueTimeout)
-		lp.exDone(lc, false, now)
+		lc.ex.queued = false
+		lc.ex.a.QueueExpired()
+		lp.exAnswer(lc, now)
 		return
 	}
 	if lc.ex.backoff {
@@ -684,20 +646,12 @@ func (lp *loop) exTimeout(lc *lconn, now int64) {
 	lp.upFailed(lc, errUpTimeout, now)
 }
 
-// exRelease ends the exchange's attempt in flight (LoopDone) and its retry
-// bookkeeping: the response ended, or the client went away.
+// exRelease ends the exchange's attempt in flight and its retry
+// bookkeeping (the driver's Finish): the response ended, or the client
+// went away.
 func (lp *loop) exRelease(lc *lconn) {
-	ex := &lc.ex
 	lp.unqueue(lc)
-	if t := ex.target; t != nil {
-		res := upstream.Result{Outcome: upstream.Canceled}
-		if ex.gotHead {
-			res = upstream.StatusResult(ex.status)
-		}
-		ex.target = nil
-		ex.up.LoopDone(t, res)
-	}
-	ex.up.LoopFinish(&ex.rs)
+	lc.ex.a.Finish()
 }
 
 // exDone ends the exchange: the upstream connection goes back to its pool
@@ -827,14 +781,6 @@ func (lp *loop) closeIdle(pl *lpool) {
 	}
 	pl.idle = pl.idle[:0]
 }
-
-// errRetriedStatus: an upstream's 5xx response was retried and no
-// attempt followed (every target tried); the client gets a 502.
-var errRetriedStatus = errors.New("server: upstream answered with a retried status")
-
-// firstRetryStatus: responses below it are never retried (retry
-// conditions name 5xx statuses only), so they skip the decision.
-const firstRetryStatus = 500
 
 // closeUps closes every upstream connection (the loop ends).
 func (lp *loop) closeUps() {

@@ -162,6 +162,10 @@ func (w *tlsWire) Close() error {
 	return nil
 }
 
+// CloseWrite sends the FIN of a handed-off connection (a lingering
+// close, after crypto/tls's close_notify: halfClose).
+func (w *tlsWire) CloseWrite() error { return rawCloseWrite(w.raw) }
+
 func (w *tlsWire) SetDeadline(t time.Time) error {
 	if w.raw != nil {
 		return w.raw.SetDeadline(t)

@@ -166,7 +166,7 @@ func (s *Server) serveMessageWith(m Message, inl Inliner) (served bool) {
 // when the message was rejected before the handler ran.
 func (x *exchange) serve(data []byte) int {
 	head := &x.req.head
-	n, err := x.cfg.parser.ParseRequest(data, head)
+	n, err := x.req.parseHead(x.cfg.parser, data, &x.cfg.paths)
 	if err == phttp.ErrNeedMore {
 		return 400 // the message ended inside the head
 	}

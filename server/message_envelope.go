@@ -58,7 +58,7 @@ func (x *exchange) serveEnvelope(data []byte) int {
 		return status
 	}
 	head := &x.req.head
-	n, err := x.cfg.parser.ParseRequest(x.envHead, head)
+	n, err := x.req.parseHead(x.cfg.parser, x.envHead, &x.cfg.paths)
 	if err == phttp.ErrNeedMore {
 		return 400 // cannot happen: the head written is complete
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
+	"github.com/simdedge/simdedge/server/pathnorm"
 )
 
 // Default limits and timeouts. Unlike net/http and fasthttp, every timeout
@@ -107,6 +108,12 @@ type Options struct {
 	// AllowBareLF relaxes the parser (see parse/http.Options). Off by
 	// default: parsers that disagree on line ends are a smuggling vector.
 	AllowBareLF bool
+	// Paths is how request paths are normalised before the handler
+	// sees them (server/pathnorm; the zero value normalises: dot
+	// segments removed, unreserved escapes decoded, slashes merged).
+	// Server.SetPaths replaces it at run time; a listener may have its
+	// own (SetListenerPaths).
+	Paths pathnorm.Options
 	// LoopProxy lets the event-loop engine forward the requests of a
 	// Handler that implements LoopProxier itself, over non-blocking
 	// upstream connections in its epoll set, instead of handing their

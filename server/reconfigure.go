@@ -3,6 +3,7 @@ package server
 import (
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server/access"
+	"github.com/simdedge/simdedge/server/pathnorm"
 )
 
 // settings are the limits and timeouts a Server applies, with the parser
@@ -17,6 +18,8 @@ type settings struct {
 	parser   *phttp.Parser
 	// trusted are Options.TrustedProxies: reloadable like the limits.
 	trusted *access.Prefixes
+	// paths are Options.Paths: reloadable like the limits.
+	paths pathnorm.Options
 }
 
 func newSettings(o *Options) *settings {
@@ -24,6 +27,7 @@ func newSettings(o *Options) *settings {
 		Limits:   o.Limits,
 		Timeouts: o.Timeouts,
 		trusted:  o.TrustedProxies,
+		paths:    o.Paths,
 		parser: phttp.NewParser(phttp.Options{
 			MaxRequestLine: o.Limits.MaxRequestLine,
 			MaxHeaderBytes: o.Limits.MaxHeaderBytes,
@@ -48,6 +52,7 @@ func (s *Server) Reconfigure(l Limits, t Timeouts) {
 	o := s.opts
 	o.Limits, o.Timeouts = l, t
 	o.TrustedProxies = s.settings().trusted
+	o.Paths = s.settings().paths
 	o.normalize()
 	s.cur.Store(newSettings(&o))
 }
@@ -57,6 +62,14 @@ func (s *Server) Reconfigure(l Limits, t Timeouts) {
 func (s *Server) SetTrustedProxies(p *access.Prefixes) {
 	n := *s.settings()
 	n.trusted = p
+	s.cur.Store(&n)
+}
+
+// SetPaths replaces Options.Paths for the connections accepted from then
+// on (like Reconfigure; open connections keep theirs).
+func (s *Server) SetPaths(o pathnorm.Options) {
+	n := *s.settings()
+	n.paths = o
 	s.cur.Store(&n)
 }
 

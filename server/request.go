@@ -64,6 +64,10 @@ type Request struct {
 	// target before a rewrite (nil: not rewritten).
 	edit       Edit
 	sentTarget []byte
+	// normBuf holds the normalised target when normalisation changed
+	// it, and sentRaw the target as sent (nil: unchanged); paths.go.
+	normBuf []byte
+	sentRaw []byte
 	// comp is the route's response compression (SetCompression,
 	// encode.go), cleared at the end like route.
 	comp Compressor
@@ -93,7 +97,7 @@ func (r *Request) end() {
 	// looks the route up (InlineHandler) before the request begins.
 	r.route = nil
 	r.edit.RespDrop, r.edit.RespAdd = nil, nil // likewise (edit.go)
-	r.sentTarget = nil
+	r.sentTarget, r.sentRaw = nil, nil
 	r.comp = nil
 	r.id.rid, r.id.upstream, r.id.target, r.id.done = nil, "", "", false
 	if cap(r.bodyBuf) > maxPooledBuf {
@@ -312,6 +316,11 @@ func (r *Request) Clone() *Request {
 		panic("server: clone of an accepted head failed to parse: " + err.Error())
 	}
 	n.raw = raw
+	if r.sentRaw != nil {
+		// The clone shows the normalised target, as r did (paths.go).
+		n.sentRaw = n.head.Target
+		n.head.Target = append([]byte(nil), r.normBuf...)
+	}
 	// The ID, upstream and target go with the clone (owned copies).
 	if r.id.rid != nil {
 		n.id.rid = append([]byte(nil), r.id.rid...)

@@ -50,6 +50,9 @@ type Server struct {
 	h2      h2Registry
 	active  sync.WaitGroup // connection and message goroutines, event loops
 	closing atomic.Bool
+
+	// lpaths are the listeners' own path normalisation (paths.go).
+	lpaths listenerPaths
 }
 
 // New returns a Server for o. It panics if o.Handler is nil, a programming
@@ -178,6 +181,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		c := newConn(s, st)
 		c.home, c.ip, c.ipHeld = sl, ip, counted
 		c.h2c, c.lkey = h2c, l
+		c.paths = s.pathsFor(l, c.cfg)
 		c.countOpen(lst)
 		if !s.addConn(c) {
 			st.Close()

@@ -228,6 +228,10 @@ func (p *prefixConn) Read(b []byte) (int, error) {
 	return p.Conn.Read(b)
 }
 
+// CloseWrite sends the socket's FIN (a lingering close, after crypto/tls's
+// close_notify: halfClose).
+func (p *prefixConn) CloseWrite() error { return rawCloseWrite(p.Conn) }
+
 // TLS reports whether the request arrived over TLS: X-Forwarded-Proto is
 // "https" for it. A type check on the connection's stream, no allocation.
 func (r *Request) TLS() bool {

@@ -64,12 +64,19 @@ func tlsHandler() Handler {
 // startTLS serves h with TLS from o on the test engine.
 func startTLS(t *testing.T, h Handler, o edgetls.Options) (*edgetls.Store, string) {
 	t.Helper()
+	return startTLSWith(t, h, Options{}, o)
+}
+
+// startTLSWith is startTLS with server options so.
+func startTLSWith(t *testing.T, h Handler, so Options, o edgetls.Options) (*edgetls.Store, string) {
+	t.Helper()
 	testenv.CheckGoroutines(t)
 	st, err := edgetls.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{Handler: h})
+	so.Handler = h
+	s := New(so)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -138,6 +138,18 @@ func (s *listenerSet) open(l config.Listener, id string, log *slog.Logger) error
 	return nil
 }
 
+// applyPaths gives each tcp listener its own path normalisation keys
+// (config.Config.ListenerPaths; nil: the top level's), for the
+// connections it accepts from now on.
+func (s *listenerSet) applyPaths(cfg *config.Config, srv *server.Server) {
+	byID := tcpAddrs(cfg)
+	for _, l := range s.tcp {
+		if cl, ok := byID[l.spec]; ok {
+			srv.SetListenerPaths(l.l, cfg.ListenerPaths(cl))
+		}
+	}
+}
+
 // serve serves every listener on its own goroutine; the channel receives
 // each one's result (server.ErrServerClosed after Shutdown).
 func (s *listenerSet) serve(srv *server.Server) <-chan error {

@@ -87,6 +87,11 @@ func (r *running) apply() error {
 	opts := cfg.ServerOptions()
 	r.srv.Reconfigure(opts.Limits, opts.Timeouts)
 	r.srv.SetTrustedProxies(opts.TrustedProxies)
+	// Path normalisation: the top level's and each tcp listener's keys
+	// apply to the connections accepted from now on.
+	r.srv.SetPaths(opts.Paths)
+	r.set.applyPaths(cfg, r.srv)
+	fresh.applyPaths(cfg, r.srv)
 	if err := r.set.applyTLS(cfg); err != nil {
 		// checkTLSReload loaded the same files a moment ago: only a file
 		// changed in between gets here, and that store keeps its old

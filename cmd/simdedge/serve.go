@@ -41,7 +41,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	cfg, err := loadConfig(*file)
 	if err != nil {
-		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		printConfigError(stderr, err)
 		return 1
 	}
 	if *listen != "" {
@@ -98,6 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if onListen != nil {
 		onListen(opened.addrs)
 	}
+	opened.applyPaths(cfg, srv)
 	served := opened.serve(srv)
 	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset}
 	for {
@@ -173,7 +174,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := loadConfig(*file)
 	if err != nil {
-		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		printConfigError(stderr, err)
 		return 1
 	}
 	// Build too, so that references a parse cannot see (handlers,

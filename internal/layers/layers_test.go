@@ -51,6 +51,7 @@ var rules = []rule{
 	{pkg: "server/ratelimit"},
 	{pkg: "server/access"},
 	{pkg: "server/rewrite"},
+	{pkg: "server/pathnorm"},
 	{pkg: "server/edgetls"},
 	{pkg: "server/edgeacme"},
 	{pkg: "server/upstream", may: []string{"server/metrics"}},
@@ -67,7 +68,7 @@ var rules = []rule{
 	// and messages.
 	{pkg: "server",
 		may: []string{"server/access", "server/accesslog", "server/internal/rbuf", "server/metrics",
-			"server/proxyproto", "server/trace", "server/upstream"},
+			"server/pathnorm", "server/proxyproto", "server/trace", "server/upstream"},
 		// Its internal tests use memnet; its examples, servertest.
 		tests: []string{"server/edgetls", "server/internal/enginetest", "server/internal/memnet", "server/servertest"}},
 
@@ -79,10 +80,10 @@ var rules = []rule{
 	{pkg: "server/files", may: []string{"server"},
 		tests: []string{"server/compress", "server/router", "server/internal/enginetest", "server/servertest"}},
 	{pkg: "server/router",
-		may:   []string{"server", "server/access", "server/metrics", "server/ratelimit", "server/rewrite"},
+		may:   []string{"server", "server/access", "server/metrics", "server/pathnorm", "server/ratelimit", "server/rewrite"},
 		tests: []string{"server/internal/enginetest", "server/servertest"}},
 	{pkg: "server/proxy",
-		may: []string{"server", "server/internal/rbuf", "server/proxyproto", "server/trace", "server/upstream"},
+		may: []string{"server", "server/internal/rbuf", "server/pathnorm", "server/proxyproto", "server/trace", "server/upstream"},
 		// The proxy's tests run it behind the router and its policies,
 		// as a configuration would.
 		tests: []string{"server/access", "server/accesslog", "server/compress", "server/edgetls",
@@ -90,8 +91,11 @@ var rules = []rule{
 			"server/rewrite", "server/router", "server/servertest"}},
 	{pkg: "server/config",
 		may: []string{"server", "server/access", "server/accesslog", "server/compress", "server/edgetls",
-			"server/files", "server/metrics", "server/proxy", "server/ratelimit", "server/rewrite",
-			"server/router", "server/upstream"}},
+			"server/files", "server/metrics", "server/pathnorm", "server/proxy", "server/ratelimit", "server/rewrite",
+			"server/router", "server/upstream", "server/config/internal/keyhook"}},
+	{pkg: "server/config/internal/keyhook"},
+	// The generator of the configuration reference, docs/config.md.
+	{pkg: "server/config/internal/gendoc", may: []string{"server/config", "server/config/internal/keyhook"}},
 
 	// The transports implement server's interfaces; cmd wires everything.
 	{pkg: "xdp/...", may: []string{"asm/...", "internal/...", "parse/...", "server/..."}},

@@ -12,6 +12,7 @@ import (
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/metrics"
+	"github.com/simdedge/simdedge/server/pathnorm"
 	"github.com/simdedge/simdedge/server/proxy"
 	"github.com/simdedge/simdedge/server/router"
 	"github.com/simdedge/simdedge/server/upstream"
@@ -69,6 +70,7 @@ func (c *Config) WithDefaults() *Config {
 		t.BodyMinRate = server.DefaultBodyMinRate
 	}
 	e.HTTP2 = c.HTTP2.withDefaults()
+	e.Paths = c.Paths.withDefaults()
 	var a Admin
 	if c.Admin != nil {
 		a = *c.Admin
@@ -128,6 +130,7 @@ func (c *Config) ServerOptions() server.Options {
 			TunnelIdle:     time.Duration(e.Timeouts.TunnelIdle),
 		},
 	}
+	o.Paths = c.Paths.Options(pathnorm.Options{})
 	c.observeOptions(&o)
 	return o
 }
@@ -328,6 +331,8 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			Match:   r.Match.router(),
 			Handler: h,
 			Policy:  r.policy(),
+			// normalize_path: false (config/paths.go).
+			PathAsSent: r.NormalizePath != nil && !*r.NormalizePath,
 		}
 		if o.Metrics != nil {
 			rt.Metrics = o.Metrics.Route(RouteMetricName(r.Name, i))

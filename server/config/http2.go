@@ -23,6 +23,8 @@ import (
 //	  initial_stream_window: 262144
 //	  conn_window: 1048576
 //	  max_resets: 200
+//	  max_continuations: 8
+//	  max_idle_frames: 1000
 //
 // h2 is on by default for TLS listeners, as in Caddy (nginx needs
 // `http2 on`): browsers reach an edge over HTTP/2, and ALPN lets a client
@@ -40,6 +42,8 @@ type HTTP2 struct {
 	InitialStreamWindow  int `yaml:"initial_stream_window"`
 	ConnWindow           int `yaml:"conn_window"`
 	MaxResets            int `yaml:"max_resets"`
+	MaxContinuations     int `yaml:"max_continuations"`
+	MaxIdleFrames        int `yaml:"max_idle_frames"`
 }
 
 // Bounds of the http2 keys (RFC 9113 §6.5.2, §6.9.1).
@@ -53,6 +57,10 @@ const (
 	// h2MinConnWindow is the protocol's initial connection window, which
 	// the server can only raise.
 	h2MinConnWindow = 65535
+	// h2MaxContinuations: a header block of MaxHeaderListSize in frames
+	// of the smallest size a client may choose (16 KiB) needs at most
+	// 1,025 for the largest list (16 MiB); more only helps a flood.
+	h2MaxContinuations = 1 << 10
 )
 
 func (d *decoder) http2(h *HTTP2) func(*yaml.Node, string) {
@@ -72,6 +80,8 @@ func (d *decoder) http2(h *HTTP2) func(*yaml.Node, string) {
 			"initial_stream_window":  bounded(&h.InitialStreamWindow, 1, h2MaxWindow),
 			"conn_window":            bounded(&h.ConnWindow, h2MinConnWindow, h2MaxWindow),
 			"max_resets":             bounded(&h.MaxResets, 1, h2MaxWindow),
+			"max_continuations":      bounded(&h.MaxContinuations, 1, h2MaxContinuations),
+			"max_idle_frames":        bounded(&h.MaxIdleFrames, 1, h2MaxWindow),
 		})
 	}
 }
@@ -85,6 +95,8 @@ func (h HTTP2) withDefaults() HTTP2 {
 		InitialStreamWindow:  o.InitialStreamWindow,
 		ConnWindow:           o.ConnWindow,
 		MaxResets:            o.MaxResets,
+		MaxContinuations:     o.MaxContinuations,
+		MaxIdleFrames:        o.MaxIdleFrames,
 	}
 }
 
@@ -96,6 +108,8 @@ func (h HTTP2) limits() server.HTTP2Limits {
 		InitialStreamWindow:  h.InitialStreamWindow,
 		ConnWindow:           h.ConnWindow,
 		MaxResets:            h.MaxResets,
+		MaxContinuations:     h.MaxContinuations,
+		MaxIdleFrames:        h.MaxIdleFrames,
 	}
 }
 

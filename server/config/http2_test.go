@@ -24,6 +24,7 @@ listeners:
 http2:
   max_concurrent_streams: 50
   initial_stream_window: 1048576
+  max_idle_frames: 5000
 routes:
   - respond: {status: 200}
 `))
@@ -31,7 +32,8 @@ routes:
 		t.Fatal(err)
 	}
 	o := cfg.ServerOptions().HTTP2
-	if o.MaxConcurrentStreams != 50 || o.InitialStreamWindow != 1<<20 || o.MaxFrameSize != server.DefaultH2MaxFrameSize || o.MaxResets != server.DefaultH2MaxResets {
+	if o.MaxConcurrentStreams != 50 || o.InitialStreamWindow != 1<<20 || o.MaxFrameSize != server.DefaultH2MaxFrameSize || o.MaxResets != server.DefaultH2MaxResets ||
+		o.MaxIdleFrames != 5000 || o.MaxContinuations != server.DefaultH2MaxContinuations {
 		t.Errorf("http2 options %+v", o)
 	}
 	ls := cfg.Listeners
@@ -44,7 +46,8 @@ routes:
 	if alpn := ls[2].TLS.Options().WithDefaults().ALPN; !slices.Equal(alpn, []string{"http/1.1"}) {
 		t.Errorf("http2: false alpn %v", alpn)
 	}
-	if d := cfg.WithDefaults(); d.Listeners[1].HTTP2 == nil || !*d.Listeners[1].HTTP2 || d.HTTP2.MaxHeaderListSize != server.DefaultH2MaxHeaderListSize {
+	if d := cfg.WithDefaults(); d.Listeners[1].HTTP2 == nil || !*d.Listeners[1].HTTP2 || d.HTTP2.MaxHeaderListSize != server.DefaultH2MaxHeaderListSize ||
+		d.HTTP2.MaxContinuations != server.DefaultH2MaxContinuations || d.HTTP2.MaxIdleFrames != 5000 {
 		t.Errorf("defaults: listener http2 %v, block %+v", d.Listeners[1].HTTP2, d.HTTP2)
 	}
 	for _, tc := range []struct{ yaml, want string }{
@@ -53,6 +56,9 @@ routes:
 		{"listeners: [{address: 127.0.0.1:0, http2: false, tls: {alpn: [h2], certificates: [{cert: a, key: b}]}}]", "tls.alpn lists h2"},
 		{"http2: {max_frame_size: 100}", "http2.max_frame_size"},
 		{"http2: {conn_window: 10}", "http2.conn_window"},
+		{"http2: {max_continuations: 0}", "http2.max_continuations"},
+		{"http2: {max_continuations: 100000}", "http2.max_continuations"},
+		{"http2: {max_idle_frames: -1}", "http2.max_idle_frames"},
 		{"http2: {bogus: 1}", "http2.bogus"},
 	} {
 		_, err := Parse([]byte(tc.yaml + "\nroutes: [{respond: {status: 200}}]\n"))

@@ -91,6 +91,9 @@ type Listener struct {
 	// HTTP2 offers h2 by ALPN on a TLS one (http2.go).
 	H2C   bool  `yaml:"h2c,omitempty"`
 	HTTP2 *bool `yaml:"http2,omitempty"`
+	// Paths: the listener's own path normalisation keys (paths.go; tcp
+	// listeners).
+	Paths `yaml:",inline"`
 	line  int
 }
 
@@ -141,7 +144,7 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 		l := Listener{line: e.Line}
 		path := fmt.Sprintf("%s[%d]", key, i)
 		h2keys := d.listenerHTTP2(&l)
-		d.fields(e, path, map[string]func(*yaml.Node, string){
+		fields := map[string]func(*yaml.Node, string){
 			"h2c":       h2keys["h2c"],
 			"http2":     h2keys["http2"],
 			"transport": d.str(&l.Transport),
@@ -183,7 +186,9 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 					"spin":         d.duration(&r.Spin),
 				})
 			},
-		})
+		}
+		d.pathKeys(&l.Paths, fields)
+		d.fields(e, path, fields)
 		l.validateHTTP2(d, &yaml.Node{Line: l.line}, path)
 		c.Listeners = append(c.Listeners, l)
 	}
@@ -213,6 +218,10 @@ func (c *Config) validateListeners(d *decoder) {
 		if (l.ProxyProtocol || len(l.Allow)+len(l.Deny) > 0) && l.Transport != TransportTCP {
 			d.fail(at, key, "proxy_protocol, allow and deny are for transport: tcp")
 		}
+		if l.Paths.set() && l.Transport != TransportTCP {
+			// xdp and rdma requests take the top level's keys.
+			d.fail(at, key, "normalize_path, merge_slashes and escaped_slashes are for transport: tcp")
+		}
 		if l.ProxyProtocol && l.RedirectToHTTPS {
 			d.fail(at, key+".proxy_protocol", "not supported with redirect_to_https")
 		}
@@ -231,14 +240,14 @@ func (c *Config) validateListeners(d *decoder) {
 		case l.Loops == 0:
 		case l.Loops < 0 || l.Loops > MaxLoops:
 			d.fail(at, key+".loops", fmt.Sprintf("must be 1-%d", MaxLoops))
-		case l.Loops > 1 && l.withDefaults(c.engine()).Engine != EngineLoop:
+		case l.Loops > 1 && l.withDefaults(c.engine()).Engine != EngineLoop && !d.failedWithin("engine"):
 			d.fail(at, key+".loops", "only for engine: loop")
 		}
 		c.validateTLS(d, at, key, l)
 		switch l.Transport {
 		case TransportTCP, TransportRDMA:
-			if !validListenAddr(l.Address) {
-				d.fail(at, key+".address", `must be "host:port"`)
+			if msg := listenAddrProblem(l.Address); msg != "" {
+				d.fail(at, key+".address", msg)
 			}
 			if r := l.RDMA; r != nil {
 				if r.Credits < 0 || r.Credits > 4096 {
@@ -406,12 +415,18 @@ func (l Listener) withDefaults(engine string) Listener {
 	return l
 }
 
-// validListenAddr accepts "host:port" with port 0 (any free port) too.
-func validListenAddr(a string) bool {
+// listenAddrProblem is what is wrong with listen address a ("" if
+// nothing): "host:port", port 0 (any free port) included.
+func listenAddrProblem(a string) string {
 	host, port, err := net.SplitHostPort(a)
 	if err != nil || port == "" || strings.ContainsAny(host, " /") {
-		return false
+		return `must be "host:port"`
 	}
-	p, err := strconv.Atoi(port)
-	return err == nil && p >= 0 && p <= 65535
+	if msg := portRangeProblem(port, minListenPort); msg != "" {
+		return msg
+	}
+	if _, err := strconv.Atoi(port); err != nil {
+		return `must be "host:port"`
+	}
+	return ""
 }

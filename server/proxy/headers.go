@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/simdedge/simdedge/internal/ascii"
@@ -312,8 +311,4 @@ func (p *Proxy) readBody(w *server.ResponseWriter, uc *upConn, timeout time.Dura
 		return nil
 	}
 	return err
-}
-
-func isConnReset(err error) bool {
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

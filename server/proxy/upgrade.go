@@ -174,7 +174,7 @@ func (p *Proxy) refuseUpgrade(w *server.ResponseWriter) {
 // both ways (server.ResponseWriter.Tunnel), then reports the attempt to
 // the policy: the target's in-flight count covers the tunnel's life, so
 // least_conn and max_conns_per_target see open WebSockets.
-func (p *Proxy) tunnel(w *server.ResponseWriter, pool *upstream.Pool, ut *upstream.Target, uc *upConn, t *target) {
+func (p *Proxy) tunnel(w *server.ResponseWriter, a *upstream.Attempt, uc *upConn, t *target) {
 	resp := &uc.resp
 	ok := resp.Upgrade != nil
 	if ok {
@@ -187,8 +187,8 @@ func (p *Proxy) tunnel(w *server.ResponseWriter, pool *upstream.Pool, ut *upstre
 		// that names none, or one the route does not allow, is not
 		// relayed.
 		uc.nc.Close()
-		pool.Done(ut, upstream.Result{Outcome: upstream.Response, Status: 502})
-		p.upstreamFailed(w, t, errUpgradeProtocol, false)
+		a.End(upstream.StatusResult(502))
+		p.upstreamFailed(w, t.ut, errUpgradeProtocol, false)
 		w.SetClose()
 		return
 	}
@@ -198,7 +198,7 @@ func (p *Proxy) tunnel(w *server.ResponseWriter, pool *upstream.Pool, ut *upstre
 		uc.nc.Close()
 	}
 	uc.r = uc.w
-	pool.Done(ut, upstream.StatusResult(101))
+	a.End(upstream.StatusResult(101))
 	p.log.Debug("tunnel closed", "upstream", p.up.opts.Name, "target", t.addr,
 		"to_upstream", st.ToPeer, "to_client", st.ToClient, "idle", st.Idle, "err", err)
 }

@@ -70,10 +70,10 @@ func withPolicy(rt *Route) (server.Handler, error) {
 		}
 		caps = caps || t.MaxCapture() >= 0
 	}
-	if rt.Policy == nil && !caps {
+	if rt.Policy == nil && !caps && !rt.PathAsSent {
 		return rt.Handler, nil
 	}
-	p := &policyHandler{h: rt.Handler, re: rt.Match.PathRegex, caps: caps}
+	p := &policyHandler{h: rt.Handler, re: rt.Match.PathRegex, caps: caps, asSent: rt.PathAsSent}
 	if rt.Policy != nil {
 		p.pol = *rt.Policy
 	}
@@ -96,6 +96,8 @@ type policyHandler struct {
 	pol  Policy
 	re   *regexp.Regexp
 	caps bool // take re's captures per request
+	// asSent: the route forwards the target as sent (Route.PathAsSent).
+	asSent bool
 	// inline serves the requests h's InlineHandler accepts; made once,
 	// so that answering one allocates nothing.
 	inline policyInline
@@ -169,6 +171,9 @@ func (p *policyHandler) LoopProxy(r *server.Request) server.LoopUpstream {
 // apply rewrites r's target and fields and expands the response's field
 // lines into r's Edit buffer.
 func (p *policyHandler) apply(r *server.Request) error {
+	if p.asSent {
+		r.SendAsSent()
+	}
 	ed := r.Edit()
 	buf := ed.Buf[:0]
 	t := r.Target()

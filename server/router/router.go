@@ -24,7 +24,9 @@ type Match struct {
 	// Path matches the path exactly; PathPrefix matches paths that start
 	// with it (byte-wise, as nginx's prefix locations: "/api" also matches
 	// "/apis"; write "/api/" to mean the directory). The path is the
-	// target's up to '?', as sent (not normalized).
+	// target's up to '?', after the server's path normalisation
+	// (server/pathnorm: dot segments removed, unreserved escapes decoded,
+	// slashes merged, unless configured otherwise).
 	Path       string
 	PathPrefix string
 	// Methods lists the accepted methods (case-sensitive, RFC 9110 §9.1).
@@ -49,6 +51,13 @@ type Route struct {
 	// Policy, if set, rewrites the request and its responses before
 	// Handler runs (policy.go).
 	Policy *Policy
+	// PathAsSent: the route is matched on the normalised path (the
+	// server normalises every target before routing, server/pathnorm),
+	// but its policy, handler and upstream get the target as the client
+	// sent it (server.Request.SendAsSent), for backends that need the
+	// exact bytes ("//", "%2f"). Captures of PathRegex then come from the
+	// path as sent.
+	PathAsSent bool
 }
 
 // Table routes requests: the first route whose Match accepts the request

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +110,149 @@ func TestConfigYAML(t *testing.T) {
 	y := configYAML(o, variant{engine: engineLoop}, "127.0.0.1:1", "127.0.0.1:2")
 	if !strings.Contains(y, "limits:\n  max_conns: 2000\n  max_conns_per_ip: 100\ntimeouts:\n  drain: 2s\n  body_min_rate: 100\n") {
 		t.Errorf("extra lines misplaced:\n%s", y)
+	}
+}
+
+// TestCustomYAML: the configurations of h2map, normalise and h2flood are
+// ones today's simdedge accepts, on every variant.
+func TestCustomYAML(t *testing.T) {
+	o := &options{maxConns: defaultMaxConns, dir: t.TempDir()}
+	cert, err := writeSelfSigned(o.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		variants []variant
+		backend  string
+		routes   string
+	}{
+		{withKinds(proxyVariants(engineNames), protoH2C, protoH2), "127.0.0.1:2", h2mapRoutes},
+		{withKinds(proxyVariants(engineNames), protoH1, protoH2C), "127.0.0.1:2", normaliseRoutes},
+		{withKinds(originVariants(engineNames), floodKinds...), "", floodRoutes},
+	} {
+		for _, v := range tc.variants {
+			l := listenerSpec{addr: "127.0.0.1:1"}
+			if v.kind == protoH2 {
+				l.tls = &cert
+			}
+			y := customYAML(o, v, []listenerSpec{l}, tc.backend, tc.routes)
+			c, err := config.Parse([]byte(y))
+			if err != nil {
+				t.Errorf("%+v: %v\n%s", v, err, y)
+				continue
+			}
+			if c.Engine != v.engine || len(c.Listeners) != 1 || c.Listeners[0].H2C == (l.tls != nil) || (c.ProxyOnLoop != nil) != (v.proxyOnLoop != "") {
+				t.Errorf("%+v: parsed %+v", v, c)
+			}
+		}
+	}
+	if n := len(withKinds(proxyVariants(engineNames), protoH2C, protoH2)); n != 6 {
+		t.Errorf("%d h2map variants, want 3 proxy setups × 2 protocols", n)
+	}
+	if n := len(withKinds(originVariants(engineNames), floodKinds...)); n != 6 {
+		t.Errorf("%d h2flood variants, want 2 engines × 3 frames", n)
+	}
+}
+
+func TestMappingDefect(t *testing.T) {
+	for _, tc := range []struct {
+		line, host, authority string
+		bad                   bool
+	}{
+		{"GET /pub HTTP/1.1", "public.example", "public.example", false},
+		{"GET /pub HTTP/1.1", "PUBLIC.example:8443", "public.example:8443", false},
+		{"OPTIONS * HTTP/1.1", "public.example", "public.example", false},
+		{"GET /pub HTTP/1.1", "admin.example", "public.example", true},
+		{"GET /admin/x /pub HTTP/1.1", "public.example", "public.example", true},
+		{"GET /pub/a\tb HTTP/1.1", "public.example", "public.example", true},
+		{"GET /pub/a#b HTTP/1.1", "public.example", "public.example", true},
+		{"GET /pub/caf\xe9 HTTP/1.1", "public.example", "public.example", true},
+		{"GET * HTTP/1.1", "public.example", "public.example", true},
+		{"GET /pub HTTP/1.1", "user@public.example", "user@public.example", true},
+		{`GET /pub HTTP/1.1`, `public.example\x`, `public.example\x`, true},
+		{"GET /pub HTTP/1.1", "public .example", "public .example", true},
+		// A fixed edge may forward the valid part of a bad :authority.
+		{"GET /pub HTTP/1.1", "public.example", "user@public.example", false},
+	} {
+		q := recorded{line: tc.line, hosts: []string{tc.host}}
+		if got := mappingDefect(q, tc.authority); (got != "") != tc.bad {
+			t.Errorf("mappingDefect(%q, Host %q, :authority %q) = %q, want bad=%v", tc.line, tc.host, tc.authority, got, tc.bad)
+		}
+	}
+	if d := mappingDefect(recorded{line: "GET /pub HTTP/1.1", hosts: []string{"a", "a"}}, "a"); d == "" {
+		t.Error("two Host fields not a defect")
+	}
+}
+
+func TestJudgeAdmin(t *testing.T) {
+	for line, want := range map[string]bool{
+		"GET /admin/x HTTP/1.1":              true,
+		"GET /pub/../admin/x HTTP/1.1":       true,
+		"GET //admin/x HTTP/1.1":             true,
+		"GET /%61dmin/x?q HTTP/1.1":          true,
+		"GET /pub/%2e%2E/admin/x HTTP/1.1":   true,
+		"GET /assets/../admin/x HTTP/1.1":    true,
+		"GET /admin HTTP/1.1":                true,
+		"GET /admin%2Fx HTTP/1.1":            false,
+		"GET /administrator HTTP/1.1":        false,
+		"GET /pub/x HTTP/1.1":                false,
+		"GET /pub/%252e%252e/admin HTTP/1.1": false,
+		"GET * HTTP/1.1":                     false,
+	} {
+		if got, detail := judgeAdmin(recorded{line: line}); got != want {
+			t.Errorf("judgeAdmin(%q) = %v (%s), want %v", line, got, detail, want)
+		}
+	}
+	if _, d := judgeAdmin(recorded{line: "GET /admin%2fx HTTP/1.1"}); !strings.Contains(d, "%2F is decoded") {
+		t.Errorf("judgeAdmin(/admin%%2fx) detail %q does not say %%2F", d)
+	}
+	if got := decodeUnreserved("/%61%2F%7e%2e%zz%4"); got != "/a%2F~.%zz%4" {
+		t.Errorf("decodeUnreserved = %q", got)
+	}
+}
+
+func TestTally(t *testing.T) {
+	var none tally
+	if res, _ := none.report("bad", "clean"); res != "bad: 0 of 0; refused: 0; answered by the edge: 0; clean: 0" {
+		t.Errorf("empty tally: %q", res)
+	}
+	var tl tally
+	bad := func(q recorded) (bool, string) { return q.line == "bad", q.line }
+	tl.add(controlForwarded, "control", []recorded{{line: "ok"}}, "200", bad)
+	tl.add(controlRefused, "control2", nil, "403", bad)
+	tl.add(attack, "a", []recorded{{line: "bad"}}, "200", bad)
+	tl.add(attack, "b", nil, "RST PROTOCOL_ERROR", bad)
+	tl.add(attack, "c", nil, "RST PROTOCOL_ERROR", bad)
+	tl.add(attack, "d", nil, "400", bad)
+	tl.add(attack, "e", []recorded{{line: "ok"}}, "200", bad)
+	tl.add(attack, "f", nil, "200", bad)
+	res, notes := tl.report("malformed", "clean")
+	if want := "malformed: 1 of 6; refused: 3 (RST PROTOCOL_ERROR ×2, 400 ×1); answered by the edge: 1 (200 ×1); clean: 1"; res != want {
+		t.Errorf("result %q\nwant   %q", res, want)
+	}
+	if want := "control: ok → 200; control2: 403; a: bad → 200; b: RST PROTOCOL_ERROR; c: RST PROTOCOL_ERROR; d: 400; e: ok → 200; f: 200"; notes != want {
+		t.Errorf("notes %q\nwant  %q", notes, want)
+	}
+	// Controls that end otherwise say so first.
+	var failed tally
+	failed.add(controlForwarded, "pub", nil, "RST PROTOCOL_ERROR", bad)
+	failed.add(controlRefused, "admin", []recorded{{line: "ok"}}, "200", bad)
+	failed.add(controlForwarded, "fine", []recorded{{line: "ok"}}, "200", bad)
+	failed.add(controlForwarded, "bad", []recorded{{line: "bad"}}, "200", bad)
+	if res, _ := failed.report("x", "y"); res != "control failed (pub, admin, bad): x: 0 of 0; refused: 0; answered by the edge: 0; y: 0" {
+		t.Errorf("failed controls: %q", res)
+	}
+}
+
+// TestParams: both modes set every bound and size (a zero would make a
+// scenario end at once and report it as a result).
+func TestParams(t *testing.T) {
+	for _, quick := range []bool{false, true} {
+		p := reflect.ValueOf(paramsFor(&options{quick: quick}))
+		for i := range p.NumField() {
+			if p.Field(i).IsZero() {
+				t.Errorf("quick=%v: params.%s is zero", quick, p.Type().Field(i).Name)
+			}
+		}
 	}
 }

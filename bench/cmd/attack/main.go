@@ -2,7 +2,11 @@
 // binary and prints a Markdown table: the server's memory under a flood of
 // requests that announce a body and never send it, a new client's latency
 // while one address holds every connection slot, a slow upload through the
-// proxy, bodies trickled a byte at a time, and slowloris headers.
+// proxy, bodies trickled a byte at a time, and slowloris headers. It also
+// repeats issue 27's: how HTTP/2 requests map onto the HTTP/1.1 ones a
+// backend receives (h2map), floods of empty HTTP/2 frames (h2flood), and
+// paths that a deny rule misses and a normalising backend resolves into the
+// denied prefix (normalise).
 //
 //	go run ./cmd/attack -bin /path/to/simdedge [-quick] [-scenarios flood,idle] [-out FILE]
 //
@@ -12,8 +16,10 @@
 // Every scenario starts its own simdedge processes (by PID, on loopback
 // ports, with configuration files of its own in a temporary directory) and
 // its own in-process backends, is bounded in time and in connections, and
-// stops exactly what it started. The suite takes about 2.5 minutes (-quick:
-// about 1.5).
+// stops exactly what it started. The scenarios observe outcomes (what the
+// backend received, when the server closed, its CPU), not verdicts, so
+// that one suite measures the builds before and after a fix. The suite
+// takes about 4 minutes (-quick: about 2).
 package main
 
 import (
@@ -60,6 +66,7 @@ func mainErr() int {
 	flag.StringVar(&o.limitsYAML, "limits", "", `extra "key: value" lines for limits, separated by ";" (e.g. "max_conns_per_ip: 100"), for builds that have the keys`)
 	flag.StringVar(&o.timeoutsYAML, "timeouts", "", `extra "key: value" lines for timeouts, separated by ";"`)
 	out := flag.String("out", "", "also write the report to this file")
+	flag.StringVar(&o.note, "note", "", "a line for the report's header (what else used the machine, say)")
 	flag.Parse()
 	if o.bin == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, errUsage)
@@ -105,7 +112,7 @@ func mainErr() int {
 	// its servers on the way out.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	start := time.Now()
+	start, load0 := time.Now(), loadAverage()
 	var rows []row
 	for _, s := range chosen {
 		fmt.Fprintf(os.Stderr, "attack: %s on %d setups...\n", s.name, len(s.variants))
@@ -114,7 +121,7 @@ func mainErr() int {
 			break
 		}
 	}
-	report := header(o, time.Since(start)) + formatTable(rows) + notes(o, chosen)
+	report := header(o, time.Since(start), load0, loadAverage()) + formatTable(rows) + notes(o, chosen)
 	fmt.Print(report)
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
@@ -162,7 +169,7 @@ func runScenario(ctx context.Context, o *options, s scenario) []row {
 
 // header names the binary, the machine and the settings the figures
 // depend on.
-func header(o *options, took time.Duration) string {
+func header(o *options, took time.Duration, load0, load1 string) string {
 	ver := "unknown"
 	if b, err := exec.Command(o.bin, "version").Output(); err == nil {
 		ver = strings.TrimSpace(string(b))
@@ -176,6 +183,12 @@ func header(o *options, took time.Duration) string {
 	fmt.Fprintf(&b, "# simdedge attack suite\n\n")
 	fmt.Fprintf(&b, "- binary: `%s` (%s)\n", o.bin, ver)
 	fmt.Fprintf(&b, "- run: %s, %s mode, %d CPUs, host %s, took %s\n", time.Now().UTC().Format(time.RFC3339), mode, runtime.NumCPU(), host, took.Round(time.Second))
+	// The machine may be shared: its load says how much of it the
+	// servers and the attackers had.
+	fmt.Fprintf(&b, "- load average (1 min): %s at the start, %s at the end\n", load0, load1)
+	if o.note != "" {
+		fmt.Fprintf(&b, "- note: %s\n", o.note)
+	}
 	fmt.Fprintf(&b, "- every server: limits.max_conns %d, timeouts.drain %s", o.maxConns, fmtSeconds(drainTimeout))
 	if o.limitsYAML != "" {
 		fmt.Fprintf(&b, ", limits `%s`", o.limitsYAML)
@@ -187,6 +200,16 @@ func header(o *options, took time.Duration) string {
 	return b.String()
 }
 
+// loadAverage is the 1-minute load average from /proc/loadavg, "?" if
+// unreadable.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
 func notes(o *options, chosen []scenario) string {
 	var b strings.Builder
 	b.WriteString("\nScenarios:\n")
@@ -196,7 +219,7 @@ func notes(o *options, chosen []scenario) string {
 	return b.String()
 }
 
-var scenarioNames = []string{"flood", "idle", "upload", "trickle", "slowloris"}
+var scenarioNames = []string{"flood", "idle", "upload", "trickle", "slowloris", "h2map", "h2flood", "normalise"}
 
 func scenarioByName(o *options, name string) (scenario, bool) {
 	origin := originVariants(o.engines)
@@ -222,6 +245,12 @@ func scenarioByName(o *options, name string) (scenario, bool) {
 		return scenario{name: name, variants: vs, parallel: true, run: runTrickle}, true
 	case "slowloris":
 		return scenario{name: name, variants: origin, parallel: true, run: runSlowloris}, true
+	case "h2map":
+		return scenario{name: name, variants: withKinds(proxy, protoH2C, protoH2), run: runH2Map}, true
+	case "h2flood":
+		return scenario{name: name, variants: withKinds(origin, floodKinds...), run: runH2Flood}, true
+	case "normalise":
+		return scenario{name: name, variants: withKinds(proxy, protoH1, protoH2C), run: runNormalise}, true
 	}
 	return scenario{}, false
 }
@@ -240,6 +269,14 @@ func scenarioDoc(o *options, name string) string {
 		return fmt.Sprintf("%d clients each announce a %d-byte body and send 1 byte every %s, to /echo or through the proxy; the time until the server answers or closes, or \"still open\" at %s; backend connections are the peak count of ESTABLISHED sockets on the backend's port", trickleClients, trickleContentLength, fmtSeconds(trickleEvery), fmtSeconds(p.trickleBound))
 	case "slowloris":
 		return fmt.Sprintf("%d clients send a request head 1 byte every %s and never end it: the time until the server answers or closes, or \"still open\" at %s", slowClients, fmtSeconds(slowEvery), fmtSeconds(p.slowBound))
+	case "h2map":
+		return fmt.Sprintf("HTTP/2 requests (h2c, or h2 over TLS), one connection each, proxied to an in-process HTTP/1.1 backend that records each request head as received; a `match.host: %s` route denies every client. %d cases: `host: %s` beside `:authority: %s`; `:method: GET /admin/x` with `:path: /pub`; `:path` with SP, HTAB, `#`, a byte 0xE9; `GET *`; `:authority` with userinfo, `/`, `?`, `#`, `\\`, SP. Malformed at the backend: a request line that is not `token SP origin-form SP HTTP/1.x` (or `*` for another method than OPTIONS), not one Host, a Host that is not a host[:port], or one that differs from a valid :authority; refused: the backend got nothing, and the client saw an error status, RST_STREAM or GOAWAY (code), or the connection closed; answered by the edge: the backend got nothing and the edge answered with a status below 400; the control (a plain GET /pub, which should reach the backend) is noted, not counted, and the result begins \"control failed\" if it did not",
+			adminHost, len(h2mapCases)-1, adminHost, publicHost)
+	case "h2flood":
+		return fmt.Sprintf("one h2c connection to an origin writes, in batches of %d, as fast as it can for at most %s: empty CONTINUATION frames after a HEADERS without END_HEADERS; empty DATA frames on an open POST %s stream; WINDOW_UPDATE +1 on stream 0. Frames sent before the server closed (or \"still open\"), the time to the close, the GOAWAY code, and the server's CPU time (utime+stime of /proc/PID/stat) over the flood; the attacker shares the machine's CPUs with the server",
+			floodBatch, fmtSeconds(p.h2floodBound), echoPath)
+	case "normalise":
+		return "a route on `/admin/` denies every client, a route `path_regex: ^/static/(.*)$` rewrites to `/assets/{1}`, the rest is proxied; each path over HTTP/1.1 or h2c, one connection each, to an in-process backend that records the request line. Into /admin/: the target the backend got, its percent-encoded unreserved characters decoded and `path.Clean`ed (as a normalising backend such as nginx resolves it), is in /admin/; routed elsewhere: the backend got a path outside it; refused: the backend got nothing and the client saw an error status, a reset or a close; answered by the edge: nothing reached the backend and the status was below 400. `/admin/x` (to be refused) and `/pub/x` (to be forwarded) are controls, noted and not counted; the result begins \"control failed\" if one ended otherwise"
 	}
 	return ""
 }

@@ -18,6 +18,8 @@ type options struct {
 	limitsYAML   string
 	timeoutsYAML string
 	dir          string
+	// note is the operator's line for the report's header.
+	note string
 }
 
 const (
@@ -46,6 +48,10 @@ type variant struct {
 	proxyOnLoop string
 	// path is the trickle's target (echoPath or proxyPath).
 	path string
+	// kind names what else a row varies, for the scenarios that vary
+	// more (the protocol of h2map and normalise rows, the frame of
+	// h2flood rows); the table prints it after the scenario.
+	kind string
 }
 
 func originVariants(engines []string) []variant {
@@ -75,6 +81,8 @@ type params struct {
 	uploadSize   int
 	trickleBound time.Duration
 	slowBound    time.Duration
+	// h2floodBound is how long an h2flood connection sends at most.
+	h2floodBound time.Duration
 }
 
 func paramsFor(o *options) params {
@@ -85,6 +93,7 @@ func paramsFor(o *options) params {
 			uploadSize:   quickUploadSize,
 			trickleBound: 30 * time.Second,
 			slowBound:    20 * time.Second,
+			h2floodBound: 3 * time.Second,
 		}
 	}
 	return params{
@@ -93,6 +102,7 @@ func paramsFor(o *options) params {
 		uploadSize:   uploadSize,
 		trickleBound: 60 * time.Second,
 		slowBound:    30 * time.Second,
+		h2floodBound: 10 * time.Second,
 	}
 }
 
@@ -100,17 +110,36 @@ func paramsFor(o *options) params {
 // simdedge knows, plus the operator's extra lines.
 func configYAML(o *options, v variant, listen, backend string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "listen: %q\nengine: %s\n", listen, v.engine)
-	if v.proxyOnLoop != "" {
-		fmt.Fprintf(&b, "proxy_on_loop: %s\n", v.proxyOnLoop)
-	}
-	fmt.Fprintf(&b, "limits:\n  max_conns: %d\n", o.maxConns)
-	writeExtra(&b, o.limitsYAML)
-	fmt.Fprintf(&b, "timeouts:\n  drain: %s\n", drainTimeout)
-	writeExtra(&b, o.timeoutsYAML)
+	fmt.Fprintf(&b, "listen: %q\n", listen)
+	writeServerKeys(&b, o, v)
 	fmt.Fprintf(&b, "upstreams:\n  - name: backend\n    targets: [%q]\n", backend)
 	fmt.Fprintf(&b, "routes:\n  - match: {path_prefix: %s}\n    echo: {}\n  - match: {path_prefix: /up/}\n    proxy: {upstream: backend}\n", echoPath)
 	return b.String()
+}
+
+// writeServerKeys writes the keys every configuration of the suite has:
+// the variant's engine and proxy path, the limits and the timeouts.
+func writeServerKeys(b *strings.Builder, o *options, v variant) {
+	fmt.Fprintf(b, "engine: %s\n", v.engine)
+	if v.proxyOnLoop != "" {
+		fmt.Fprintf(b, "proxy_on_loop: %s\n", v.proxyOnLoop)
+	}
+	fmt.Fprintf(b, "limits:\n  max_conns: %d\n", o.maxConns)
+	writeExtra(b, o.limitsYAML)
+	fmt.Fprintf(b, "timeouts:\n  drain: %s\n", drainTimeout)
+	writeExtra(b, o.timeoutsYAML)
+}
+
+// withKinds is every variant of vs with every kind.
+func withKinds(vs []variant, kinds ...string) []variant {
+	var out []variant
+	for _, v := range vs {
+		for _, k := range kinds {
+			v.kind = k
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // writeExtra writes "k: v;k: v" as indented mapping lines.

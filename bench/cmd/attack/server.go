@@ -30,7 +30,8 @@ var errStart = errors.New("attack: simdedge did not start")
 // one directory.
 var serverSeq atomic.Int64
 
-// server is one simdedge process this suite started, and its backend.
+// server is one simdedge process this suite started, and the backend
+// startServer started for it (nil for launch's servers).
 type server struct {
 	cmd     *exec.Cmd
 	addr    string
@@ -54,16 +55,27 @@ func startServer(ctx context.Context, o *options, v variant) (*server, error) {
 		return nil, err
 	}
 	addr := net.JoinHostPort(loopback, port)
+	s, err := launch(ctx, o, configYAML(o, v, addr, be.addr), addr)
+	if err != nil {
+		be.close()
+		return nil, err
+	}
+	s.backend = be
+	return s, nil
+}
+
+// launch starts a simdedge process on the configuration cfgYAML and waits
+// until it accepts connections on every one of addrs (the listeners the
+// configuration names); s.addr is the first. The caller owns any backend.
+func launch(ctx context.Context, o *options, cfgYAML string, addrs ...string) (*server, error) {
 	n := serverSeq.Add(1)
 	cfg := filepath.Join(o.dir, fmt.Sprintf("server-%d.yaml", n))
-	if err := os.WriteFile(cfg, []byte(configYAML(o, v, addr, be.addr)), 0o644); err != nil {
-		be.close()
+	if err := os.WriteFile(cfg, []byte(cfgYAML), 0o644); err != nil {
 		return nil, err
 	}
 	logPath := filepath.Join(o.dir, fmt.Sprintf("server-%d.log", n))
 	logf, err := os.Create(logPath)
 	if err != nil {
-		be.close()
 		return nil, err
 	}
 	// -config rather than a positional path: builds before issue 18
@@ -74,38 +86,40 @@ func startServer(ctx context.Context, o *options, v variant) (*server, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		be.close()
 		return nil, err
 	}
 	logf.Close()
-	s := &server{cmd: cmd, addr: addr, backend: be, logPath: logPath, exited: make(chan struct{})}
+	s := &server{cmd: cmd, addr: addrs[0], logPath: logPath, exited: make(chan struct{})}
 	go func() { cmd.Wait(); close(s.exited) }()
 	deadline := time.Now().Add(startTimeout)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return s, nil
-		}
-		select {
-		case <-s.exited:
-			s.stop()
-			return nil, fmt.Errorf("%w: exited: %s", errStart, s.logTail())
-		case <-ctx.Done():
-			s.stop()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("%w in %s: %s", errStart, startTimeout, s.logTail())
+	for _, addr := range addrs {
+		for {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-s.exited:
+				s.stop()
+				return nil, fmt.Errorf("%w: exited: %s", errStart, s.logTail())
+			case <-ctx.Done():
+				s.stop()
+				return nil, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				s.stop()
+				return nil, fmt.Errorf("%w in %s: %s", errStart, startTimeout, s.logTail())
+			}
 		}
 	}
+	return s, nil
 }
 
 // stop sends SIGTERM to the process this suite started (by PID), kills it
 // if it has not exited after its drain and a grace period, and closes the
-// backend.
+// backend, if startServer started one.
 func (s *server) stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -114,7 +128,9 @@ func (s *server) stop() {
 		_ = s.cmd.Process.Kill()
 		<-s.exited
 	}
-	s.backend.close()
+	if s.backend != nil {
+		s.backend.close()
+	}
 }
 
 func (s *server) logTail() string {

@@ -34,6 +34,9 @@ func formatTable(rows []row) string {
 		if r.v.path != "" {
 			scen += " " + r.v.path
 		}
+		if r.v.kind != "" {
+			scen += " " + r.v.kind
+		}
 		writeRow(&b, []string{scen, r.v.engine, pol, r.result, r.notes})
 	}
 	return b.String()
