@@ -1,6 +1,9 @@
 package server
 
-import phttp "github.com/simdedge/simdedge/parse/http"
+import (
+	"github.com/simdedge/simdedge/internal/ascii"
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
 
 // Per-request state for a route's gate (router.Gate: allow/deny, rate
 // limit, basic and forward auth). The event loop may ask a route's
@@ -34,7 +37,7 @@ func (r *Request) SetHeader(name string, value []byte) {
 	hs := r.head.Headers
 	out := hs[:0]
 	for _, h := range hs {
-		if !eqFoldString(h.Name, name) {
+		if !ascii.EqualFold(h.Name, name) {
 			out = append(out, h)
 		}
 	}
@@ -42,25 +45,6 @@ func (r *Request) SetHeader(name string, value []byte) {
 		out = append(out, headerField(name, value))
 	}
 	r.head.Headers = out
-}
-
-func eqFoldString(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		x, y := b[i], s[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 func headerField(name string, value []byte) phttp.Header {
