@@ -1,6 +1,9 @@
 package server
 
-import phttp "github.com/simdedge/simdedge/parse/http"
+import (
+	"github.com/simdedge/simdedge/internal/ascii"
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
 
 // Edit is per-request memory for a route's policy (server/router's
 // rewrites): the bytes it made for this request (a rewritten target, field
@@ -106,7 +109,7 @@ func (w *ResponseWriter) applyEdit() {
 
 func (w *ResponseWriter) drops(name []byte) bool {
 	for _, d := range w.editDrop {
-		if equalFold(bytesView(name), d) {
+		if ascii.EqualFold(bytesView(name), d) {
 			return true
 		}
 	}

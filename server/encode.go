@@ -1,6 +1,10 @@
 package server
 
-import "io"
+import (
+	"io"
+
+	"github.com/simdedge/simdedge/internal/ascii"
+)
 
 // Response compression (issue 23). The policy (which codings, which media
 // types, the minimum length, the encoder pools) lives in server/compress;
@@ -253,19 +257,19 @@ func responseFields(hdr []byte) fieldFacts {
 			vstart++
 		}
 		vb := line[vstart:]
-		value := trimOWS(bytesView(vb))
+		value := ascii.TrimOWS(bytesView(vb))
 		switch {
-		case equalFold(name, "Content-Type"):
+		case ascii.EqualFold(name, "Content-Type"):
 			f.ctype = vb
-		case equalFold(name, "Content-Encoding"):
-			f.encoded = f.encoded || !equalFold(value, "identity")
-		case equalFold(name, "Content-Range"):
+		case ascii.EqualFold(name, "Content-Encoding"):
+			f.encoded = f.encoded || !ascii.EqualFold(value, "identity")
+		case ascii.EqualFold(name, "Content-Range"):
 			f.ranged = true
-		case equalFold(name, "Cache-Control"):
+		case ascii.EqualFold(name, "Cache-Control"):
 			f.noTransform = f.noTransform || containsToken(value, "no-transform")
-		case equalFold(name, "Vary"):
+		case ascii.EqualFold(name, "Vary"):
 			f.varyAE = f.varyAE || containsToken(value, "Accept-Encoding") || containsToken(value, "*")
-		case equalFold(name, "ETag"):
+		case ascii.EqualFold(name, "ETag"):
 			if len(value) > 0 && value[0] == '"' {
 				f.etag = at + vstart
 			}

@@ -1,6 +1,9 @@
 package server
 
-import phttp "github.com/simdedge/simdedge/parse/http"
+import (
+	"github.com/simdedge/simdedge/internal/ascii"
+	phttp "github.com/simdedge/simdedge/parse/http"
+)
 
 // SetHeader replaces every request field named name (ASCII
 // case-insensitive) with one field name: value, or removes them all when
@@ -13,7 +16,7 @@ func (r *Request) SetHeader(name string, value []byte) {
 	hs := r.head.Headers
 	out := hs[:0]
 	for _, h := range hs {
-		if !eqFoldString(h.Name, name) {
+		if !ascii.EqualFold(h.Name, name) {
 			out = append(out, h)
 		}
 	}
@@ -21,25 +24,6 @@ func (r *Request) SetHeader(name string, value []byte) {
 		out = append(out, headerField(name, value))
 	}
 	r.head.Headers = out
-}
-
-func eqFoldString(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		x, y := b[i], s[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 func headerField(name string, value []byte) phttp.Header {

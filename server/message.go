@@ -1,17 +1,12 @@
 package server
 
 import (
-	"errors"
 	"sync"
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server/accesslog"
 )
-
-// errReplyTooLarge is returned by the in-memory message transport when the
-// server sends a reply larger than its MaxReply.
-var errReplyTooLarge = errors.New("server: reply larger than the transport's maximum")
 
 // exchange is the state of one message request: the counterpart of conn
 // for message transports, pooled so a warm server allocates nothing.

@@ -195,7 +195,7 @@ func TestMessageObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(Options{Handler: idEcho, AccessLog: alog, RequestID: RequestIDOptions{Header: "X-Request-Id", Generate: true}})
-	l := NewMemMessageListener(0)
+	l := newMemMessages(0)
 	go s.ServeMessages(l)
 	defer s.Close()
 	replies, err := l.Exchange([]byte("GET /m HTTP/1.1\r\nHost: example\r\n\r\n"))

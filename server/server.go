@@ -50,6 +50,8 @@ type Server struct {
 	h2      h2Registry
 	active  sync.WaitGroup // connection and message goroutines, event loops
 	closing atomic.Bool
+	// draining: StartDrain was called (drain.go).
+	draining atomic.Bool
 
 	// lpaths are the listeners' own path normalisation (paths.go).
 	lpaths listenerPaths

@@ -67,6 +67,7 @@ func (w *ResponseWriter) Tunnel(protocol []byte, peer net.Conn, peerBuffered []b
 	if !ok || c.inLoop || w.committed || w.aborted {
 		return TunnelStats{}, ErrNoTunnel
 	}
+	c.stopWatch()
 	w.addHeader(bytesView(upgradeName), bytesView(protocol))
 	w.committed, w.status = true, 101
 	// The connection is the tunnel's from now on: nothing is written or

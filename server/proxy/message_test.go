@@ -15,19 +15,20 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/servertest"
 )
 
 // memTarget is the test double of a message target: a simdedge server
 // behind an in-memory message listener, whose replies it hands to the
 // proxy piece by piece as a real message transport would.
 type memTarget struct {
-	l      *server.MemMessageListener
+	l      *servertest.MessageListener
 	closed atomic.Int32
 }
 
 func newMemTarget(t *testing.T, max int, h server.Handler) *memTarget {
 	t.Helper()
-	l := server.NewMemMessageListener(max)
+	l := servertest.NewMessageListener(max)
 	s := server.New(server.Options{Handler: h})
 	go s.ServeMessages(l)
 	t.Cleanup(func() {

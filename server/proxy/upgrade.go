@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/upstream"
@@ -71,7 +72,7 @@ func (p *Proxy) upgradeOf(head *phttp.Request) upgradeVerdict {
 		switch {
 		case p.allowsUpgrade(name):
 			allowed = true
-		case !equalFoldBytes(name, []byte(h2cName)):
+		case !ascii.EqualFold(name, h2cName):
 			others = true
 		}
 	})
@@ -96,7 +97,7 @@ func (p *Proxy) upgradeOf(head *phttp.Request) upgradeVerdict {
 // "websocket" so).
 func (p *Proxy) allowsUpgrade(name []byte) bool {
 	for _, a := range p.upgrades {
-		if equalFoldBytes(name, []byte(a)) {
+		if ascii.EqualFold(name, a) {
 			return true
 		}
 	}
@@ -111,7 +112,7 @@ func eachProtocol(v []byte, f func(name []byte)) {
 		for i < len(v) && v[i] != ',' {
 			i++
 		}
-		item := trimOWS(v[:i])
+		item := ascii.TrimOWS(v[:i])
 		for j := range item {
 			if item[j] == '/' {
 				item = item[:j]
@@ -141,7 +142,7 @@ func (p *Proxy) appendUpgrade(b []byte, head *phttp.Request) []byte {
 		for i < len(v) && v[i] != ',' {
 			i++
 		}
-		item := trimOWS(v[:i])
+		item := ascii.TrimOWS(v[:i])
 		name := item
 		for j := range name {
 			if name[j] == '/' {

@@ -15,6 +15,7 @@ import (
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/proxy"
 	"github.com/simdedge/simdedge/server/rewrite"
+	"github.com/simdedge/simdedge/server/servertest"
 )
 
 // TestOneLookupPerRequest: the server looks a request's route up once
@@ -74,7 +75,7 @@ func TestOneLookupPerRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.EnableH2C(ln)
-		ml := server.NewMemMessageListener(1 << 16)
+		ml := servertest.NewMessageListener(1 << 16)
 		done := make(chan error, 2)
 		go func() { done <- s.ServeTCP(ln, testEngine) }()
 		go func() { done <- s.ServeMessages(ml) }()
