@@ -294,3 +294,27 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestDecisionLinks checks that the relative links of docs/decisions (to
+// one another, to bench/results and to the map) resolve.
+func TestDecisionLinks(t *testing.T) {
+	dir := filepath.Join(root(t), "docs", "decisions")
+	files, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("docs/decisions: %d files, %v", len(files), err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			if strings.Contains(m[1], "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(m[1]))); err != nil {
+				t.Errorf("%s links to %s, which does not exist", filepath.Base(f), m[1])
+			}
+		}
+	}
+}
