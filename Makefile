@@ -48,6 +48,20 @@ all: test
 run:
 	$(GO) run ./cmd/simdedge
 
+# build puts a stamped binary in bin/simdedge (BUILD_OUT): version (git
+# describe), commit and build time are linked in with -X, because the
+# build info Go records itself has no build time and no revision where
+# the environment sets -buildvcs=false. SOURCE_DATE_EPOCH, when set, is
+# the build time (reproducible builds).
+BUILD_OUT ?= bin/simdedge
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+BUILD_DATE ?= $(shell date -u $(if $(SOURCE_DATE_EPOCH),-d @$(SOURCE_DATE_EPOCH)) +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(BUILD_DATE)
+.PHONY: build
+build:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BUILD_OUT) ./cmd/simdedge
+
 # deps installs missing Debian packages (apt-get update only when something is
 # missing) and downloads every module the three modules need.
 deps:
@@ -118,7 +132,8 @@ build-checks:
 # tests use the committed object), the FlatBuffers envelope code (flatc,
 # from Debian's flatbuffers-compiler) and parse/url's UTS #46 tables (from
 # x/text, x/net/idna and Python's idna package, which the machine image
-# ships).
+# ships); go generate also writes the configuration reference and its JSON
+# Schema (docs/, from server/config/internal/gendoc).
 generate:
 	@command -v clang >/dev/null && command -v llvm-strip >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -133,7 +148,7 @@ generate:
 
 # generate-check regenerates every generated file in place and fails if the
 # result differs from what is committed.
-GENERATED := asm xdp/bpf parse/json/envelope/internal parse/url/idna_tables.go
+GENERATED := asm xdp/bpf parse/json/envelope/internal parse/url/idna_tables.go docs/config.md docs/simdedge.schema.json
 generate-check: generate
 	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run make generate and commit"; exit 1; }
 

@@ -116,6 +116,11 @@ type conn struct {
 	// file is a file body the event loop sends with sendfile(2) once
 	// out is written (sendfile.go, loopsendfile_linux.go).
 	file fileOut
+	// watch is the background read that watches the client while a
+	// handler runs (clientgone.go); hijacked: a handler took the stream
+	// (hijack.go), which the connection then leaves open.
+	watch    *clientWatch
+	hijacked bool
 	// inLoop: an event loop serves the connection (loop_linux.go). It
 	// writes out itself, without blocking, after a batch of requests, so
 	// flushOut only buffers.
@@ -163,6 +168,7 @@ func newConn(s *Server, st Stream) *conn {
 	c.r, c.w = 0, 0
 	c.readDL, c.writeDL, c.now, c.evBegin = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	c.broken, c.inLoop = false, false
+	c.watch, c.hijacked = nil, false
 	c.state.Store(stateActive)
 	c.req.srv = s
 	c.req.remote = st.RemoteAddr()
@@ -265,7 +271,10 @@ func (c *conn) serve() {
 		if p := recover(); p != nil {
 			c.srv.opts.Logger.Error("handler panic; connection closed", "panic", p, "remote", c.req.remote)
 		}
-		c.st.Close()
+		c.stopWatch()
+		if !c.hijacked {
+			c.st.Close()
+		}
 	}()
 	if !c.serveProxyHeader() { // PROXY listeners (listenpolicy.go)
 		return
@@ -419,7 +428,7 @@ func (c *conn) serveOne(n int) bool {
 	if rs, ok := c.st.(*redirectStream); ok { // redirect_to_https (redirect.go)
 		return c.serveWith(n, rs)
 	}
-	return c.serveWith(n, c.srv.opts.Handler)
+	return c.serveWith(n, c.srv.handlerFor(&c.req))
 }
 
 // serveWith is serveOne with the handler h: the event loop passes the one
@@ -430,6 +439,11 @@ func (c *conn) serveWith(n int, h Handler) bool {
 		return false
 	}
 	h.ServeEdge(&c.resp, &c.req)
+	c.stopWatch()
+	if c.hijacked {
+		c.endRequest(reqStart) // the stream is the handler's now
+		return false
+	}
 	if !c.req.body.done {
 		c.answerBodyFailure()
 		c.finishBody()
@@ -456,10 +470,7 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 	c.req.begin(c.rbuf[reqStart:c.r], c.r)
 	c.req.identify()
 	c.beginCount()
-	c.resp.begin(head, head.Close || s.closing.Load())
-	// A route policy that ran before the request began (the loop's
-	// proxy asks the router first) left its response edit (edit.go).
-	c.resp.SetHeaderEdit(c.req.edit.RespDrop, c.req.edit.RespAdd)
+	c.resp.begin(head, head.Close || s.closingConns())
 	c.resp.setRequestID(c.req.id.rid, s.opts.RequestID.Header)
 	return reqStart, true
 }
@@ -468,7 +479,7 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 // rbuf[reqStart] and reports whether the connection stays open.
 func (c *conn) endRequest(reqStart int) bool {
 	s := c.srv
-	if s.closing.Load() {
+	if s.closingConns() {
 		c.resp.closeConn = true
 	}
 	c.now = time.Now()

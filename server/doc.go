@@ -1,8 +1,8 @@
 // Package server is simdedge's serving core: connection loops over stream
-// and message transports, the handler API with zero-copy request views, and
-// an adapter for standard http.Handlers. The router (server/router), the
-// reverse proxy (server/proxy) and the YAML configuration (server/config)
-// build on it.
+// and message transports, and the handler API with zero-copy request views.
+// The router (server/router), the reverse proxy (server/proxy), the YAML
+// configuration (server/config) and the adapter for standard http.Handlers
+// (server/stdhttp) build on it.
 //
 // # Transports
 //
@@ -11,23 +11,25 @@
 //
 //   - StreamListener / Stream: a byte stream per connection. Kernel TCP
 //     (TCPListener over net.Listen), TCP on a userspace stack over AF_XDP
-//     (package xdp), and MemStreamListener for tests. HTTP/1.1 frames the
-//     messages: keep-alive, pipelining (responses in order, written in one
-//     Write per batch), Content-Length and chunked bodies,
+//     (package xdp), and servertest.StreamListener for tests. HTTP/1.1
+//     frames the messages: keep-alive, pipelining (responses in order,
+//     written in one Write per batch), Content-Length and chunked bodies,
 //     Expect: 100-continue.
 //   - MessageListener / Message: one request per message (RDMA send/recv,
 //     UDP datagrams in UMEM). The response goes back as one message, or a
-//     sequence of at most MaxReply bytes each. MemMessageListener is the
-//     in-memory implementation for tests.
+//     sequence of at most MaxReply bytes each. servertest.MessageListener
+//     is the in-memory implementation for tests.
 //
 // One goroutine serves each stream connection (ServeStream): Go's netpoller
 // makes that the natural model. Kernel TCP may instead be served by an
 // epoll event loop (ServeLoop, or ServeTCP with EngineLoop; Linux) that
 // reads, parses and answers requests in one pass on its own goroutine when
-// the handler says they never block (Inliner, Inline), forwards proxied
+// the request's plan runs without blocking (plan.go: a Router's route, its
+// steps and an action that is an Inliner, Inline), forwards proxied
 // requests itself over non-blocking upstream connections in its epoll set
-// when Options.LoopProxy is on and the handler is a LoopProxier, and hands
-// every other connection to the goroutine model with its buffered bytes.
+// when Options.LoopProxy is on and the plan's action is a LoopProxier, and
+// hands every other connection to the goroutine model with its buffered
+// bytes and its plan. Every engine looks a request's route up once.
 // Everything a connection reuses (read buffer, output buffer, Request,
 // ResponseWriter, JSON parser) lives in a pooled conn, so a warm keep-alive
 // connection serving a static response allocates nothing on either engine

@@ -1,6 +1,10 @@
 package server
 
-import "io"
+import (
+	"io"
+
+	"github.com/simdedge/simdedge/internal/ascii"
+)
 
 // Response compression (issue 23). The policy (which codings, which media
 // types, the minimum length, the encoder pools) lives in server/compress;
@@ -8,10 +12,9 @@ import "io"
 // echo, files, Go handlers, both proxy paths) writes its response through
 // one, on every engine: so compression is written once, below the engines.
 //
-// A route arms it with Request.SetCompression before its handler writes
-// (the router's wrapper, or its LoopProxy for the loop's proxy, which
-// writes the upstream's head and body through the connection's
-// ResponseWriter too). The ResponseWriter decides once per response, at
+// A route's plan arms it (Plan.Compress, plan.go) before its action writes
+// (the loop's own proxy writes the upstream's head and body through the
+// connection's ResponseWriter too). The ResponseWriter decides once per response, at
 // the first moment the decision can be made: when a length is declared and
 // the first body byte is written, when an undeclared body has reached the
 // minimum length, at Flush (an undeclared length is then taken as long
@@ -51,12 +54,15 @@ type BodyEncoder interface {
 	Release()
 }
 
-// SetCompression arms compression for r's response with c (nil: none).
-// It is cleared when the request ends.
-func (r *Request) SetCompression(c Compressor) { r.comp = c }
-
-// Compression is what SetCompression armed.
-func (r *Request) Compression() Compressor { return r.comp }
+// Compression is the response compression of r's route (its plan's
+// Compress; nil: none). An action may decide by it before the plan's steps
+// arm it (a files handler keeps large compressed files off the loop).
+func (r *Request) Compression() Compressor {
+	if r.plan == nil {
+		return nil
+	}
+	return r.plan.Compress
+}
 
 // Coding states of a ResponseWriter.
 const (
@@ -251,19 +257,19 @@ func responseFields(hdr []byte) fieldFacts {
 			vstart++
 		}
 		vb := line[vstart:]
-		value := trimOWS(bytesView(vb))
+		value := ascii.TrimOWS(bytesView(vb))
 		switch {
-		case equalFold(name, "Content-Type"):
+		case ascii.EqualFold(name, "Content-Type"):
 			f.ctype = vb
-		case equalFold(name, "Content-Encoding"):
-			f.encoded = f.encoded || !equalFold(value, "identity")
-		case equalFold(name, "Content-Range"):
+		case ascii.EqualFold(name, "Content-Encoding"):
+			f.encoded = f.encoded || !ascii.EqualFold(value, "identity")
+		case ascii.EqualFold(name, "Content-Range"):
 			f.ranged = true
-		case equalFold(name, "Cache-Control"):
+		case ascii.EqualFold(name, "Cache-Control"):
 			f.noTransform = f.noTransform || containsToken(value, "no-transform")
-		case equalFold(name, "Vary"):
+		case ascii.EqualFold(name, "Vary"):
 			f.varyAE = f.varyAE || containsToken(value, "Accept-Encoding") || containsToken(value, "*")
-		case equalFold(name, "ETag"):
+		case ascii.EqualFold(name, "ETag"):
 			if len(value) > 0 && value[0] == '"' {
 				f.etag = at + vstart
 			}

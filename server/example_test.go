@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/servertest"
 )
 
 // A handler over the in-memory message transport: the same handler serves
@@ -17,7 +18,7 @@ func Example() {
 		fmt.Fprintf(w, "hello %s\n", r.Target())
 	})
 	s := server.New(server.Options{Handler: h})
-	l := server.NewMemMessageListener(0)
+	l := servertest.NewMessageListener(0)
 	go s.ServeMessages(l)
 	defer s.Close()
 

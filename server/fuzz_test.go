@@ -95,16 +95,14 @@ func FuzzServeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	s := New(Options{Handler: echoBody, Limits: Limits{MaxBodyBytes: 1 << 10}})
-	l := NewMemMessageListener(32)
+	l := newMemMessages(32)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		m := &memMessage{l: l, data: append([]byte(nil), in...), released: make(chan struct{})}
+		m := l.NewMessage(append([]byte(nil), in...))
 		s.serveMessage(m)
-		select {
-		case <-m.released:
-		default:
+		if !m.Released() {
 			t.Fatal("message not released")
 		}
-		out := bytes.Join(m.replies, nil)
+		out := bytes.Join(m.Replies(), nil)
 		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(out)), nil)
 		if err != nil {
 			t.Fatalf("reply unreadable: %v\ninput %q\noutput %q", err, in, out)

@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -252,7 +253,7 @@ func h2ValidName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !isTchar(c) || 'A' <= c && c <= 'Z' {
+		if !ascii.IsTchar(c) || 'A' <= c && c <= 'Z' {
 			return false
 		}
 	}

@@ -180,17 +180,19 @@ func (hc *h2conn) openStream(s *h2stream) error {
 		hc.runInline(s, pathRefused{})
 		return nil
 	}
-	var h Handler
-	if end && hc.inl != nil {
-		h = hc.inl.InlineHandler(r)
-	}
-	if h != nil {
-		hc.runInline(s, h)
-		return nil
+	// The route is looked up once, here (plan.go): inline when the
+	// stream has no body and its plan runs without blocking, else on
+	// the stream's goroutine.
+	p := r.planFor(hc.srv.router)
+	if end {
+		if h := p.inline(r); h != nil {
+			hc.runInline(s, h)
+			return nil
+		}
 	}
 	hc.running++
 	hc.handlers.Add(1)
-	go hc.runStream(s, hc.srv.opts.Handler)
+	go hc.runStream(s, p)
 	return nil
 }
 
@@ -279,21 +281,6 @@ func (hc *h2conn) serveHandler(s *h2stream, h Handler) (ok bool) {
 	return true
 }
 
-// answerBodyError is answerBodyFailure for a stream: the request body
-// failed, so the status says why unless the handler chose a 4xx or has
-// committed.
-func answerBodyError(w *ResponseWriter, err error) {
-	if w.committed || w.status >= 400 && w.status < 500 {
-		return
-	}
-	status := StatusFor(err)
-	if !w.Reset() {
-		return
-	}
-	w.WriteHeader(status)
-	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
-}
-
 // handlerEnded records that s's handler returned; under mu. A stream the
 // client still sends a body on is reset with NO_ERROR once the response
 // is out (§8.1); its unread body is given back to the connection window.
@@ -374,6 +361,9 @@ func (hc *h2conn) closeStream(s *h2stream) {
 		s.onGone = nil
 	}
 	delete(hc.streams, s.id)
+	if !hc.draining && hc.c.srv.draining.Load() {
+		hc.drain() // opened during StartDrain: one stream, then GOAWAY
+	}
 	if len(hc.streams) == 0 {
 		hc.idleAt = time.Time{}
 		hc.idleAgain()

@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/simdedge/simdedge/internal/ascii"
 )
 
 // h2OutHigh is how many response bytes a stream's goroutine handler may
@@ -139,13 +141,13 @@ func h2EncodeLines(enc *hpack.Encoder, hdr []byte) {
 // the common ones (the HPACK encoder keeps the strings it indexes).
 func h2LowerName(b []byte) string {
 	for _, n := range h2CommonNames {
-		if len(n) == len(b) && equalFold(n, bytesView(b)) {
+		if len(n) == len(b) && ascii.EqualFold(n, bytesView(b)) {
 			return n
 		}
 	}
 	l := make([]byte, len(b))
 	for i, c := range b {
-		l[i] = lowerASCII(c)
+		l[i] = ascii.Lower(c)
 	}
 	return string(l)
 }

@@ -82,6 +82,6 @@ func (lp *loop) runWoken(now int64) {
 func (lp *loop) unqueue(lc *lconn) {
 	if ex := &lc.ex; ex.queued {
 		ex.queued = false
-		ex.up.LoopCancel(lc.qwait)
+		ex.a.CancelWait()
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
-// TLS on the event loop (ARCHITECTURE.md, "TLS"): crypto/tls driven by the
+// TLS on the event loop (docs/decisions/0024-loop-tls.md): crypto/tls driven by the
 // loop over the connection's buffers, so that TLS connections keep the
 // loop's reads, writes and io_uring batches.
 //
@@ -411,27 +411,17 @@ func (t *loopTLS) shake(nc net.Conn, o *TLSOptions) int {
 	}
 	bp := tlsInPool.Get().(*[]byte)
 	t.w.in = *bp
-	n, err := nc.Read(t.w.in[:sniffBytes])
-	if err != nil {
-		return metrics.TLSFailed
+	tc, outcome, _ := shakeTLS(nc, t.w.in, o.Config, func(n int) net.Conn {
+		// The wire replays the first bytes from its input buffer.
+		t.w.ir, t.w.iw, t.w.skip = 0, n, 0
+		t.w.raw = nc
+		return &t.w
+	})
+	if outcome == metrics.TLSOK {
+		t.tc = tc
+		nc.SetDeadline(time.Time{})
 	}
-	switch sniff(t.w.in[:n]) {
-	case sniffTLS:
-	case sniffHTTP:
-		answerPlainHTTP(nc)
-		return metrics.TLSPlainHTTP
-	default:
-		return metrics.TLSNotTLS
-	}
-	t.w.ir, t.w.iw, t.w.skip = 0, n, 0
-	t.w.raw = nc
-	t.tc = tls.Server(&t.w, o.Config)
-	if err := t.tc.Handshake(); err != nil {
-		lingerHandshake(nc, err) // so that the alert is read
-		return metrics.TLSFailed
-	}
-	nc.SetDeadline(time.Time{})
-	return metrics.TLSOK
+	return outcome
 }
 
 // tlsFailed gives back what a connection that never reached the loop held.

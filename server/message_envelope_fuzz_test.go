@@ -69,7 +69,7 @@ func FuzzServeEnvelope(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
 	s := envelopeFuzzServer()
-	l := NewMemMessageListener(64)
+	l := newMemMessages(64)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		// The handler's view of the message is compared with what Read
 		// makes of a copy: the server may not change the bytes.
@@ -106,7 +106,7 @@ func FuzzServeEnvelopeFields(f *testing.F) {
 		f.Add(p.Method, p.Target, p.Version, name, value, p.Body, len(p.Headers) > 0)
 	}
 	s := envelopeFuzzServer()
-	l := NewMemMessageListener(0)
+	l := newMemMessages(0)
 	b := envelope.NewBuilder(0)
 	f.Fuzz(func(t *testing.T, method, target []byte, version uint8, name, value, body []byte, host bool) {
 		p := envelope.Parts{Method: method, Target: target, Version: version, Body: body}

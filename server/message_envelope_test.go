@@ -13,11 +13,12 @@ import (
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/parse/json/envelope"
+	"github.com/simdedge/simdedge/server/internal/memnet"
 )
 
 // envMemMessage is the in-memory transport's message marked as a request
 // envelope, as rdma marks one with its envelope flag.
-type envMemMessage struct{ *memMessage }
+type envMemMessage struct{ *memnet.Message }
 
 func (envMemMessage) Envelope() bool { return true }
 
@@ -26,15 +27,10 @@ var _ EnvelopeMessage = envMemMessage{}
 // exchangeEnvelope serves data as an envelope message through the
 // in-memory message transport and returns the reply and whether the
 // message was released.
-func exchangeEnvelope(s *Server, l *MemMessageListener, data []byte) (out []byte, released bool) {
-	m := &memMessage{l: l, data: data, released: make(chan struct{})}
+func exchangeEnvelope(s *Server, l memMessages, data []byte) (out []byte, released bool) {
+	m := l.NewMessage(data)
 	s.serveMessage(envMemMessage{m})
-	select {
-	case <-m.released:
-		released = true
-	default:
-	}
-	return bytes.Join(m.replies, nil), released
+	return bytes.Join(m.Replies(), nil), m.Released()
 }
 
 // buildEnvelope returns a copy of the envelope of p.
@@ -105,7 +101,7 @@ func TestEnvelopeMessage(t *testing.T) {
 	var got seen
 	var data []byte
 	s := envelopeEcho(&got, &data, Limits{})
-	l := NewMemMessageListener(0)
+	l := newMemMessages(0)
 	for _, tc := range []struct {
 		name string
 		p    envelope.Parts
@@ -159,7 +155,7 @@ func TestEnvelopeMessageRejects(t *testing.T) {
 	var got seen
 	var data []byte
 	s := envelopeEcho(&got, &data, Limits{MaxBodyBytes: 64, MaxHeaders: 8, MaxHeaderBytes: 1024})
-	l := NewMemMessageListener(0)
+	l := newMemMessages(0)
 	get := func(f func(p *envelope.Parts)) []byte {
 		p := envelope.Parts{Method: []byte("GET"), Target: []byte("/"), Version: 11, Headers: hdrs("Host: x")}
 		f(&p)
@@ -236,9 +232,9 @@ func TestEnvelopeMessageRejects(t *testing.T) {
 	}
 	// The same bytes not marked as an envelope are HTTP/1.1: an envelope
 	// is not HTTP, and HTTP is not an envelope.
-	m := &memMessage{l: l, data: append([]byte(nil), valid...), released: make(chan struct{})}
+	m := l.NewMessage(append([]byte(nil), valid...))
 	s.serveMessage(m)
-	if st := statusOf(t, bytes.Join(m.replies, nil)); st != 400 {
+	if st := statusOf(t, bytes.Join(m.Replies(), nil)); st != 400 {
 		t.Errorf("an envelope not marked as one: status %d, want 400", st)
 	}
 }
@@ -254,7 +250,7 @@ type nopMessage struct {
 
 func (m *nopMessage) Data() []byte { return m.data }
 func (m *nopMessage) RemoteAddr() net.Addr {
-	return memAddr("nop")
+	return memnet.Addr("nop")
 }
 func (m *nopMessage) Reply(b []byte, more bool) error {
 	if m.replies == 0 {

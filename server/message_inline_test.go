@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// inlineMemListener makes a MemMessageListener an InlineMessageListener:
+// inlineMemListener makes a memMessages an InlineMessageListener:
 // its own goroutine (the "poller") receives every message and offers it
 // to the server's serve function before queueing it for Receive.
 type inlineMemListener struct {
-	*MemMessageListener
+	memMessages
 	serve    atomic.Pointer[func(Message) bool]
 	queue    chan Message
 	onPoller atomic.Bool // the poller is inside serve
@@ -28,7 +28,7 @@ type inlineMemListener struct {
 var _ InlineMessageListener = (*inlineMemListener)(nil)
 
 func newInlineMemListener() *inlineMemListener {
-	l := &inlineMemListener{MemMessageListener: NewMemMessageListener(0), queue: make(chan Message), served: make(chan bool, 64)}
+	l := &inlineMemListener{memMessages: newMemMessages(0), queue: make(chan Message), served: make(chan bool, 64)}
 	go l.poll()
 	return l
 }
@@ -45,7 +45,7 @@ func (l *inlineMemListener) SetInline(serve func(Message) bool) {
 
 func (l *inlineMemListener) poll() {
 	for {
-		m, err := l.MemMessageListener.Receive()
+		m, err := l.memMessages.Receive()
 		if err != nil {
 			return
 		}
@@ -67,7 +67,7 @@ func (l *inlineMemListener) poll() {
 		}
 		select {
 		case l.queue <- m:
-		case <-l.done:
+		case <-l.Done():
 			m.Release()
 			return
 		}
@@ -78,7 +78,7 @@ func (l *inlineMemListener) Receive() (Message, error) {
 	select {
 	case m := <-l.queue:
 		return m, nil
-	case <-l.done:
+	case <-l.Done():
 		return nil, net.ErrClosed
 	}
 }

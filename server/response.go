@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"golang.org/x/net/http2"
 )
@@ -153,20 +154,20 @@ func (w *ResponseWriter) AddHeaderBytes(name, value []byte) {
 }
 
 func (w *ResponseWriter) addHeader(name, value string) {
-	if w.committed || !validToken(name) || len(w.rid) > 0 && equalFold(name, w.ridName) {
+	if w.committed || !ascii.IsToken(name) || len(w.rid) > 0 && ascii.EqualFold(name, w.ridName) {
 		return
 	}
 	switch {
-	case equalFold(name, "Content-Length"):
+	case ascii.EqualFold(name, "Content-Length"):
 		if n, err := strconv.ParseInt(value, 10, 64); err == nil && n >= 0 {
 			w.clen = n
 		}
 		return
-	case equalFold(name, "Transfer-Encoding"):
+	case ascii.EqualFold(name, "Transfer-Encoding"):
 		return
-	case equalFold(name, "Date"):
+	case ascii.EqualFold(name, "Date"):
 		w.hasDate = true
-	case equalFold(name, "Connection"):
+	case ascii.EqualFold(name, "Connection"):
 		if containsToken(value, "close") {
 			w.closeConn = true
 		}
@@ -511,50 +512,6 @@ func appendErrorResponse(out []byte, status int) []byte {
 	return append(out, '\n')
 }
 
-// validToken reports whether s is an RFC 9110 §5.6.2 token (a field name).
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isTchar(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func isTchar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	switch c {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		if lowerASCII(a[i]) != lowerASCII(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
 // containsToken reports whether the comma-separated list v has token t
 // (ASCII case-insensitive), as in Connection: keep-alive, close.
 func containsToken(v, t string) bool {
@@ -563,8 +520,8 @@ func containsToken(v, t string) bool {
 		for i < len(v) && v[i] != ',' {
 			i++
 		}
-		item := trimOWS(v[:i])
-		if equalFold(item, t) {
+		item := ascii.TrimOWS(v[:i])
+		if ascii.EqualFold(item, t) {
 			return true
 		}
 		if i == len(v) {
@@ -573,14 +530,4 @@ func containsToken(v, t string) bool {
 		v = v[i+1:]
 	}
 	return false
-}
-
-func trimOWS(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
 }

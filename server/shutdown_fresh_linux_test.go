@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server/internal/memnet"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -93,7 +94,7 @@ func (l *lateListener) Accept() (Stream, error) {
 }
 
 func (l *lateListener) Close() error   { l.closed.Store(true); return nil }
-func (l *lateListener) Addr() net.Addr { return memAddr("late") }
+func (l *lateListener) Addr() net.Addr { return memnet.Addr("late") }
 
 // TestShutdownServesLateAccept: a connection that Accept returns after
 // Shutdown has begun is served, not closed: it has left the kernel's

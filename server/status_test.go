@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -75,7 +74,8 @@ func TestExpectAndFragmentStatusMessages(t *testing.T) {
 
 // TestChunkedTooLargeAnyHandler: a chunked body over MaxBodyBytes is
 // answered 413, and the connection closes, whether the handler reports
-// the error with another status, ignores it, or is a net/http handler.
+// the error with another status or ignores it (server/stdhttp's tests
+// hold a net/http handler to the same).
 func TestChunkedTooLargeAnyHandler(t *testing.T) {
 	handlers := map[string]Handler{
 		"answers 500": HandlerFunc(func(w *ResponseWriter, r *Request) {
@@ -88,11 +88,6 @@ func TestChunkedTooLargeAnyHandler(t *testing.T) {
 			r.BodyBytes()
 			w.WriteString("fine\n")
 		}),
-		"net/http": FromHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if _, err := io.ReadAll(r.Body); err != nil {
-				http.Error(w, "cannot read", http.StatusInternalServerError)
-			}
-		})),
 		"answers 413 itself": HandlerFunc(func(w *ResponseWriter, r *Request) {
 			_, err := r.BodyBytes()
 			if errors.Is(err, ErrBodyTooLarge) {
@@ -117,5 +112,30 @@ func TestChunkedTooLargeAnyHandler(t *testing.T) {
 			}
 			expectClosed(t, br)
 		})
+	}
+}
+
+// TestBodyTooLargeSameAnswerH2: over HTTP/2 a body over MaxBodyBytes gets
+// the answer HTTP/1.1 gives (413 with its text), although the handler
+// answered the read error with a 500 of its own.
+func TestBodyTooLargeSameAnswerH2(t *testing.T) {
+	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+		if _, err := io.ReadAll(r.Body()); err != nil {
+			w.WriteHeader(500)
+			w.WriteString("internal error\n")
+		}
+	})
+	_, addr := startH2C(t, h, Options{Limits: Limits{MaxBodyBytes: 10}})
+	// A reader of unknown length: the request goes without Content-Length,
+	// so the limit trips on the DATA frames.
+	body := io.MultiReader(strings.NewReader(strings.Repeat("x", 64)))
+	resp, err := h2cClient().Post("http://"+addr+"/", "text/plain", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.ProtoMajor != 2 || resp.StatusCode != 413 || string(b) != "Request Entity Too Large\n" {
+		t.Errorf("%s %d %q, want HTTP/2 413 %q", resp.Proto, resp.StatusCode, b, "Request Entity Too Large\n")
 	}
 }

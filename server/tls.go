@@ -39,7 +39,7 @@ var (
 // the handshake runs there, under its timeout, at the first read. On the
 // loop engine the handshake runs on a goroutine too, and the event loop
 // then drives crypto/tls over the connection's buffers (looptls_linux.go;
-// ARCHITECTURE.md, "TLS"), unless SIMDEDGE_LOOP_TLS=off serves the
+// docs/decisions/0024-loop-tls.md), unless SIMDEDGE_LOOP_TLS=off serves the
 // listener on goroutines as the goroutine engine does (kept to measure the
 // two designs against each other).
 func (s *Server) ServeTLS(l net.Listener, e Engine, o TLSOptions) error {
@@ -168,37 +168,49 @@ func fromUnixNano(n int64) time.Time {
 // so the next read sees it.
 func (t *tlsStream) handshake() error {
 	t.done = true
-	outcome := metrics.TLSFailed
-	defer func() { t.m.TLSHandshake(t.shard, outcome) }()
 	t.raw.SetDeadline(time.Now().Add(t.o.HandshakeTimeout))
 	var first [sniffBytes]byte
-	n, err := t.raw.Read(first[:])
+	tc, outcome, err := shakeTLS(t.raw, first[:], t.o.Config, func(n int) net.Conn {
+		return &prefixConn{Conn: t.raw, pre: first[:n]}
+	})
+	t.m.TLSHandshake(t.shard, outcome)
 	if err != nil {
 		t.err = err
 		return err
 	}
-	switch sniff(first[:n]) {
-	case sniffTLS:
-	case sniffHTTP:
-		outcome = metrics.TLSPlainHTTP
-		t.err = ErrPlainHTTPOnTLS
-		answerPlainHTTP(t.raw)
-		return t.err
-	default:
-		outcome = metrics.TLSNotTLS
-		t.err = ErrNotTLS
-		return t.err
-	}
-	t.tc = tls.Server(&prefixConn{Conn: t.raw, pre: first[:n]}, t.o.Config)
-	if err := t.tc.Handshake(); err != nil {
-		t.err = err
-		lingerHandshake(t.raw, err) // so that the alert is read
-		return err
-	}
-	outcome = metrics.TLSOK
+	t.tc = tc
 	t.raw.SetReadDeadline(fromUnixNano(t.readDL.Load()))
 	t.raw.SetWriteDeadline(fromUnixNano(t.writeDL.Load()))
 	return nil
+}
+
+// shakeTLS is the start of a TLS connection, the same on both engines
+// (tlsStream.handshake, loopTLS.shake): the first read into buf (at most
+// sniffBytes), the sniff, the plain-text answer to plain HTTP, the
+// handshake over wire(n), which must replay buf[:n] before reading raw
+// again, and the lingering close after a failed handshake so that the
+// client reads the alert. It returns the tls.Conn, the outcome to count
+// (metrics.TLSOK...) and, unless that is TLSOK, the error. raw's deadline
+// bounds it all.
+func shakeTLS(raw net.Conn, buf []byte, cfg *tls.Config, wire func(n int) net.Conn) (*tls.Conn, int, error) {
+	n, err := raw.Read(buf[:min(len(buf), sniffBytes)])
+	if err != nil {
+		return nil, metrics.TLSFailed, err
+	}
+	switch sniff(buf[:n]) {
+	case sniffTLS:
+	case sniffHTTP:
+		answerPlainHTTP(raw)
+		return nil, metrics.TLSPlainHTTP, ErrPlainHTTPOnTLS
+	default:
+		return nil, metrics.TLSNotTLS, ErrNotTLS
+	}
+	tc := tls.Server(wire(n), cfg)
+	if err := tc.Handshake(); err != nil {
+		lingerHandshake(raw, err) // so that the alert is read
+		return nil, metrics.TLSFailed, err
+	}
+	return tc, metrics.TLSOK, nil
 }
 
 // prefixConn replays the sniffed bytes before reading the socket again.

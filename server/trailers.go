@@ -1,5 +1,7 @@
 package server
 
+import "github.com/simdedge/simdedge/internal/ascii"
+
 // Trailer fields (RFC 9110 §6.5, RFC 9112 §7.1.2) on HTTP/1.1 responses.
 // A handler that may have trailers (a proxy relaying a chunked upstream
 // response) calls EnableTrailers before the head is sent; the response then
@@ -51,7 +53,7 @@ func (w *ResponseWriter) AddTrailer(name, value []byte) {
 		return
 	}
 	n := bytesView(name)
-	if !validToken(n) || forbiddenTrailer(n) {
+	if !ascii.IsToken(n) || forbiddenTrailer(n) {
 		return
 	}
 	w.trailers = append(w.trailers, name...)
@@ -77,7 +79,7 @@ var forbiddenTrailers = []string{"Content-Length", "Transfer-Encoding", "Connect
 
 func forbiddenTrailer(name string) bool {
 	for _, f := range forbiddenTrailers {
-		if equalFold(name, f) {
+		if ascii.EqualFold(name, f) {
 			return true
 		}
 	}

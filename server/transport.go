@@ -14,7 +14,7 @@ import (
 
 // StreamListener is a source of byte-stream connections: kernel TCP (see
 // TCPListener), TCP on a userspace stack (xdp), or an in-memory pipe in tests
-// (NewMemStreamListener). HTTP/1.1 frames the messages on the stream
+// (servertest.NewStreamListener). HTTP/1.1 frames the messages on the stream
 // (Content-Length, chunked), with keep-alive and pipelining.
 type StreamListener interface {
 	// Accept blocks until a connection arrives or the listener is closed.

@@ -5,20 +5,19 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/simdedge/simdedge/internal/testenv"
 )
 
-func serveMem(t *testing.T, h Handler, o Options) (*MemStreamListener, *MemMessageListener) {
+func serveMem(t *testing.T, h Handler, o Options) (memStreams, memMessages) {
 	t.Helper()
 	testenv.CheckGoroutines(t)
 	o.Handler = h
 	s := New(o)
-	sl := NewMemStreamListener()
-	ml := NewMemMessageListener(64)
+	sl := newMemStreams()
+	ml := newMemMessages(64)
 	done := make(chan error, 2)
 	go func() { done <- s.ServeStream(sl) }()
 	go func() { done <- s.ServeMessages(ml) }()
@@ -92,32 +91,6 @@ func TestOneHandlerBothTransports(t *testing.T) {
 		if resp.StatusCode != tc.status {
 			t.Errorf("%q: status %d, want %d", tc.req, resp.StatusCode, tc.status)
 		}
-	}
-}
-
-func TestStdHandlerAdapter(t *testing.T) {
-	std := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		w.Header().Set("X-Path", r.URL.Path)
-		w.Header().Set("X-Query", r.URL.Query().Get("q"))
-		w.Header().Set("X-Agent", r.Header.Get("User-Agent"))
-		w.WriteHeader(201)
-		w.Write([]byte(r.Method + " " + r.Host + " " + string(b)))
-	})
-	_, addr := startTCP(t, FromHTTP(std), Options{})
-	c := newClient()
-	closeIdle(t, c)
-	req, _ := http.NewRequest("PUT", "http://"+addr+"/p/a?q=1", strings.NewReader("body"))
-	req.Header.Set("User-Agent", "ua")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 201 || string(b) != "PUT "+addr+" body" ||
-		resp.Header.Get("X-Path") != "/p/a" || resp.Header.Get("X-Query") != "1" || resp.Header.Get("X-Agent") != "ua" {
-		t.Errorf("got %d %q %v", resp.StatusCode, b, resp.Header)
 	}
 }
 

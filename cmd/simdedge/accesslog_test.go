@@ -45,11 +45,11 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// runBinary starts `bin serve -config file` with stdout to out; cleanup
-// stops it by PID (SIGTERM, then SIGKILL after binWait).
-func runBinary(t *testing.T, bin, file string, stdout io.Writer) (*exec.Cmd, *syncBuffer, func()) {
+// runBinary starts `bin serve -config file [extra...]` with stdout to
+// out; cleanup stops it by PID (SIGTERM, then SIGKILL after binWait).
+func runBinary(t *testing.T, bin, file string, stdout io.Writer, extra ...string) (*exec.Cmd, *syncBuffer, func()) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "-config", file)
+	cmd := exec.Command(bin, append([]string{"serve", "-config", file}, extra...)...)
 	cmd.Stdout = stdout
 	return startCmd(t, cmd)
 }
@@ -222,7 +222,9 @@ routes:
 	}
 }
 
-// countJSONLines counts p's lines, failing on any that is not whole JSON.
+// countJSONLines counts p's lines, failing on any that is not whole JSON
+// or that comes before the line above it in time (the file keeps time
+// order: server/accesslog/writer.go).
 func countJSONLines(t *testing.T, p string) int {
 	t.Helper()
 	f, err := os.Open(p)
@@ -232,7 +234,7 @@ func countJSONLines(t *testing.T, p string) int {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
-	n := 0
+	n, inversions, prev := 0, 0, ""
 	for sc.Scan() {
 		var e map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
@@ -241,7 +243,16 @@ func countJSONLines(t *testing.T, p string) int {
 		if e["request_id"] == "" || e["status"] != 200.0 {
 			t.Fatalf("%s line %d: %s", p, n+1, sc.Bytes())
 		}
+		// Fixed-width UTC times compare as strings.
+		if tm, _ := e["time"].(string); tm < prev {
+			inversions++
+		} else {
+			prev = tm
+		}
 		n++
+	}
+	if inversions > 0 {
+		t.Errorf("%s: %d of %d lines come before a line above them in time", p, inversions, n)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)

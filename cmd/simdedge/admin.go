@@ -60,7 +60,7 @@ func newMetrics(cfg *config.Config) *metrics.Set {
 }
 
 // startAdmin opens the admin listener if the configuration has one.
-func startAdmin(cfg *config.Config, m *metrics.Set, alog *accesslog.Log, lv *live, log *slog.Logger) (*adminListener, error) {
+func startAdmin(cfg *config.Config, m *metrics.Set, alog *accesslog.Log, lv *live, reload func(context.Context) (string, error), log *slog.Logger) (*adminListener, error) {
 	if !cfg.Admin.Enabled() {
 		return nil, nil
 	}
@@ -79,6 +79,7 @@ func startAdmin(cfg *config.Config, m *metrics.Set, alog *accesslog.Log, lv *liv
 		Config:  func() ([]byte, error) { return lv.cfg.Load().WithDefaults().YAML() },
 		PProf:   cfg.Admin.PProfOn(),
 		Version: buildVersion(),
+		Reload:  reload,
 	})
 	ln, err := net.Listen("tcp", cfg.Admin.Address)
 	if err != nil {

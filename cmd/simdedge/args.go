@@ -54,12 +54,45 @@ func parseConfigArgs(fs *flag.FlagSet, args []string, file *string) error {
 	return nil
 }
 
-// argsFailed reports a command-line error with exit status 2. The
-// FlagSet has already printed its own errors (and its flags); the
-// positional-argument errors are printed here, with the usage text.
-func argsFailed(err error, stderr io.Writer) int {
-	if errors.Is(err, errExtraArgs) || errors.Is(err, errConflictConfig) {
-		fmt.Fprintf(stderr, "%v\n%s", err, usage)
+// usageError is a command-line mistake a subcommand finds after its flags
+// parsed (a missing or out-of-range flag): argsFailed prints it, then the
+// usage text, and exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return "simdedge " + e.msg }
+
+// newFlagSet returns a subcommand's flag set. Its usage text is printed
+// by argsFailed, not by the FlagSet: to stdout with status 0 when it was
+// asked for (-h, -help), to stderr with status 2 after a mistake. Before,
+// `serve -h` printed the flags to stderr and exited 2, as for an error.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr) // the FlagSet's own error line ("flag provided but not defined")
+	fs.Usage = func() {}
+	return fs
+}
+
+// argsFailed ends a subcommand whose arguments did not parse: -h prints
+// synopsis and flags to stdout and exits 0; anything else prints the
+// problem (the FlagSet has printed its own) and the same text to stderr,
+// with status 2.
+func argsFailed(err error, fs *flag.FlagSet, synopsis string, stdout, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout, fs, synopsis)
+		return 0
 	}
+	var ue usageError
+	if errors.Is(err, errExtraArgs) || errors.Is(err, errConflictConfig) || errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "%v\n", err)
+	}
+	printUsage(stderr, fs, synopsis)
 	return 2
+}
+
+func printUsage(w io.Writer, fs *flag.FlagSet, synopsis string) {
+	fmt.Fprint(w, synopsis)
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/simdedge/simdedge/asm"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/config"
 )
@@ -14,15 +15,36 @@ import (
 // demoBuiltin names the demo upstream in a configuration ("builtin: demo").
 const demoBuiltin = "demo"
 
-// demoHandler is the demo upstream: it says who it is and what it was
-// asked, so a user of /demo/ sees the proxy's forwarding fields.
+// demoHandler is the demo upstream: it says who it is and echoes what it
+// was asked (method, target and every header field as it arrived, names
+// in lower case as HTTP/2 writes them), so that a user of /demo/ sees the
+// proxy's forwarding fields and checks a route's request_headers edits
+// out of the box. It is text/plain with nosniff: a header value echoed
+// back is never read as markup.
 var demoHandler = server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
-	xff, _ := r.Header("X-Forwarded-For")
-	via, _ := r.Header("Via")
 	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, "hello from the simdedge demo upstream\nmethod: %s\ntarget: %s\nx-forwarded-for: %s\nvia: %s\n",
-		r.Method(), r.Target(), xff, via)
+	w.AddHeader("X-Content-Type-Options", "nosniff")
+	b := make([]byte, 0, demoBufSize)
+	b = append(b, "hello from the simdedge demo upstream\nmethod: "...)
+	b = append(b, r.Method()...)
+	b = append(b, "\ntarget: "...)
+	b = append(b, r.Target()...)
+	b = append(b, "\nheaders:\n"...)
+	for _, h := range r.Headers() {
+		b = append(b, "  "...)
+		n := len(b)
+		b = append(b, h.Name...)
+		asm.ToLowerInPlace(b[n:])
+		b = append(b, ": "...)
+		b = append(b, h.Value...)
+		b = append(b, '\n')
+	}
+	w.Write(b)
 })
+
+// demoBufSize is the demo answer's first buffer: a request of a dozen
+// fields fits.
+const demoBufSize = 1024
 
 // startBuiltins starts the builtin upstreams the configuration uses, each
 // on its own loopback port, and returns their targets.

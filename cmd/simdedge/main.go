@@ -3,12 +3,17 @@
 // Usage:
 //
 //	simdedge                                serve the built-in configuration on 127.0.0.1:8080
-//	simdedge serve [-config FILE | FILE] [-listen ADDR]
+//	simdedge serve [-config FILE | FILE] [-listen ADDR] [-pidfile FILE]
 //	                                        serve a configuration (SIGTERM/SIGINT drain, SIGHUP reloads FILE)
-//	simdedge check [-config FILE | FILE] [-redact]
+//	simdedge check [-config FILE | FILE] [-redact] [-q]
 //	                                        validate a configuration and print its effective form
-//	simdedge url                            parse URLs (JSON lines in, components out)
-//	simdedge version                        print the version, Go version and SIMD level
+//	simdedge reload -pidfile FILE [-config FILE]
+//	                                        reload a running server and report the outcome
+//	simdedge hash-password [PASSWORD]       print a bcrypt hash for basic_auth
+//	simdedge url [-base URL] [URL...]       parse URLs (arguments or lines of stdin; JSON out)
+//	simdedge version                        print the version, revision, build time, Go version and SIMD level
+//
+// Every subcommand prints its usage with -h.
 package main
 
 import (
@@ -17,26 +22,23 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"syscall"
-
-	"github.com/simdedge/simdedge/asm"
 )
-
-// version is set at link time (-ldflags "-X main.version=...") by release
-// builds; otherwise the module version from the build info is used.
-var version = ""
 
 const usage = `usage:
   simdedge                                 serve the built-in configuration (127.0.0.1:8080)
-  simdedge serve [-config FILE | FILE] [-listen ADDR]
+  simdedge serve [-config FILE | FILE] [-listen ADDR] [-pidfile FILE]
                                            serve FILE (default: the built-in configuration)
-  simdedge check [-config FILE | FILE] [-redact]
+  simdedge check [-config FILE | FILE] [-redact] [-q]
                                            validate FILE and print its effective form
-                                           (-redact: secrets hidden as in the admin /config)
-  simdedge url                             URLs as JSON lines on stdin
-  simdedge version
+  simdedge reload -pidfile FILE [-config FILE]
+                                           check FILE, reload the server of the pidfile,
+                                           and exit 0 only when the reload was applied
+  simdedge hash-password [PASSWORD]        a bcrypt hash for basic_auth (PASSWORD or stdin)
+  simdedge url [-base URL] [URL...]        parse URLs (arguments, or lines of stdin)
+  simdedge version                         version, revision and build time
+
+"simdedge COMMAND -h" describes a command and its flags.
 `
 
 func main() {
@@ -52,11 +54,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runServe(signalContext(), args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
+	case "reload":
+		return runReload(args[1:], stdout, stderr)
+	case "hash-password":
+		return runHashPassword(args[1:], os.Stdin, stdout, stderr)
 	case "url":
-		return runURL(os.Stdin, stdout, stderr)
+		return runURL(args[1:], os.Stdin, stdout, stderr)
 	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "simdedge %s %s %s/%s simd=%s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, asm.Active())
-		return 0
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -72,14 +77,4 @@ func signalContext() context.Context {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	go func() { <-ctx.Done(); stop() }()
 	return ctx
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/config"
@@ -19,20 +20,24 @@ import (
 // the tcp listeners.
 type running struct {
 	file string
-	// listen is the -listen flag, which overrides `listen` in every
-	// configuration the file gives, reloaded ones too.
+	// listen is the -listen flag, which overrides the tcp listener's
+	// address in every configuration the file gives, reloaded ones too
+	// (overrideListen).
 	listen   string
 	builtins map[string][]string
 	log      *slog.Logger
+	level    *slog.LevelVar // log.level, which a reload sets
 	srv      *server.Server
 	sw       *router.Switch
 	cfg      *config.Config
 	snap     *config.Snapshot
 	set      *listenerSet
 	metrics  *metrics.Set // nil without an admin listener
+	pid      *pidFile     // nil without -pidfile
 }
 
-// reload applies the file's configuration as a whole or not at all. It
+// reload applies the file's configuration as a whole or not at all, and
+// publishes the outcome (recordOutcome), which it also returns. It
 // refuses, naming the key, a change it cannot apply to a running server
 // (checkReloadable), and keeps the running configuration on any error;
 // "reloaded" is logged only once everything is applied. Order: build the
@@ -41,16 +46,28 @@ type running struct {
 // Connections are never dropped: those of a removed listener are served
 // to their end, and open connections keep the limits and timeouts they
 // were accepted under (new ones get the new values).
-func (r *running) reload() {
+func (r *running) reload() error {
+	var err error
 	if r.file == "" {
+		err = errBuiltinReload
 		r.log.Info("reload ignored: serving the built-in configuration")
-		return
-	}
-	if err := r.apply(); err != nil {
+	} else if err = r.apply(); err != nil {
 		r.log.Error("reload failed; keeping the running configuration", "err", err)
-		return
+	} else {
+		r.log.Info("reloaded", "config", r.file, "routes", len(r.cfg.Routes), "addr", r.set.addrs)
 	}
-	r.log.Info("reloaded", "config", r.file, "routes", len(r.cfg.Routes), "addr", r.set.addrs)
+	r.recordOutcome(err, false)
+	return err
+}
+
+// recordOutcome publishes a configuration load's outcome (the start's
+// when first): the reload metrics, and the status file `simdedge
+// reload` waits on.
+func (r *running) recordOutcome(err error, first bool) {
+	r.metrics.Reloads().Record(err == nil, time.Now())
+	if werr := r.pid.record(err, configSummary(r.cfg), first); werr != nil {
+		r.log.Warn("cannot write the pidfile's status file", "err", werr)
+	}
 }
 
 func (r *running) apply() error {
@@ -58,8 +75,8 @@ func (r *running) apply() error {
 	if err != nil {
 		return err
 	}
-	if r.listen != "" {
-		cfg.Listen = r.listen
+	if err := overrideListen(cfg, r.listen); err != nil {
+		return err
 	}
 	if err := checkReloadable(r.cfg, cfg); err != nil {
 		return err
@@ -99,6 +116,7 @@ func (r *running) apply() error {
 		r.log.Error("tls reload failed; that listener keeps its certificates", "err", err)
 	}
 	r.sw.Store(snap.Table)
+	r.level.Set(logLevel(cfg.WithDefaults().Log.Level))
 	// The new upstreams take over the targets they kept (and run the
 	// checks); closing the old snapshot drains the targets that left.
 	snap.Start(r.snap)
@@ -165,6 +183,9 @@ func checkReloadable(prev, next *config.Config) error {
 		return err
 	}
 	if err := checkObserveReloadable(prev, next); err != nil {
+		return err
+	}
+	if err := checkLogReloadable(prev, next); err != nil {
 		return err
 	}
 	pe, ne := prev.WithDefaults(), next.WithDefaults()

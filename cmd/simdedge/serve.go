@@ -4,23 +4,35 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/simdedge/simdedge/server"
-	"github.com/simdedge/simdedge/server/admin"
 	"github.com/simdedge/simdedge/server/config"
 	"github.com/simdedge/simdedge/server/router"
 )
 
 //go:embed default.yaml
 var defaultConfig []byte
+
+const serveSynopsis = `usage: simdedge serve [-config FILE | FILE] [-listen ADDR] [-pidfile FILE]
+
+Serves FILE (default: the built-in configuration, on 127.0.0.1:8080) until
+SIGTERM or SIGINT, then drains: /ready answers 503, listeners close, open
+requests finish within timeouts.drain. SIGHUP, ` + "`simdedge reload`" + ` and the
+admin POST /reload load FILE again; what cannot change without a restart is
+refused by name and the running configuration stays.
+
+-listen ADDR replaces the address of the configuration's tcp listener (the
+` + "`listen`" + ` key, or the one tcp entry of ` + "`listeners`" + `), keeping its other
+settings; it is an error when the configuration has several tcp listeners.
+With none (only xdp or rdma listeners), -listen adds a plain one.
+
+`
 
 // onListen, when set (by tests), receives the addresses the server listens
 // on, in configuration order, which matters with "-listen 127.0.0.1:0".
@@ -31,22 +43,35 @@ var onListen func(addrs []string)
 // upstreams, limits, timeouts and tcp listeners are applied together, or
 // the reload is refused by key and nothing changes.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.String("config", "", "YAML configuration file (default: the built-in configuration)")
-	listen := fs.String("listen", "", "address to listen on, overriding the configuration's")
+	fs := newFlagSet("serve", stderr)
+	file := fs.String("config", "", "YAML configuration `FILE` (default: the built-in configuration)")
+	listen := fs.String("listen", "", "serve on `ADDR` instead of the configuration's tcp listener (see above)")
+	pidPath := fs.String("pidfile", "", "write the process ID to `FILE`, and reload outcomes to FILE.status (both removed at exit)")
 	if err := parseConfigArgs(fs, args, file); err != nil {
-		return argsFailed(err, stderr)
+		return argsFailed(err, fs, serveSynopsis, stdout, stderr)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	// SIGHUP is caught from the start: its default action ends the
+	// process, and once the pidfile is written `simdedge reload` may send
+	// it at any time. One received during the start reloads after it.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	cfg, err := loadConfig(*file)
+	if err != nil {
+		printConfigError(stderr, err)
+		return 1
+	}
+	log, logLevel := newLogger(cfg, stderr) // logging.go
+	if err := overrideListen(cfg, *listen); err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
+	pid, err := openPIDFile(*pidPath, *file)
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
 	}
-	if *listen != "" {
-		cfg.Listen = *listen
-	}
+	defer pid.close()
 
 	builtins, stopBuiltins, err := startBuiltins(cfg, log)
 	if err != nil {
@@ -75,7 +100,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	srv := server.New(opts)
 	lv := &live{}
 	lv.store(cfg, snap)
-	adm, err := startAdmin(cfg, mset, alog, lv, log)
+	rl := newReloader()
+	defer rl.stop()
+	adm, err := startAdmin(cfg, mset, alog, lv, rl.request, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		snap.Close()
@@ -102,21 +129,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	inh.logUnused(log)
 	snap.Start(nil) // active health checks
 	log.Info("serving", "addr", opened.addrs, "routes", len(cfg.Routes), "upstreams", snap.UpstreamNames(), "config", configName(*file))
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	if onListen != nil {
 		onListen(opened.addrs)
 	}
 	opened.applyPaths(cfg, srv)
 	served := opened.serve(srv)
-	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset}
+	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, level: logLevel, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset, pid: pid}
+	rt.recordOutcome(nil, true)
 	for {
 		select {
 		case <-hup:
 			rt.reload()
 			snap = rt.snap
 			lv.store(rt.cfg, rt.snap)
+			continue
+		case reply := <-rl.reqs: // admin POST /reload, the same reload
+			err := rt.reload()
+			snap = rt.snap
+			lv.store(rt.cfg, rt.snap)
+			reply <- reloadResult{configSummary(rt.cfg), err}
 			continue
 		case err := <-served:
 			if !errors.Is(err, server.ErrServerClosed) {
@@ -126,8 +157,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				return 1
 			}
 		case <-ctx.Done():
-			drain := time.Duration(rt.cfg.WithDefaults().Timeouts.Drain) // as last reloaded
-			adm.setDraining()                                            // /ready turns 503 first
+			// POST /reload answers 503 from now on.
+			rl.stop()
+			timeouts := rt.cfg.WithDefaults().Timeouts // as last reloaded
+			drain := time.Duration(timeouts.Drain)
+			drainDelay(srv, adm, time.Duration(timeouts.DrainDelay), log) // /ready turns 503 first
 			log.Info("draining", "timeout", drain.String())
 			dctx, cancel := context.WithTimeout(context.Background(), drain)
 			err := srv.Shutdown(dctx)
@@ -168,51 +202,4 @@ func listenReason(err error) string {
 		return "permission denied (ports below 1024 need privileges)"
 	}
 	return err.Error()
-}
-
-// runCheck validates a configuration and prints its effective form.
-func runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.String("config", "", "YAML configuration file (default: the built-in configuration)")
-	// check prints secrets in clear by default: whoever runs it can read
-	// the file it loads, and the output is a loadable configuration;
-	// -redact prints what the admin /config shows, for a ticket or a CI log.
-	redact := fs.Bool("redact", false, "hide secrets as the admin /config does")
-	if err := parseConfigArgs(fs, args, file); err != nil {
-		return argsFailed(err, stderr)
-	}
-	cfg, err := loadConfig(*file)
-	if err != nil {
-		fmt.Fprintf(stderr, "simdedge: %v\n", err)
-		return 1
-	}
-	// Build too, so that references a parse cannot see (handlers,
-	// builtins) are checked; the builtin demo needs no running server.
-	builtins := map[string][]string{}
-	for _, u := range cfg.Upstreams {
-		if u.Builtin == demoBuiltin {
-			builtins[demoBuiltin] = []string{"127.0.0.1:1"}
-		}
-	}
-	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes})
-	if err != nil {
-		fmt.Fprintf(stderr, "simdedge: %v\n", err)
-		return 1
-	}
-	snap.Close()
-	if err := checkTLS(cfg, stderr); err != nil {
-		fmt.Fprintf(stderr, "simdedge: %v\n", err)
-		return 1
-	}
-	out, err := cfg.WithDefaults().YAML()
-	if err == nil && *redact {
-		out, err = admin.Redact(out)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "simdedge: %v\n", err)
-		return 1
-	}
-	stdout.Write(out)
-	return 0
 }

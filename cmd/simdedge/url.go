@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +10,7 @@ import (
 	"github.com/simdedge/simdedge/parse/url"
 )
 
-// urlMaxLine bounds one JSON input line of `simdedge url`; longer lines
+// urlMaxLine bounds one input line of `simdedge url`; longer lines
 // are reported as errors rather than buffered without limit.
 const urlMaxLine = 16 << 20
 
@@ -37,32 +38,70 @@ type urlResult struct {
 	Hash     *string `json:"hash,omitempty"`
 }
 
-// runURL implements `simdedge url`: it reads JSON lines of
-// {"input", "base"} from stdin and writes one JSON line per input with the
-// URL's components (as the WHATWG URL API reports them) or "failure": true.
-// Malformed lines are reported on stderr and make the exit status 1; the
-// remaining lines are still processed.
-func runURL(stdin io.Reader, stdout, stderr io.Writer) int {
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 0, 64<<10), urlMaxLine)
+const urlSynopsis = `usage: simdedge url [-base URL] [URL...]
+
+Parses URLs as the WHATWG URL Standard (and browsers) do and prints one JSON
+line per URL with its components (href, origin, protocol, username,
+password, host, hostname, port, pathname, search, hash), or "failure": true.
+The URLs come from the arguments or, without any, from standard input, one a
+line: a plain URL, or a JSON object {"input": URL, "base": URL or null} (the
+form of the WPT test data). Plain URLs resolve against -base when given.
+A malformed JSON line is reported on standard error, the other lines are
+still parsed, and the exit status is 1.
+
+`
+
+// runURL implements `simdedge url`: it parses the URLs of its arguments,
+// or of stdin's lines, and writes one JSON line per input with the URL's
+// components (as the WHATWG URL API reports them) or "failure": true.
+// Before, stdin took only JSON lines and `url -h` waited on stdin.
+func runURL(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("url", stderr)
+	base := fs.String("base", "", "resolve plain URLs against `URL`")
+	if err := fs.Parse(args); err != nil {
+		return argsFailed(err, fs, urlSynopsis, stdout, stderr)
+	}
+	var plainBase *string
+	if *base != "" {
+		plainBase = base
+	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
+	if fs.NArg() > 0 {
+		for _, in := range fs.Args() {
+			if err := enc.Encode(urlResolve(in, plainBase)); err != nil {
+				fmt.Fprintf(stderr, "simdedge url: %v\n", err)
+				return 1
+			}
+		}
+		return 0
+	}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 0, 64<<10), urlMaxLine)
 	status := 0
 	line := 0
 	for sc.Scan() {
 		line++
-		if len(sc.Bytes()) == 0 {
+		text := sc.Bytes()
+		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
-		var req urlRequest
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil || req.Input == nil {
-			fmt.Fprintf(stderr, "simdedge url: line %d: want a JSON object with a string \"input\"\n", line)
-			status = 1
-			continue
+		input, inBase := string(bytes.TrimSuffix(text, []byte("\r"))), plainBase
+		// No URL begins with "{" (the parser would fail on it without a
+		// base, and a relative "{" path is not worth a second syntax), so
+		// "{" marks a JSON line.
+		if bytes.TrimLeft(text, " \t")[0] == '{' {
+			var req urlRequest
+			if err := json.Unmarshal(text, &req); err != nil || req.Input == nil {
+				fmt.Fprintf(stderr, "simdedge url: line %d: want a URL or a JSON object with a string \"input\"\n", line)
+				status = 1
+				continue
+			}
+			input, inBase = *req.Input, req.Base
 		}
-		if err := enc.Encode(urlResolve(*req.Input, req.Base)); err != nil {
+		if err := enc.Encode(urlResolve(input, inBase)); err != nil {
 			fmt.Fprintf(stderr, "simdedge url: %v\n", err)
 			return 1
 		}

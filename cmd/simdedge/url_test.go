@@ -14,11 +14,11 @@ func TestRunURL(t *testing.T) {
 		`{"input": "../x", "base": "http://h/a/b/c"}`,
 		`{"input": "http://[::1", "base": null}`,
 		`{"input": "x", "base": "not a url"}`,
-		`not json`,
+		`{not json`,
 		``,
 	}, "\n")
 	var out, errOut bytes.Buffer
-	if code := runURL(strings.NewReader(in), &out, &errOut); code != 1 {
+	if code := runURL(nil, strings.NewReader(in), &out, &errOut); code != 1 {
 		t.Errorf("exit status %d, want 1 (one malformed line)", code)
 	}
 	if !strings.Contains(errOut.String(), "line 5") {
@@ -81,7 +81,7 @@ func TestRunURLWPT(t *testing.T) {
 		want = append(want, tc)
 	}
 	var out, errOut bytes.Buffer
-	if code := runURL(&in, &out, &errOut); code != 0 {
+	if code := runURL(nil, &in, &out, &errOut); code != 0 {
 		t.Fatalf("exit status %d: %s", code, errOut.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")

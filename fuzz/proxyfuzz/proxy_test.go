@@ -11,6 +11,7 @@ import (
 	"github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/proxy"
+	"github.com/simdedge/simdedge/server/servertest"
 )
 
 // acceptedHeads is the model: how many request heads parse/http's strict
@@ -89,7 +90,7 @@ func FuzzProxyForwardsOnlyStrict(f *testing.F) {
 			Timeouts: server.Timeouts{ReadHeader: 200 * time.Millisecond, Idle: 200 * time.Millisecond},
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
-		l := server.NewMemStreamListener()
+		l := servertest.NewStreamListener()
 		served := make(chan error, 1)
 		go func() { served <- s.ServeStream(l) }()
 		c, err := l.Dial()

@@ -1,6 +1,10 @@
 package http
 
-import "math"
+import (
+	"math"
+
+	"github.com/simdedge/simdedge/internal/ascii"
+)
 
 // Default bounds of a ChunkedDecoder. A chunk line (size and extensions)
 // has no length limit in RFC 9112 §7.1, but nothing legitimate needs more
@@ -194,7 +198,7 @@ func (d *ChunkedDecoder) sizeLine(b []byte) (int, int64, error) {
 	sizeEnd := i
 	for {
 		j := i
-		for j < len(b) && isOWS(b[j]) {
+		for j < len(b) && ascii.IsOWS(b[j]) {
 			j++
 		}
 		if j == len(b) {
@@ -253,7 +257,7 @@ func (d *ChunkedDecoder) moreLine(have int) error {
 // chunkExt parses BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] starting
 // at b[i] (just after ";") and returns the offset after it.
 func chunkExt(b []byte, i int) (int, error) {
-	for i < len(b) && isOWS(b[i]) {
+	for i < len(b) && ascii.IsOWS(b[i]) {
 		i++
 	}
 	s := i
@@ -267,7 +271,7 @@ func chunkExt(b []byte, i int) (int, error) {
 		return 0, ErrInvalidChunkExtension
 	}
 	j := i
-	for j < len(b) && isOWS(b[j]) {
+	for j < len(b) && ascii.IsOWS(b[j]) {
 		j++
 	}
 	if j == len(b) {
@@ -277,7 +281,7 @@ func chunkExt(b []byte, i int) (int, error) {
 		return i, nil
 	}
 	j++
-	for j < len(b) && isOWS(b[j]) {
+	for j < len(b) && ascii.IsOWS(b[j]) {
 		j++
 	}
 	if j == len(b) {
@@ -360,14 +364,7 @@ func (d *ChunkedDecoder) trailerLine(b []byte) (n int, last bool, err error) {
 		return 0, false, ErrTrailerTooLarge
 	}
 	if d.OnTrailer != nil {
-		v := b[i+1 : c]
-		for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-			v = v[1:]
-		}
-		for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-			v = v[:len(v)-1]
-		}
-		d.OnTrailer(b[:i], v)
+		d.OnTrailer(b[:i], ascii.TrimOWS(b[i+1:c]))
 	}
 	// A folded continuation line would start with whitespace; it is
 	// rejected at the next call (not a tchar, not ':').

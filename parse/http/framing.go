@@ -1,6 +1,10 @@
 package http
 
-import "math"
+import (
+	"math"
+
+	"github.com/simdedge/simdedge/internal/ascii"
+)
 
 // Message framing: RFC 9112 §6 (message body length), §9.3 (persistence)
 // and RFC 9110 §7.6.1 (Connection), §7.8 (Upgrade), §10.1.1 (Expect).
@@ -76,12 +80,12 @@ func (f *framing) field(k fieldKind, v []byte) error {
 		// expectation defined, and the comparison is case-insensitive.
 		// Any other member may be answered with 417, which is what a
 		// server that cannot meet it should say rather than ignore it.
-		if equalFold(v, "100-continue") {
+		if ascii.EqualFold(v, "100-continue") {
 			f.expect100 = true
 			break
 		}
 		listItems(v, func(item []byte) error {
-			if equalFold(item, "100-continue") {
+			if ascii.EqualFold(item, "100-continue") {
 				f.expect100 = true
 			} else {
 				f.expectOther = true
@@ -138,7 +142,7 @@ func parseContentLength(v []byte) (int64, error) {
 		}
 		out = int64(n)
 		v = v[i:]
-		for len(v) > 0 && isOWS(v[0]) {
+		for len(v) > 0 && ascii.IsOWS(v[0]) {
 			v = v[1:]
 		}
 		if len(v) == 0 {
@@ -148,7 +152,7 @@ func parseContentLength(v []byte) (int64, error) {
 			return 0, ErrInvalidContentLength
 		}
 		v = v[1:]
-		for len(v) > 0 && isOWS(v[0]) {
+		for len(v) > 0 && ascii.IsOWS(v[0]) {
 			v = v[1:]
 		}
 	}
@@ -172,13 +176,7 @@ func listItems(v []byte, fn func(item []byte) error) error {
 			}
 		}
 	split:
-		item := v[:min(i, len(v))]
-		for len(item) > 0 && isOWS(item[0]) {
-			item = item[1:]
-		}
-		for len(item) > 0 && isOWS(item[len(item)-1]) {
-			item = item[:len(item)-1]
-		}
+		item := ascii.TrimOWS(v[:min(i, len(v))])
 		if len(item) > 0 {
 			if err := fn(item); err != nil {
 				return err
@@ -214,20 +212,14 @@ func (f *framing) connection(v []byte) error {
 		for i < len(v) && v[i] != ',' {
 			i++
 		}
-		opt := v[:i]
-		for len(opt) > 0 && isOWS(opt[0]) {
-			opt = opt[1:]
-		}
-		for len(opt) > 0 && isOWS(opt[len(opt)-1]) {
-			opt = opt[:len(opt)-1]
-		}
+		opt := ascii.TrimOWS(v[:i])
 		switch len(opt) {
 		case len("close"):
-			f.close = f.close || equalFold(opt, "close")
+			f.close = f.close || ascii.EqualFold(opt, "close")
 		case len("keep-alive"):
-			f.keepAlive = f.keepAlive || equalFold(opt, "keep-alive")
+			f.keepAlive = f.keepAlive || ascii.EqualFold(opt, "keep-alive")
 		case len("upgrade"):
-			f.connUpg = f.connUpg || equalFold(opt, "upgrade")
+			f.connUpg = f.connUpg || ascii.EqualFold(opt, "upgrade")
 		}
 		if i == len(v) {
 			break
@@ -253,7 +245,7 @@ func (f *framing) transferEncoding(v []byte) error {
 		name := item
 		params := false
 		for i, c := range item {
-			if c == ';' || isOWS(c) {
+			if c == ';' || ascii.IsOWS(c) {
 				name, params = item[:i], true
 				break
 			}
@@ -275,7 +267,7 @@ func (f *framing) transferEncoding(v []byte) error {
 		}
 		known := false
 		for _, k := range knownCodings {
-			if equalFold(name, k) {
+			if ascii.EqualFold(name, k) {
 				known = true
 				break
 			}
@@ -285,7 +277,7 @@ func (f *framing) transferEncoding(v []byte) error {
 			// whose final coding is not chunked runs until close anyway.
 			f.unknownCoding = true
 		}
-		if equalFold(name, "chunked") {
+		if ascii.EqualFold(name, "chunked") {
 			if params {
 				return ErrInvalidTransferEncoding // chunked has no parameters
 			}

@@ -1,24 +1,13 @@
 package http
 
 import (
-	"strings"
-
 	"github.com/simdedge/simdedge/asm"
+	"github.com/simdedge/simdedge/internal/ascii"
 )
 
-// Byte classes of RFC 9110 §5.6.2 (tchar) and RFC 5234 (CTL), written as
-// readable predicates. Every table below is built from them at init and
+// Byte classes of RFC 9110 §5.6.2 (tchar: internal/ascii's IsTchar) and
+// RFC 5234 (CTL), written as readable predicates. Every table below is built from them at init and
 // tested against them (tables_test.go).
-
-// tokenDelims are the printable ASCII characters that are not tchar
-// (RFC 9110 §5.6.2: DQUOTE and "(),/:;<=>?@[\]{}").
-const tokenDelims = "\"(),/:;<=>?@[\\]{}"
-
-// isTchar reports whether b may appear in a token: a method, a field name,
-// a transfer coding, a connection option.
-func isTchar(b byte) bool {
-	return b > ' ' && b < 0x7f && !strings.ContainsRune(tokenDelims, rune(b))
-}
 
 // isCtl reports whether b is a control byte: C0 (including HTAB, CR and LF)
 // or DEL. In a field value only HTAB of these is allowed; CR and LF end the
@@ -58,7 +47,7 @@ func newByteSet(in func(byte) bool) *byteSet {
 }
 
 var (
-	tcharSet  = newByteSet(isTchar)
+	tcharSet  = newByteSet(ascii.IsTchar)
 	targetSet = newByteSet(isTargetByte)
 	qdtextSet = newByteSet(isQdtext)
 )
@@ -92,4 +81,4 @@ const (
 	numClasses
 )
 
-var headTable = asm.MustClassTable(isTchar, isCtl)
+var headTable = asm.MustClassTable(ascii.IsTchar, isCtl)

@@ -3,6 +3,8 @@ package http
 import (
 	"strings"
 	"testing"
+
+	"github.com/simdedge/simdedge/internal/ascii"
 )
 
 // TestTables checks every table built at init against its predicate, and
@@ -10,12 +12,12 @@ import (
 func TestTables(t *testing.T) {
 	for i := 0; i < 256; i++ {
 		b := byte(i)
-		if tcharSet[b] != isTchar(b) || targetSet[b] != isTargetByte(b) ||
+		if tcharSet[b] != ascii.IsTchar(b) || targetSet[b] != isTargetByte(b) ||
 			qdtextSet[b] != isQdtext(b) || regNameSet[b] != isRegNameByte(b) {
 			t.Errorf("byte %#x: table and predicate differ", b)
 		}
 		c := headTable.Class(b)
-		if (c&(1<<classTchar) != 0) != isTchar(b) || (c&(1<<classCtl) != 0) != isCtl(b) {
+		if (c&(1<<classTchar) != 0) != ascii.IsTchar(b) || (c&(1<<classCtl) != 0) != isCtl(b) {
 			t.Errorf("byte %#x: class table %b", b, c)
 		}
 		if (hexVal[b] != noHex) != isHexDigit(b) {
@@ -24,8 +26,8 @@ func TestTables(t *testing.T) {
 		// RFC 9110 §5.6.2 tchar, spelled out.
 		rfc := strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0 ||
 			b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
-		if isTchar(b) != rfc {
-			t.Errorf("byte %#x: isTchar %v, RFC %v", b, isTchar(b), rfc)
+		if ascii.IsTchar(b) != rfc {
+			t.Errorf("byte %#x: ascii.IsTchar %v, RFC %v", b, ascii.IsTchar(b), rfc)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/simdedge/simdedge/internal/ascii"
 )
 
 // HTTP Basic authentication (RFC 7617) against bcrypt hashes.
@@ -183,7 +185,7 @@ func decodeBasic(v, buf []byte) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	v = trimOWS(v[len(scheme):])
+	v = ascii.TrimOWS(v[len(scheme):])
 	if base64.StdEncoding.DecodedLen(len(v)) > len(buf) {
 		return nil, false
 	}

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"unsafe"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 )
 
@@ -37,7 +38,7 @@ func ClientIP(peer netip.Addr, trusted *Prefixes, hs phttp.Headers) netip.Addr {
 			if j >= 0 && v[j] != ',' {
 				continue
 			}
-			item := trimOWS(v[j+1 : end])
+			item := ascii.TrimOWS(v[j+1 : end])
 			end = j
 			if len(item) == 0 {
 				continue // empty list elements are allowed (RFC 9110 §5.6.1)
@@ -97,14 +98,4 @@ func colons(b []byte) int {
 		}
 	}
 	return n
-}
-
-func trimOWS(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }

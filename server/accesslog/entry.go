@@ -7,7 +7,11 @@ import "time"
 // none.
 type Entry struct {
 	// Time is when the response ended; Duration how long the request
-	// took from its complete head.
+	// took from its complete head. Shard.Write raises a Time older than
+	// the shard's last line, or than the start of the writer's round
+	// the line missed, to that time (microseconds later, as a rule: the
+	// time between the end and the Write): that is what keeps a file's
+	// lines in time order (writer.go).
 	Time     time.Time
 	Duration time.Duration
 	// Remote is the client's IP address in text form.

@@ -19,17 +19,19 @@ const (
 	// shardsPerCPU: connections spread over twice as many shards as
 	// CPUs, so two busy connections rarely share one.
 	shardsPerCPU = 2
-	// spareBuffers is how many buffers beyond one per shard wait in the
+	// spareBuffers is how many buffers beyond two per shard wait in the
 	// free list: the bound on what a stalled sink can hold back (2 MiB,
 	// about 7,000 lines: a few tenths of a second at full load), beyond
-	// which lines are dropped.
+	// which lines are dropped. The second buffer per shard is what a
+	// round swaps in for the shard's, so that every round can take every
+	// shard's lines (writer.go: that is what keeps the lines in order).
 	spareBuffers = 32
-	// flushInterval bounds how long a line waits in a quiet shard.
-	flushInterval = time.Second
-	// writeTick is how often the writer drains the queue of full
-	// buffers: at 50,000 lines/s of 400 bytes that is 3 buffers a tick,
-	// far below the spare buffers, so the queue never runs dry between
-	// ticks; a queue that does (a burst) wakes it at once (lowFree).
+	// writeTick is how often the writer writes a round: every shard's
+	// lines and the full buffers queued, merged by time. At 50,000
+	// lines/s of 400 bytes that is 3 full buffers a tick, far below the
+	// spare buffers, so the queue never runs dry between ticks; a queue
+	// that does (a burst) wakes the writer at once (lowFree). It also
+	// bounds how long a line waits in a quiet shard.
 	writeTick = 10 * time.Millisecond
 	// lowFree is the free-list length below which a hand-over wakes the
 	// writer instead of waiting for its tick.
@@ -66,7 +68,8 @@ type Log struct {
 	next   atomic.Uint32
 
 	free chan []byte // empty buffers
-	full chan filled // buffers for the writer
+	full chan []byte // full buffers for the writer
+	m    merger      // the writer's (merge.go)
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
@@ -82,12 +85,6 @@ type Log struct {
 	closed  atomic.Bool
 }
 
-// filled is a buffer handed to the writer with its number of lines.
-type filled struct {
-	b     []byte
-	lines int
-}
-
 type paddedShard struct {
 	Shard
 	_ [cacheLine]byte
@@ -95,18 +92,30 @@ type paddedShard struct {
 
 // Shard is where the lines of the connections given it go. Its Write is
 // safe for concurrent use (a mutex taken by its connections and by the
-// writer's periodic flush).
+// writer's rounds).
 type Shard struct {
-	mu    sync.Mutex
-	log   *Log
-	buf   []byte
-	tc    timeCache
-	acc   float64 // sampling accumulator
-	lines int     // lines in buf
+	mu  sync.Mutex
+	log *Log
+	buf []byte
+	tc  timeCache
+	acc float64 // sampling accumulator
+	// floor is the least time (Unix nanoseconds) the next line may
+	// have: the time of the shard's last line, or the start of the
+	// writer's last round if later.
+	floor int64
 }
 
 // Open starts a Log and its writer goroutine.
 func Open(o Options) (*Log, error) {
+	l, err := open(o)
+	if err == nil {
+		go l.run()
+	}
+	return l, err
+}
+
+// open is Open without the writer goroutine (tests run its rounds).
+func open(o Options) (*Log, error) {
 	if o.Sample == 0 {
 		o.Sample = 1
 	}
@@ -134,20 +143,21 @@ func Open(o Options) (*Log, error) {
 		n *= 2
 	}
 	l.shards = make([]paddedShard, n)
-	total := n + spareBuffers
+	spare := n + spareBuffers
+	total := n + spare
 	l.free = make(chan []byte, total)
 	// full holds every buffer at once if need be, so a hand-over never
 	// blocks.
-	l.full = make(chan filled, total)
+	l.full = make(chan []byte, total)
+	l.m.out = make([]byte, 0, bufSize)
 	for i := range l.shards {
 		s := &l.shards[i].Shard
 		s.log = l
 		s.buf = make([]byte, 0, bufSize)
 	}
-	for i := 0; i < spareBuffers; i++ {
+	for i := 0; i < spare; i++ {
 		l.free <- make([]byte, 0, bufSize)
 	}
-	go l.run()
 	return l, nil
 }
 
@@ -190,9 +200,9 @@ func (l *Log) poke() {
 	}
 }
 
-// Write formats e into the shard's buffer. It never blocks on the sink: if
-// the buffer is full and no free buffer is left, the line is dropped and
-// counted.
+// Write formats e into the shard's buffer (raising e.Time to the shard's
+// floor, see Entry.Time). It never blocks on the sink: if the buffer is
+// full and no free buffer is left, the line is dropped and counted.
 func (s *Shard) Write(e *Entry) {
 	l := s.log
 	s.mu.Lock()
@@ -206,14 +216,18 @@ func (s *Shard) Write(e *Entry) {
 	}
 	// The line is formatted straight into the buffer when its bound fits
 	// (the bound is a true upper bound, so append never reallocates).
-	if cap(s.buf)-len(s.buf) < lineBound(e) {
+	if cap(s.buf)-len(s.buf) < recHeader+lineBound(e) {
 		select {
 		case nb := <-l.free:
 			// Queued, not signalled: the writer drains the queue on
 			// its tick (writeTick), and is woken only when free
 			// buffers run low, so a hand-over costs no thread wakeup.
-			l.full <- filled{s.buf, s.lines}
-			s.buf, s.lines = nb, 0
+			// A shard a round left without a buffer has none to
+			// hand over.
+			if s.buf != nil {
+				l.full <- s.buf
+			}
+			s.buf = nb
 			if len(l.free) < lowFree {
 				l.poke()
 			}
@@ -223,12 +237,24 @@ func (s *Shard) Write(e *Entry) {
 			return
 		}
 	}
+	// The line's time may not go below the shard's floor (Entry.Time):
+	// a shard's lines are then in time order, and a line older than a
+	// writer's round is in the buffers that round takes (writer.go),
+	// which keeps a file's lines in order.
+	t := e.Time.UnixNano()
+	if t < s.floor {
+		t = s.floor
+		e.Time = time.Unix(0, t)
+	}
+	s.floor = t
+	var at int
+	s.buf, at = beginRecord(s.buf)
 	if l.format == Combined {
 		s.buf = appendCombined(s.buf, e, &s.tc)
 	} else {
 		s.buf = appendJSON(s.buf, e, &s.tc)
 	}
-	s.lines++
+	endRecord(s.buf, at, t)
 	s.mu.Unlock()
 }
 

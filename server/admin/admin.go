@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/pprof"
@@ -33,6 +34,10 @@ type Options struct {
 	// AccessLog is the access log whose lines and drops are published
 	// (nil: none).
 	AccessLog *accesslog.Log
+	// Reload reloads the configuration file and returns a summary of
+	// what is now served, or why the reload was refused (ErrStopping:
+	// not now). Nil: POST /reload answers 404.
+	Reload func(ctx context.Context) (summary string, err error)
 	// Transports returns the xdp and rdma transports' own counters at
 	// scrape time (nil: none). The program supplies it: those packages
 	// are not imported here (rdma needs cgo).
@@ -62,6 +67,9 @@ func New(o Options) *Admin {
 	a.mux.HandleFunc("/ready", a.ready)
 	a.mux.HandleFunc("/config", a.config)
 	a.mux.HandleFunc("/upstreams", a.upstreams)
+	if o.Reload != nil {
+		a.mux.HandleFunc("/reload", a.reload)
+	}
 	if o.PProf {
 		a.mux.HandleFunc("/debug/pprof/", pprof.Index)
 		a.mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

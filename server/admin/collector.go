@@ -91,7 +91,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descConnsOpened, descConnsActive, descRefused, descParseErrors,
 		descUpRequests, descUpFailures, descUpEjections, descUpChecks, descUpHealthy,
 		descUpEjected, descUpInFlight, descUpRetries, descUpResponses, descUpErrors,
-		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge, descTLS, descUpLatency, descH2Conns, descH2Streams, descH2Resets} {
+		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge, descTLS, descUpLatency, descH2Conns, descH2Streams, descH2Resets, descReloadOK, descReloadAt} {
 		ch <- d
 	}
 }
@@ -100,6 +100,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if c.set != nil {
 		c.collectRoutes(ch)
 		c.collectConns(ch)
+		c.collectReload(ch)
 	}
 	if c.pools != nil {
 		c.collectUpstreams(ch)

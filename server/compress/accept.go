@@ -1,5 +1,7 @@
 package compress
 
+import "github.com/simdedge/simdedge/internal/ascii"
+
 // Accept-Encoding negotiation (RFC 9110 §12.5.3).
 
 // qScale is the precision of a qvalue: at most three decimals (§12.4.2),
@@ -36,7 +38,7 @@ func choose(ae []byte, codings []coding) int {
 			continue
 		}
 		for i, c := range codings {
-			if equalFold(name, c.name) || c.name == "gzip" && equalFold(name, "x-gzip") {
+			if ascii.EqualFold(name, c.name) || c.name == "gzip" && ascii.EqualFold(name, "x-gzip") {
 				if q[i] == qUnset {
 					q[i] = quality
 				}
@@ -69,7 +71,7 @@ func nextItem(ae []byte) (item, rest []byte) {
 // parseItem reads `coding *( OWS ";" OWS "q=" qvalue )`; a malformed
 // element is skipped (ok false), and a missing qvalue means 1.
 func parseItem(item []byte) (name []byte, q int, ok bool) {
-	item = trim(item)
+	item = ascii.TrimOWS(item)
 	end := 0
 	for end < len(item) && item[end] != ';' && item[end] != ' ' && item[end] != '\t' {
 		end++
@@ -81,16 +83,16 @@ func parseItem(item []byte) (name []byte, q int, ok bool) {
 	q = qScale
 	rest := item[end:]
 	for len(rest) > 0 {
-		rest = trim(rest)
+		rest = ascii.TrimOWS(rest)
 		if len(rest) == 0 || rest[0] != ';' {
 			return nil, 0, false
 		}
-		rest = trim(rest[1:])
+		rest = ascii.TrimOWS(rest[1:])
 		end := 0
 		for end < len(rest) && rest[end] != ';' {
 			end++
 		}
-		param := trim(rest[:end])
+		param := ascii.TrimOWS(rest[:end])
 		rest = rest[end:]
 		if len(param) >= 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=' {
 			v, good := parseQ(param[2:])
@@ -127,33 +129,4 @@ func parseQ(b []byte) (int, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-func trim(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		x, y := b[i], s[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }

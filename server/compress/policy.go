@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	"github.com/simdedge/simdedge/server"
 )
 
@@ -167,14 +168,14 @@ func (p *Policy) Compressible(ct []byte) bool {
 			break
 		}
 	}
-	ct = trim(ct)
+	ct = ascii.TrimOWS(ct)
 	for _, t := range p.exact {
-		if equalFold(ct, t) {
+		if ascii.EqualFold(ct, t) {
 			return true
 		}
 	}
 	for _, w := range p.wildcard {
-		if len(ct) > len(w) && equalFold(ct[:len(w)], w) {
+		if len(ct) > len(w) && ascii.EqualFold(ct[:len(w)], w) {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/ratelimit"
@@ -113,7 +114,7 @@ func (d *decoder) rateLimit(dst **RateLimit) func(*yaml.Node, string) {
 		d.fields(v, key, map[string]func(*yaml.Node, string){
 			"key": func(v *yaml.Node, key string) {
 				d.str(&rl.Key)(v, key)
-				if rl.Key != DefaultRateLimitKey && !(strings.HasPrefix(rl.Key, headerKeyPrefix) && validToken(rl.Key[len(headerKeyPrefix):])) {
+				if rl.Key != DefaultRateLimitKey && !(strings.HasPrefix(rl.Key, headerKeyPrefix) && ascii.IsToken(rl.Key[len(headerKeyPrefix):])) {
 					d.fail(v, key, `must be "client_ip" or "header:NAME"`)
 				}
 			},
@@ -139,20 +140,6 @@ const (
 	maxBurst    = 1 << 30
 	maxRateKeys = 1 << 24
 )
-
-// validToken: a field name (RFC 9110 §5.1 token).
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
 
 func (d *decoder) basicAuth(dst **BasicAuth) func(*yaml.Node, string) {
 	return func(v *yaml.Node, key string) {
@@ -198,7 +185,7 @@ func (d *decoder) forwardAuth(dst **ForwardAuth) func(*yaml.Node, string) {
 			"copy_headers": func(v *yaml.Node, key string) {
 				d.strings(&f.CopyHeaders)(v, key)
 				for i, h := range f.CopyHeaders {
-					if !validToken(h) {
+					if !ascii.IsToken(h) {
 						d.fail(v, fmt.Sprintf("%s[%d]", key, i), "must be a header field name")
 					}
 				}

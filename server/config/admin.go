@@ -65,6 +65,9 @@ func adminAddrProblem(addr string) string {
 	if err != nil || port == "" {
 		return `must be host:port, such as "127.0.0.1:9901"`
 	}
+	if msg := portRangeProblem(port, minListenPort); msg != "" {
+		return msg
+	}
 	if host == "localhost" {
 		return ""
 	}

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +45,8 @@ type Config struct {
 	AccessLog *AccessLog `yaml:"access_log,omitempty"`
 	RequestID *RequestID `yaml:"request_id,omitempty"`
 	Trace     *Trace     `yaml:"trace,omitempty"`
+	// Log: the server's own log (log.go).
+	Log Log `yaml:"log"`
 	// Paths: normalize_path, merge_slashes, escaped_slashes (paths.go).
 	Paths `yaml:",inline"`
 }
@@ -65,6 +69,12 @@ type Timeouts struct {
 	Idle       Duration `yaml:"idle"`
 	Write      Duration `yaml:"write"`
 	Drain      Duration `yaml:"drain"`
+	// DrainDelay: after SIGTERM, go on accepting and serving this long,
+	// with the admin /ready answering 503 and clients told to go
+	// (server.StartDrain), before the listeners close and the drain
+	// starts; Envoy's drain time, Kubernetes' preStop sleep. Default 0:
+	// the drain starts at once.
+	DrainDelay Duration `yaml:"drain_delay"`
 	// BodyMinRate (bytes per second) and BodyRateWindow: a request body
 	// may take the window plus a second per BodyMinRate bytes received
 	// (server.Timeouts; defaults 1024 B/s and 10s).
@@ -145,16 +155,19 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 
 // Error is a configuration error at a line and key.
 type Error struct {
-	Line int    // 1-based; 0 when the error has no position
-	Key  string // dotted path: "routes[2].proxy.upstream"
-	Msg  string
+	Line int // 1-based; 0 when the error has no position
+	// Key is a dotted path: "routes[2].proxy.upstream"; "yaml" for a
+	// syntax error, "(document)" for the document as a whole.
+	Key string
+	Msg string
 }
 
 func (e *Error) Error() string {
+	key := printableKey(e.Key)
 	if e.Line > 0 {
-		return fmt.Sprintf("config: line %d: %s: %s", e.Line, e.Key, e.Msg)
+		return fmt.Sprintf("config: line %d: %s: %s", e.Line, key, e.Msg)
 	}
-	return fmt.Sprintf("config: %s: %s", e.Key, e.Msg)
+	return fmt.Sprintf("config: %s: %s", key, e.Msg)
 }
 
 // Load reads and validates the file at path.
@@ -167,11 +180,12 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes and validates a YAML configuration. It reports every
-// problem it finds (errors.Join of *Error), not only the first.
+// mistake it finds (errors.Join of *Error), not only the first, and one
+// error for each: errors that follow from another are dropped (errors.go).
 func Parse(b []byte) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, syntaxError(b, err)
 	}
 	d := &decoder{}
 	c := &Config{}
@@ -186,21 +200,33 @@ func Parse(b []byte) (*Config, error) {
 	return c, nil
 }
 
-type decoder struct{ errs []error }
+type decoder struct {
+	errs []error
+	keys errorKeys // errors.go
+}
 
+// fail reports an error at n's line, unless it follows from one already
+// reported (errors.go).
 func (d *decoder) fail(n *yaml.Node, key, msg string) {
+	if d.consequence(key) {
+		return
+	}
 	line := 0
 	if n != nil {
 		line = n.Line
 	}
 	d.errs = append(d.errs, &Error{Line: line, Key: key, Msg: msg})
+	d.keys.record(key)
 }
 
 // fields walks a mapping node, calling set for each known key and
 // reporting unknown and duplicate keys.
 func (d *decoder) fields(n *yaml.Node, path string, known map[string]func(v *yaml.Node, key string)) {
+	// Marked read even when it is no mapping: the checks of its keys
+	// would all judge values that were never read.
+	defer d.markRead(path)
 	if n.Kind != yaml.MappingNode {
-		d.fail(n, path, "must be a mapping")
+		d.fail(n, cmp.Or(path, "(document)"), "must be a mapping")
 		return
 	}
 	seen := map[string]bool{}
@@ -210,7 +236,9 @@ func (d *decoder) fields(n *yaml.Node, path string, known map[string]func(v *yam
 		set, ok := known[k.Value]
 		switch {
 		case !ok:
-			d.fail(k, key, "unknown key")
+			if key := join(path, keyText(k.Value)); !d.consequence(key) { // else spare the suggestion's cost
+				d.fail(k, key, unknownKey(k.Value, known))
+			}
 		case seen[k.Value]:
 			d.fail(k, key, "duplicate key")
 		default:
@@ -218,6 +246,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known map[string]func(v *yam
 			set(v, key)
 		}
 	}
+	reportKeys(path, known) // keys.go
 }
 
 func join(path, key string) string {
@@ -331,6 +360,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"idle":        d.duration(&c.Timeouts.Idle),
 				"write":       d.duration(&c.Timeouts.Write),
 				"drain":       d.duration(&c.Timeouts.Drain),
+				"drain_delay": d.durationOrZero(&c.Timeouts.DrainDelay),
 
 				"body_min_rate":    d.integer(&c.Timeouts.BodyMinRate),
 				"body_rate_window": d.duration(&c.Timeouts.BodyRateWindow),
@@ -355,6 +385,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		"access_log":           func(v *yaml.Node, key string) { d.accessLog(v, key, c) },
 		"request_id":           func(v *yaml.Node, key string) { d.requestID(v, key, c) },
 		"trace":                func(v *yaml.Node, key string) { d.trace(v, key, c) },
+		"log":                  func(v *yaml.Node, key string) { d.log(v, key, &c.Log) },
 		"routes": func(v *yaml.Node, key string) {
 			if v.Kind != yaml.SequenceNode {
 				d.fail(v, key, "must be a list")
@@ -457,6 +488,8 @@ func (c *Config) validate(d *decoder) {
 		}
 	}
 	names := c.validateUpstreams(d)
+	// An upstream whose name did not read may be the one a route names.
+	namesKnown := !d.failedWithin("upstreams") || !slices.ContainsFunc(c.Upstreams, func(u Upstream) bool { return u.Name == "" })
 	for i, r := range c.Routes {
 		key := fmt.Sprintf("routes[%d]", i)
 		at := &yaml.Node{Line: r.line}
@@ -490,7 +523,7 @@ func (c *Config) validate(d *decoder) {
 		if r.Respond != nil && (r.Respond.Status < 200 || r.Respond.Status > 999) {
 			d.fail(line("respond.status"), key+".respond.status", "must be 200-999")
 		}
-		if r.Proxy != nil && !names[r.Proxy.Upstream] {
+		if r.Proxy != nil && !names[r.Proxy.Upstream] && namesKnown {
 			d.fail(line("proxy.upstream"), key+".proxy.upstream", "names no upstream")
 		}
 	}
@@ -503,18 +536,32 @@ func (c *Config) validate(d *decoder) {
 // validTarget accepts "host:port" (kernel TCP) and "scheme://host:port"
 // with optional query options ("rdma://127.0.0.1:7471?provider=tcp"); Build
 // resolves schemes through BuildOptions and rejects unknown ones.
-func validTarget(t string) bool {
-	if !strings.Contains(t, "://") {
-		_, port, err := splitHostPort(t)
-		return err == nil && port != ""
+func validTarget(t string) bool { return targetProblem(t) == "" }
+
+// targetProblem is what is wrong with target t ("" if nothing): a port out
+// of range, or else the form.
+func targetProblem(t string) string {
+	hostPort := t
+	if strings.Contains(t, "://") {
+		u, err := url.Parse(t)
+		if err != nil || u.Scheme == "" || u.User != nil || u.Path != "" || u.Fragment != "" {
+			return targetForm
+		}
+		hostPort = u.Host
 	}
-	u, err := url.Parse(t)
-	if err != nil || u.Scheme == "" || u.User != nil || u.Path != "" || u.Fragment != "" {
-		return false
+	if _, _, err := splitHostPort(hostPort); err != nil {
+		if i := strings.LastIndexByte(hostPort, ':'); i > 0 {
+			if msg := portRangeProblem(hostPort[i+1:], minTargetPort); msg != "" {
+				return msg
+			}
+		}
+		return targetForm
 	}
-	_, port, err := splitHostPort(u.Host)
-	return err == nil && port != ""
+	return ""
 }
+
+// targetForm is the message for a target of the wrong form.
+const targetForm = `must be "host:port" or "scheme://host:port[?options]"`
 
 func splitHostPort(s string) (string, string, error) {
 	i := strings.LastIndexByte(s, ':')

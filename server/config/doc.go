@@ -30,3 +30,8 @@
 // table and upstream pools), so a reload can build the next snapshot beside
 // the running one and swap it in atomically (router.Switch).
 package config
+
+// The configuration reference (docs/config.md) and JSON Schema
+// (docs/simdedge.schema.json) are generated from these types and the doc
+// table in internal/gendoc; a new key needs an entry there.
+//go:generate go run ./internal/gendoc -root ../..

@@ -56,7 +56,7 @@ func (c *Config) forwarding() proxy.Forwarding {
 // validateForwarding refuses a route's request_headers edit of X-Real-IP
 // or Forwarded that untrusted_forwarding would drop or replace.
 func (c *Config) validateForwarding(d *decoder, key string, r *Route, at *yaml.Node) {
-	if c.UntrustedForwarding == ForwardingPass || r.RequestHeaders == nil {
+	if c.UntrustedForwarding == ForwardingPass || r.RequestHeaders == nil || d.failedWithin("untrusted_forwarding") {
 		return
 	}
 	for _, fs := range []Fields{r.RequestHeaders.Set, r.RequestHeaders.Add} {

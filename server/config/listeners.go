@@ -22,7 +22,7 @@ const (
 // Engines a tcp listener may name (server.Engine): "loop", an epoll event
 // loop that answers non-blocking routes (respond, echo) in one pass and
 // hands other requests to goroutines, or "goroutine", a goroutine per
-// connection. DefaultEngine measured better (ARCHITECTURE.md, "server").
+// connection. DefaultEngine measured better (docs/decisions/0007-loop-engine.md).
 const (
 	EngineLoop      = string(server.EngineLoop)
 	EngineGoroutine = string(server.EngineGoroutine)
@@ -30,7 +30,7 @@ const (
 	// DefaultProxyOnLoop: whether the loop engine proxies by itself
 	// (Config.ProxyOnLoop) unless the configuration says. On: it measured
 	// less CPU per proxied request than handing connections to goroutines
-	// (ARCHITECTURE.md, "server").
+	// (docs/decisions/0007-loop-engine.md).
 	DefaultProxyOnLoop = true
 	// MaxLoops bounds a listener's loops (more loops than cores only
 	// add switching).
@@ -240,14 +240,14 @@ func (c *Config) validateListeners(d *decoder) {
 		case l.Loops == 0:
 		case l.Loops < 0 || l.Loops > MaxLoops:
 			d.fail(at, key+".loops", fmt.Sprintf("must be 1-%d", MaxLoops))
-		case l.Loops > 1 && l.withDefaults(c.engine()).Engine != EngineLoop:
+		case l.Loops > 1 && l.withDefaults(c.engine()).Engine != EngineLoop && !d.failedWithin("engine"):
 			d.fail(at, key+".loops", "only for engine: loop")
 		}
 		c.validateTLS(d, at, key, l)
 		switch l.Transport {
 		case TransportTCP, TransportRDMA:
-			if !validListenAddr(l.Address) {
-				d.fail(at, key+".address", `must be "host:port"`)
+			if msg := listenAddrProblem(l.Address); msg != "" {
+				d.fail(at, key+".address", msg)
 			}
 			if r := l.RDMA; r != nil {
 				if r.Credits < 0 || r.Credits > 4096 {
@@ -415,12 +415,18 @@ func (l Listener) withDefaults(engine string) Listener {
 	return l
 }
 
-// validListenAddr accepts "host:port" with port 0 (any free port) too.
-func validListenAddr(a string) bool {
+// listenAddrProblem is what is wrong with listen address a ("" if
+// nothing): "host:port", port 0 (any free port) included.
+func listenAddrProblem(a string) string {
 	host, port, err := net.SplitHostPort(a)
 	if err != nil || port == "" || strings.ContainsAny(host, " /") {
-		return false
+		return `must be "host:port"`
 	}
-	p, err := strconv.Atoi(port)
-	return err == nil && p >= 0 && p <= 65535
+	if msg := portRangeProblem(port, minListenPort); msg != "" {
+		return msg
+	}
+	if _, err := strconv.Atoi(port); err != nil {
+		return `must be "host:port"`
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/accesslog"
 )
@@ -85,7 +86,7 @@ func (d *decoder) requestID(v *yaml.Node, key string, c *Config) {
 	d.fields(v, key, map[string]func(*yaml.Node, string){
 		"header": func(v *yaml.Node, k string) {
 			d.str(&r.Header)(v, k)
-			if v.Kind == yaml.ScalarNode && !validFieldName(r.Header) {
+			if v.Kind == yaml.ScalarNode && !ascii.IsToken(r.Header) {
 				d.fail(v, k, "must be a field name (letters, digits, - and the like)")
 			}
 		},
@@ -101,29 +102,6 @@ func (d *decoder) trace(v *yaml.Node, key string, c *Config) {
 		"generate":  d.boolean(&t.Generate),
 	})
 	c.Trace = t
-}
-
-// validFieldName: an RFC 9110 token.
-func validFieldName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c != 0 && c < 0x7f && c > ' ' && indexByte("!#$%&'*+-.^_`|~", c)) {
-			return false
-		}
-	}
-	return true
-}
-
-func indexByte(s string, c byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *AccessLog) withDefaults() *AccessLog {

@@ -120,7 +120,9 @@ func (c *Config) validateTLS(d *decoder, at *yaml.Node, key string, l Listener) 
 	if l.TLS != nil && l.Transport != "" && l.Transport != TransportTCP {
 		d.fail(at, key+".tls", "only for transport: tcp")
 	}
-	if a := l.TLS.acme(); a != nil {
+	// The checks below read the other listeners too.
+	others := !d.failedWithin("listeners")
+	if a := l.TLS.acme(); a != nil && others {
 		a.httpAddr = c.httpChallengeAddress()
 		if a.httpAddr == "" && !a.Allows(ChallengeTLSALPN01) {
 			d.fail(at, key+".tls.acme.challenges", "http-01 alone needs a redirect_to_https listener to answer it")
@@ -134,7 +136,7 @@ func (c *Config) validateTLS(d *decoder, at *yaml.Node, key string, l Listener) 
 		d.fail(at, key+".redirect_to_https", "only on a plain listener")
 	case l.Transport != "" && l.Transport != TransportTCP:
 		d.fail(at, key+".redirect_to_https", "only for transport: tcp")
-	case c.HTTPSListener() == nil:
+	case c.HTTPSListener() == nil && others:
 		d.fail(at, key+".redirect_to_https", "needs a listener with tls")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	"github.com/simdedge/simdedge/server/proxy"
 	"go.yaml.in/yaml/v3"
 )
@@ -44,16 +45,7 @@ func (d *decoder) upgrades(dst *[]string) func(*yaml.Node, string) {
 // validProtocolName: an RFC 9110 §5.6.2 token, the protocol-name of an
 // Upgrade item.
 func validProtocolName(s string) bool {
-	if s == "" || len(s) > maxProtocolName {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
+	return len(s) <= maxProtocolName && ascii.IsToken(s)
 }
 
 // maxProtocolName bounds a protocol name: registered ones (IANA's HTTP

@@ -281,6 +281,12 @@ func (d *decoder) targets(dst *[]Target) func(*yaml.Node, string) {
 			} else {
 				d.str(&t.Address)(e, path)
 			}
+			// The address is judged as it is read, beside the upstream's
+			// other values: validateUpstreams' errors are dropped for an
+			// upstream read with a mistake (errors.go).
+			if msg := targetProblem(t.Address); msg != "" && t.Address != "" {
+				d.fail(e, path, msg)
+			}
 			*dst = append(*dst, t)
 		}
 	}
@@ -352,8 +358,8 @@ func (c *Config) validateUpstreams(d *decoder) map[string]bool {
 		for j, t := range u.Targets {
 			tk := fmt.Sprintf("%s.targets[%d]", key, j)
 			switch {
-			case !validTarget(t.Address):
-				d.fail(&yaml.Node{Line: t.line}, tk, `must be "host:port" or "scheme://host:port[?options]"`)
+			case targetProblem(t.Address) != "":
+				d.fail(&yaml.Node{Line: t.line}, tk, targetProblem(t.Address))
 				bad = true
 			case seen[t.Address]:
 				d.fail(&yaml.Node{Line: t.line}, tk, "duplicate target")

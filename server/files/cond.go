@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/ascii"
 )
 
 // etag appends the file's strong entity tag: modification time (ns) and
@@ -55,12 +57,12 @@ func evaluate(get func(string) ([]byte, bool), tag []byte, mtime time.Time) int 
 // matches tag, weakly (W/ ignored on both sides, §8.8.3.2) or strongly
 // (a weak tag never matches).
 func matchList(v, tag []byte, weak bool) bool {
-	v = trimSpace(v)
+	v = ascii.TrimOWS(v)
 	if string(v) == "*" {
 		return true
 	}
 	for len(v) > 0 {
-		v = trimSpace(v)
+		v = ascii.TrimOWS(v)
 		isWeak := false
 		if len(v) >= 2 && v[0] == 'W' && v[1] == '/' {
 			isWeak, v = true, v[2:]
@@ -79,7 +81,7 @@ func matchList(v, tag []byte, weak bool) bool {
 		if (weak || !isWeak) && string(t) == string(tag) {
 			return true
 		}
-		v = trimSpace(v[end+1:])
+		v = ascii.TrimOWS(v[end+1:])
 		if len(v) > 0 {
 			if v[0] != ',' {
 				return false
@@ -98,20 +100,10 @@ func ifRangeHolds(get func(string) ([]byte, bool), tag []byte, mtime time.Time) 
 	if !ok {
 		return true
 	}
-	v = trimSpace(v)
+	v = ascii.TrimOWS(v)
 	if len(v) > 0 && (v[0] == '"' || v[0] == 'W') {
 		return len(v) > 0 && v[0] == '"' && string(v) == string(tag)
 	}
 	t, err := http.ParseTime(string(v))
 	return err == nil && t.Equal(mtime.Truncate(time.Second))
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }

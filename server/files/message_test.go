@@ -12,6 +12,7 @@ import (
 	"github.com/simdedge/simdedge/server/compress"
 	"github.com/simdedge/simdedge/server/files"
 	"github.com/simdedge/simdedge/server/router"
+	"github.com/simdedge/simdedge/server/servertest"
 )
 
 // TestMessageTransport: files and compression over a message transport
@@ -37,7 +38,7 @@ func TestMessageTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: tab})
-	l := server.NewMemMessageListener(16 << 10)
+	l := servertest.NewMessageListener(16 << 10)
 	go s.ServeMessages(l)
 	defer s.Close()
 	for _, tc := range []struct {

@@ -1,5 +1,7 @@
 package files
 
+import "github.com/simdedge/simdedge/internal/ascii"
+
 // Range requests (RFC 9110 §14): one byte range is served as 206; several
 // are answered with the whole file (the server may ignore Range, §14.2),
 // which costs one response where multipart/byteranges would cost the
@@ -15,12 +17,12 @@ const (
 
 // parseRange reads a Range field value for a file of size bytes.
 func parseRange(v []byte, size int64) (kind int, start, length int64) {
-	v = trimSpace(v)
+	v = ascii.TrimOWS(v)
 	const unit = "bytes="
-	if len(v) < len(unit) || !equalFoldASCII(v[:len(unit)], unit) {
+	if len(v) < len(unit) || !ascii.EqualFold(v[:len(unit)], unit) {
 		return rangeNone, 0, 0
 	}
-	spec := trimSpace(v[len(unit):])
+	spec := ascii.TrimOWS(v[len(unit):])
 	for _, c := range spec {
 		if c == ',' {
 			return rangeNone, 0, 0
@@ -71,7 +73,7 @@ const maxDigits = 18
 
 // number parses 1*DIGIT.
 func number(b []byte) (int64, bool) {
-	b = trimSpace(b)
+	b = ascii.TrimOWS(b)
 	if len(b) == 0 || len(b) > maxDigits {
 		return 0, false
 	}
@@ -83,20 +85,4 @@ func number(b []byte) (int64, bool) {
 		n = n*10 + int64(c-'0')
 	}
 	return n, true
-}
-
-func equalFoldASCII(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		x := b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if x != s[i] {
-			return false
-		}
-	}
-	return true
 }

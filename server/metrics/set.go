@@ -23,6 +23,8 @@ type Set struct {
 	// slotNames are the listener label values of the per-listener
 	// request slots (ListenerSlots); the last slot is OtherListeners.
 	slotNames [ListenerSlots]string
+	// reloads is the last configuration load's outcome (reload.go).
+	reloads Reloads
 }
 
 // ListenerSlots bounds the listener dimension of the routes' request

@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 )
 
@@ -25,7 +26,7 @@ func otherCoding(hs phttp.Headers) bool {
 			for j < len(v) && v[j] != ',' {
 				j++
 			}
-			item := trimOWS(v[:j])
+			item := ascii.TrimOWS(v[:j])
 			for k, c := range item {
 				if c == ';' || c == ' ' || c == '\t' {
 					item = item[:k]

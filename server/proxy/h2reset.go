@@ -41,14 +41,14 @@ func upstreamReset(err error) (http2.ErrCode, bool) {
 	return 0, false
 }
 
-// resetResult is res, except that an upstream's CANCEL counts as
-// Canceled: the target ended a call that was cancelled or whose deadline
-// passed, which is no failure of the target's (and no reason to retry).
-func resetResult(err error, res upstream.Result) upstream.Result {
+// h2Kind is the failure kind of an HTTP/2 exchange's error: an upstream's
+// reset with CANCEL ends a call that was cancelled or whose deadline
+// passed, which is no failure of the target's and no reason to retry.
+func h2Kind(err error) upstream.Kind {
 	if code, ok := upstreamReset(err); ok && code == http2.ErrCodeCancel {
-		return upstream.Result{Outcome: upstream.Canceled}
+		return upstream.Cancelled
 	}
-	return res
+	return kindOf(err)
 }
 
 // forwardReset resets r's stream with the upstream's code when r came over

@@ -28,12 +28,12 @@ import (
 // Transport's own pool and retries never run, and the policy stays in
 // charge. x/net's own http2.Transport.NewClientConn and http2.ClientConn
 // are deprecated in favour of these since Go 1.26 (staticcheck refuses
-// them); the frames and HPACK underneath are the same code. Each request selects
-// a target through the pool exactly as HTTP/1.1 does (acquireWait: the
-// balancer, health, and max_conns_per_target, which here caps the streams
-// in flight to the target across its connections), reports the attempt
-// with Done and asks Decide after a failure; a connect failure fails over,
-// as for HTTP/1.1. A target's connections live on its *target (the pool's
+// them); the frames and HPACK underneath are the same code. Each request
+// drives its attempts through the attempt driver exactly as HTTP/1.1 does
+// (upstream.Attempt: the balancer, health, and max_conns_per_target, which
+// here caps the streams in flight to the target across its connections;
+// the retry decision after a failure or a 5xx); a connect failure fails
+// over, as for HTTP/1.1. A target's connections live on its *target (the pool's
 // Slot), so they follow it across reloads.
 //
 // The request head forwarded is the one appendHead writes for HTTP/1.1
@@ -224,7 +224,6 @@ func (hc *h2Conns) closeIdle() {
 func (p *Proxy) serveH2(w *server.ResponseWriter, r *server.Request) {
 	head := r.Head()
 	pool := p.up.pool
-	to := p.up.to
 	key := pool.Key(r)
 	// The body streams from the transport's goroutine as the upstream
 	// takes it, while the response may already flow back (full duplex,
@@ -249,95 +248,43 @@ func (p *Proxy) serveH2(w *server.ResponseWriter, r *server.Request) {
 		p.respondError(w, 400, "bad request\n")
 		return
 	}
-	var rs *upstream.RetryState
-	defer func() { releaseRetryState(pool, rs) }()
+	// a drives the attempts (upstream.Attempt). A body streams as the
+	// upstream takes it: once sent, it cannot go again.
+	var a upstream.Attempt
+	a.Begin(pool, key, upstream.IdempotentMethod(head.Method), hasIdempotencyKey(head), nil, 0)
+	defer a.Finish()
+	if head.Body != phttp.BodyNone {
+		a.BodyStreamed()
+	}
 	start := time.Now()
-	// last is the previous attempt's failure, answered if no target is
-	// left; refusedOnly: every attempt was refused (503, not 502).
-	var last error
-	var lastT *target
-	refusedOnly := true
 	for {
-		tryDL, ok := to.TryDeadline(start, time.Now())
-		if !ok {
-			p.attemptsFailed(w, pool, lastT, errTotalTimeout, false)
+		if a.Next(time.Since(start)) != upstream.StepGo {
+			p.answer(w, &a)
 			return
 		}
-		ut, err := acquireWait(pool, key, rs)
-		if err != nil {
-			if last != nil && err == upstream.ErrExhausted {
-				p.attemptsFailed(w, pool, lastT, last, refusedOnly)
+		t := targetOf(a.Target())
+		left := a.Left()
+		var step upstream.Step
+		if cc, err := p.up.h2.conn(t, min(p.up.connect, left)); err != nil {
+			step = a.Failed(time.Since(start), upstream.Failure{Err: err, Kind: kindOf(err), Fresh: true})
+		} else {
+			step = p.h2Exchange(w, r, req, head, pre, preEOF, cc, &a, start, min(p.up.header, left))
+		}
+		switch step {
+		case upstream.StepAnswer:
+			// An upstream's reset of the stream is passed on to a
+			// client that came over HTTP/2 (h2reset.go).
+			if rep := a.Reply(); (rep == upstream.BadGateway || rep == upstream.GatewayTimeout) && p.forwardReset(w, r, a.Err()) {
 				return
 			}
-			p.unavailable(w, pool, err)
+			p.answer(w, &a)
 			return
-		}
-		t := targetOf(ut)
-		left := time.Until(tryDL)
-		cc, err := p.up.h2.conn(t, min(p.up.connect, left))
-		if err != nil {
-			res := resultOf(err)
-			pool.Done(ut, res)
-			if rs == nil {
-				rs = retryStates.Get().(*upstream.RetryState)
-			}
-			if timeoutError(err) || handshakeFailed(err) {
-				refusedOnly = false
-			}
-			last, lastT = err, t
-			d := pool.Decide(rs, ut, upstream.Facts{Result: res, Written: false, Idempotent: true, Replayable: true})
-			if d == upstream.Stop {
-				p.attemptsFailed(w, pool, t, err, refusedOnly)
-				return
-			}
-			if d == upstream.Retry {
-				p.backoff(pool.Backoff(rs))
-			}
-			continue
-		}
-		x := h2Attempt{pool: pool, ut: ut, t: t, rs: &rs, start: start, header: min(p.up.header, left)}
-		again, backoff, err := p.h2Exchange(w, r, req, head, pre, preEOF, cc, &x)
-		if !again {
-			return
-		}
-		refusedOnly = false
-		last, lastT = err, t
-		if backoff > 0 {
-			p.backoff(backoff)
+		case upstream.StepRetry:
+			p.backoff(a.Backoff())
+		case upstream.StepRelay:
+			return // answered
 		}
 	}
-}
-
-// h2Attempt is one attempt's policy state, for h2Exchange.
-type h2Attempt struct {
-	pool   *upstream.Pool
-	ut     *upstream.Target
-	t      *target
-	rs     **upstream.RetryState
-	start  time.Time
-	header time.Duration
-}
-
-// decide is the policy's retry decision after the attempt failed with res
-// or answered a 5xx (bytes of the request were sent: HTTP/2 sends the head
-// before anything can fail). A request with a body is not replayable (it
-// streamed), so only body-less ones are retried beyond what the policy
-// allows for unsent ones.
-func (p *Proxy) h2Decide(x *h2Attempt, head *phttp.Request, res upstream.Result, replayable bool) (upstream.Decision, time.Duration) {
-	if *x.rs == nil {
-		*x.rs = retryStates.Get().(*upstream.RetryState)
-	}
-	d := x.pool.Decide(*x.rs, x.ut, upstream.Facts{Result: res, Written: true,
-		Idempotent: upstream.IdempotentMethod(head.Method), Replayable: replayable,
-		IdempotencyKey: replayable && hasIdempotencyKey(head)})
-	var backoff time.Duration
-	if d == upstream.Retry {
-		backoff = x.pool.Backoff(*x.rs)
-		if time.Until(x.start.Add(p.up.to.Total)) <= backoff {
-			d = upstream.Stop // no time left for another attempt
-		}
-	}
-	return d, backoff
 }
 
 // h2Request builds the request to forward from the head appendHead
@@ -442,12 +389,12 @@ func (b *h2Body) stop() (complete bool) {
 	return b.eof && len(b.pre) == 0
 }
 
-// h2Exchange sends req on cc and relays the response.
-// again reports that the policy wants another attempt (after backoff);
-// err is then this attempt's failure. Otherwise w is answered.
+// h2Exchange sends req on cc and relays the response: StepRelay once the
+// response was relayed (or abandoned), else the driver's step after the
+// attempt failed or answered a status the policy retries. header bounds
+// the wait for the response head; start is when the request started.
 func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *http.Request, head *phttp.Request,
-	pre []byte, preEOF bool, cc *http.ClientConn, x *h2Attempt) (again bool, backoff time.Duration, err error) {
-	pool, ut, t := x.pool, x.ut, x.t
+	pre []byte, preEOF bool, cc *http.ClientConn, a *upstream.Attempt, start time.Time, header time.Duration) upstream.Step {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// An HTTP/2 client that resets its stream (a cancelled gRPC call)
@@ -471,7 +418,7 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 	// The response-header timeout: the transport has none of its own
 	// for a ClientConn, so a timer cancels the stream.
 	timedOut := make(chan struct{})
-	timer := time.AfterFunc(x.header, func() { close(timedOut); cancel() })
+	timer := time.AfterFunc(header, func() { close(timedOut); cancel() })
 	resp, err := cc.RoundTrip(req)
 	if !timer.Stop() {
 		select {
@@ -480,52 +427,34 @@ func (p *Proxy) h2Exchange(w *server.ResponseWriter, r *server.Request, tmpl *ht
 		default:
 		}
 	}
-	if err != nil && gone.Load() {
-		pool.Done(ut, upstream.Result{Outcome: upstream.Canceled})
-		return false, 0, nil // nobody to answer
-	}
+	since := func() time.Duration { return time.Since(start) }
 	if err != nil {
-		if body != nil && body.err != nil {
-			pool.Done(ut, upstream.Result{Outcome: upstream.Canceled})
-			p.respondError(w, server.StatusFor(body.err), "bad request body\n")
-			w.SetClose()
-			return false, 0, nil
+		// HTTP/2 sends the head before anything can fail: written.
+		f := upstream.Failure{Err: err, Kind: h2Kind(err), Written: true, Fresh: true}
+		switch {
+		case gone.Load():
+			f.Kind = upstream.Gone // nobody to answer
+		case body != nil && body.err != nil:
+			f.Err, f.Kind = body.err, upstream.ClientBody
 		}
-		res := resultOf(err)
-		if timeoutError(err) {
-			res = upstream.Result{Outcome: upstream.Timeout}
-		}
-		res = resetResult(err, res)
-		d, backoff := p.h2Decide(x, head, res, body == nil)
-		pool.Done(ut, res)
-		if d != upstream.Stop {
-			return true, backoff, err
-		}
-		if !p.forwardReset(w, r, err) {
-			p.upstreamFailed(w, t, err, false)
-		}
-		return false, 0, nil
+		return a.Failed(since(), f)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= firstRetryStatus {
-		res := upstream.StatusResult(resp.StatusCode)
-		if d, backoff := p.h2Decide(x, head, res, body == nil); d != upstream.Stop {
-			pool.Done(ut, res) // a retried response is dropped
-			return true, backoff, errRetriedStatus
-		}
+	if step := a.Head(resp.StatusCode, since); step != upstream.StepRelay {
+		return step // a retried response is dropped
 	}
 	if err := p.h2Relay(w, r, resp, head); err != nil {
-		res := resetResult(err, upstream.Result{Outcome: upstream.Reset})
+		res := upstream.Result{Outcome: h2Kind(err).Outcome()}
 		if gone.Load() {
 			res = upstream.Result{Outcome: upstream.Canceled}
 		}
-		pool.Done(ut, res)
-		return false, 0, nil
+		a.End(res)
+		return upstream.StepRelay
 	}
 	// Answered (a client that went away mid-body is not the target's
 	// failure).
-	pool.Done(ut, upstream.StatusResult(resp.StatusCode))
-	return false, 0, nil
+	a.End(upstream.StatusResult(resp.StatusCode))
+	return upstream.StepRelay
 }
 
 // errTimeout is a net.Error timeout, so timeoutError answers 504.

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"syscall"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/internal/rbuf"
@@ -60,7 +60,7 @@ func listHas(v, item []byte) bool {
 		for i < len(v) && v[i] != ',' {
 			i++
 		}
-		if equalFoldBytes(trimOWS(v[:i]), item) {
+		if ascii.EqualFold(ascii.TrimOWS(v[:i]), item) {
 			return true
 		}
 		if i == len(v) {
@@ -69,35 +69,6 @@ func listHas(v, item []byte) bool {
 		v = v[i+1:]
 	}
 	return false
-}
-
-func equalFoldBytes(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
-
-func trimOWS(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // skipRequestField: fields the proxy drops or rewrites when forwarding a
@@ -340,8 +311,4 @@ func (p *Proxy) readBody(w *server.ResponseWriter, uc *upConn, timeout time.Dura
 		return nil
 	}
 	return err
-}
-
-func isConnReset(err error) bool {
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"net/netip"
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
@@ -39,40 +38,15 @@ func (p *Proxy) LoopProxy(r *server.Request) server.LoopUpstream {
 // loop drives.
 type loopUpstream struct{ p *Proxy }
 
-// LoopTarget selects through the pool without blocking; under a
-// connection cap the loop's waiter queues (ErrQueued).
-func (l loopUpstream) LoopTarget(r *server.Request, rs *upstream.RetryState, w *upstream.Waiter) (*upstream.Target, netip.AddrPort, error) {
-	pool := l.p.up.pool
-	ut, err := pool.AcquireNext(pool.Key(r), rs, w)
-	if err != nil {
-		return nil, netip.AddrPort{}, err
-	}
-	r.SetUpstream(pool.Name(), ut.Address())
-	return ut, targetOf(ut).ap, nil
-}
-
-func (l loopUpstream) LoopCancel(w *upstream.Waiter) { l.p.up.pool.Cancel(w) }
-
-func (l loopUpstream) LoopDone(t *upstream.Target, res upstream.Result) { l.p.up.pool.Done(t, res) }
-
-// LoopRetry is the policy's decision (Decide) with the loop's facts: its
-// bodies are buffered, so always replayable.
-func (l loopUpstream) LoopRetry(r *server.Request, rs *upstream.RetryState, t *upstream.Target, res upstream.Result, written bool) (upstream.Decision, time.Duration) {
+// LoopBegin starts the driver of an exchange the loop drives; the loop's
+// bodies are buffered (held), so it may resend them.
+func (l loopUpstream) LoopBegin(a *upstream.Attempt, r *server.Request, w *upstream.Waiter, now time.Duration) {
 	pool := l.p.up.pool
 	head := r.Head()
-	d := pool.Decide(rs, t, upstream.Facts{Result: res, Written: written,
-		Idempotent: upstream.IdempotentMethod(head.Method), Replayable: true, IdempotencyKey: hasIdempotencyKey(head)})
-	if d == upstream.Retry {
-		return d, pool.Backoff(rs)
-	}
-	return d, 0
+	a.Begin(pool, pool.Key(r), upstream.IdempotentMethod(head.Method), hasIdempotencyKey(head), w, now)
 }
 
-func (l loopUpstream) LoopFinish(rs *upstream.RetryState) { l.p.up.pool.Finish(rs) }
-
-func (l loopUpstream) Unavailable(w *server.ResponseWriter, err error) {
-	l.p.unavailable(w, l.p.up.pool, err)
-}
+func (l loopUpstream) Answer(w *server.ResponseWriter, a *upstream.Attempt) { l.p.answer(w, a) }
 
 func (l loopUpstream) LoopTimeouts() server.LoopTimeouts { return l.p.up.loopTO }
 
@@ -103,17 +77,4 @@ func (l loopUpstream) WriteResponseHead(w *server.ResponseWriter, resp *phttp.Re
 	return l.p.writeResponseHead(w, resp, scratch, isHead)
 }
 
-func (l loopUpstream) Failed(w *server.ResponseWriter, ut *upstream.Target, err error, dial bool) {
-	t := l.p.up.targets[0]
-	if ut != nil {
-		t = targetOf(ut)
-	}
-	l.p.upstreamFailed(w, t, err, dial)
-}
-
 func (l loopUpstream) BodyFailed(w *server.ResponseWriter) { l.p.bodyFailed(w) }
-
-// MayResend is the resend rule (replay.go); the loop's bodies are buffered.
-func (l loopUpstream) MayResend(r *server.Request, written bool) bool {
-	return mayResend(r.Head(), written, true)
-}

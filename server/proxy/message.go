@@ -61,6 +61,11 @@ type msgExchange struct {
 	// is complete (bytes after it are an upstream error).
 	headDone, bodyDone bool
 	started            bool // some piece arrived
+	// a drives the request's attempts; start is when the request
+	// started; retried: the attempt's status is one the policy retries.
+	a       upstream.Attempt
+	start   time.Time
+	retried bool
 }
 
 var msgExchangePool = sync.Pool{New: func() any { return &msgExchange{} }}
@@ -71,9 +76,10 @@ const maxMsgPooled = 1 << 20
 // serveMessage forwards r to a message target chosen by the pool. The
 // request body is read whole (the message transport moves large bodies by
 // rendezvous). The response streams to the client as its pieces arrive, so
-// only an attempt that failed before its first piece is retried (as the
-// policy decides; a message transport does not tell a connect failure
-// from a later one, so every failure counts as written).
+// only an attempt that failed before its first piece, or whose status the
+// policy retries (decided before the head is written), is retried (a
+// message transport does not tell a connect failure from a later one, so
+// every failure counts as written).
 func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 	head := r.Head()
 	var body []byte
@@ -94,7 +100,7 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 		if cap(x.out) > maxMsgPooled {
 			x.out = nil
 		}
-		x.w, x.p = nil, nil
+		x.w, x.p, x.a = nil, nil, upstream.Attempt{}
 		msgExchangePool.Put(x)
 	}()
 	x.p, x.w, x.isHead = p, w, string(head.Method) == "HEAD"
@@ -103,69 +109,56 @@ func (p *Proxy) serveMessage(w *server.ResponseWriter, r *server.Request) {
 	x.out = p.appendHead(x.out[:0], r, head, phttp.BodyLength, int64(len(body)))
 	x.out = append(x.out, body...)
 	pool := p.up.pool
-	to := p.up.to
-	key := pool.Key(r)
-	var rs *upstream.RetryState // taken at the first failure (policy.go)
-	defer func() { releaseRetryState(pool, rs) }()
-	start := time.Now()
-	var last error
-	var lastT *target
+	// x.a drives the attempts (upstream.Attempt). A message transport
+	// has no pooled connection to go stale and does not tell a connect
+	// failure from a later one: every failure counts as written, on a
+	// fresh connection.
+	a := &x.a
+	a.Begin(pool, pool.Key(r), upstream.IdempotentMethod(head.Method), hasIdempotencyKey(head), nil, 0)
+	defer a.Finish()
+	x.start = time.Now()
 	for {
-		if _, ok := to.TryDeadline(start, time.Now()); !ok {
-			p.attemptsFailed(w, pool, lastT, errTotalTimeout, false)
+		if a.Next(time.Since(x.start)) != upstream.StepGo {
+			p.answer(w, a)
 			return
 		}
-		ut, err := acquireWait(pool, key, rs)
-		if err != nil {
-			if last != nil && err == upstream.ErrExhausted {
-				p.attemptsFailed(w, pool, lastT, last, false)
-				return
-			}
-			p.unavailable(w, pool, err)
-			return
-		}
+		ut := a.Target()
 		t := targetOf(ut)
 		r.SetUpstream(pool.Name(), ut.Address())
-		x.headDone, x.bodyDone, x.started = false, false, false
+		x.headDone, x.bodyDone, x.started, x.retried = false, false, false, false
 		x.buf = x.buf[:0]
-		err = t.mt.RoundTrip(x.out, p.up.header, x.part)
+		err := t.mt.RoundTrip(x.out, p.up.header, x.part)
 		if err == nil && !x.bodyDone {
 			err = errShortResponse
 		}
 		if err == nil || x.headDone {
-			pool.Done(ut, upstream.StatusResult(x.resp.Status))
+			a.End(upstream.StatusResult(x.resp.Status))
 			if err != nil {
 				p.log.Warn("upstream failed mid-body", "upstream", p.up.opts.Name, "target", t.addr, "err", err)
 				p.bodyFailed(w)
 			}
 			return
 		}
-		res := resultOf(err)
-		if x.started {
-			err = errors.Join(errBadResponse, err)
-		}
-		pool.Done(ut, res)
-		last, lastT = err, t
-		if rs == nil {
-			rs = retryStates.Get().(*upstream.RetryState)
-		}
-		d := pool.Decide(rs, ut, upstream.Facts{Result: res, Written: true,
-			Idempotent: upstream.IdempotentMethod(head.Method), Replayable: true,
-			IdempotencyKey: hasIdempotencyKey(head)})
-		switch d {
-		case upstream.Stop:
-			p.upstreamFailed(w, t, err, false)
-			return
-		case upstream.Retry:
-			d := pool.Backoff(rs)
-			if time.Until(start.Add(to.Total)) <= d {
-				p.upstreamFailed(w, t, err, false) // no time left
-				return
+		step := upstream.StepRetry // x.retried: a status the policy retries
+		if !x.retried {
+			if x.started {
+				err = errors.Join(errBadResponse, err)
 			}
-			p.backoff(d)
+			step = a.Failed(time.Since(x.start), upstream.Failure{Err: err, Kind: upstream.Classify(err, false),
+				Written: true, Fresh: true})
+		}
+		switch step {
+		case upstream.StepAnswer:
+			p.answer(w, a)
+			return
+		case upstream.StepRetry:
+			p.backoff(a.Backoff())
 		}
 	}
 }
+
+// since is the time since the request started, on the driver's clock.
+func (x *msgExchange) since() time.Duration { return time.Since(x.start) }
 
 // part is the RoundTrip callback.
 func (x *msgExchange) part(b []byte, more bool) error {
@@ -188,13 +181,19 @@ func (x *msgExchange) part(b []byte, more bool) error {
 		if err != nil {
 			return errors.Join(errBadResponse, err)
 		}
-		switch s := x.resp.Status; {
+		s := x.resp.Status
+		switch {
 		case s == 101:
 			return errUpgrade
 		case s < 200:
 			// An interim response: drop it and parse what follows.
 			x.buf = append(x.buf[:0], x.buf[n:]...)
 			return x.part(nil, more)
+		}
+		if x.a.Head(s, x.since) == upstream.StepRetry {
+			// Dropped before anything of it reached the client.
+			x.retried = true
+			return upstream.ErrRetriedStatus
 		}
 		// The head is written before the body starts; the body views in
 		// x.buf stay valid because x.buf is not appended to again.

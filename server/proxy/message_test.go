@@ -15,19 +15,20 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/servertest"
 )
 
 // memTarget is the test double of a message target: a simdedge server
 // behind an in-memory message listener, whose replies it hands to the
 // proxy piece by piece as a real message transport would.
 type memTarget struct {
-	l      *server.MemMessageListener
+	l      *servertest.MessageListener
 	closed atomic.Int32
 }
 
 func newMemTarget(t *testing.T, max int, h server.Handler) *memTarget {
 	t.Helper()
-	l := server.NewMemMessageListener(max)
+	l := servertest.NewMessageListener(max)
 	s := server.New(server.Options{Handler: h})
 	go s.ServeMessages(l)
 	t.Cleanup(func() {
@@ -233,5 +234,32 @@ func TestMessageUpstreamOptions(t *testing.T) {
 	up.Close()
 	if mt.closed.Load() != 1 {
 		t.Errorf("Close closed the message target %d times, want 1", mt.closed.Load())
+	}
+}
+
+// TestMessageTargetRetriesStatus: a message target's status that the
+// retry policy names (503 by default) is retried on another target, as on
+// every other path (the attempt driver's Head), before anything of it
+// reaches the client.
+func TestMessageTargetRetriesStatus(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	down := &countTarget{MessageTarget: &scriptTarget{pieces: []string{"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\ndown"}}}
+	up := &countTarget{MessageTarget: &scriptTarget{pieces: []string{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nup"}}}
+	addr, _ := startProxy(t, UpstreamOptions{Name: "msg", Targets: []string{"down:7471", "up:7471"},
+		MessageTargets: []MessageTarget{down, up}}, server.Options{})
+	c := client(t)
+	for i := range 4 {
+		resp, err := c.Get("http://" + addr + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != "up" {
+			t.Fatalf("request %d: %d %q", i, resp.StatusCode, b)
+		}
+	}
+	if down.n.Load() == 0 {
+		t.Error("the 503 target was never tried")
 	}
 }

@@ -3,7 +3,6 @@ package proxy
 import (
 	"errors"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/simdedge/simdedge/server"
@@ -11,39 +10,41 @@ import (
 )
 
 // The proxy's side of the upstream policy (server/upstream): turning what
-// an attempt did into a Result for the pool, and the answers when the
-// pool has no target or every attempt failed. The goroutine exchange
+// an attempt did into a failure kind for the attempt driver
+// (upstream.Attempt), and the answers when the pool has no target or
+// every attempt failed. The goroutine exchange
 // (proxy.go), message targets (message.go) and the event loop's exchange
 // (loop.go, for server/loopproxy_linux.go) all use these.
 
-// firstRetryStatus: responses below it are never retried (the retry
-// conditions name 5xx statuses only), so they skip the retry decision.
-const firstRetryStatus = 500
-
-var (
-	// errTotalTimeout: the upstream's total timeout passed before a
-	// response head (a 504).
-	errTotalTimeout = &totalTimeoutError{"proxy: upstream total timeout"}
-	// errRetriedStatus stands for a response that was retried and then
-	// had no successor (every target tried).
-	errRetriedStatus = errors.New("proxy: upstream answered with a retried status")
-)
-
-type totalTimeoutError struct{ s string }
-
-func (e *totalTimeoutError) Error() string { return e.s }
-func (e *totalTimeoutError) Timeout() bool { return true }
-
-// resultOf classifies an attempt's failure before a response head.
-func resultOf(err error) upstream.Result {
+// kindOf turns an attempt's error into its failure kind for the driver
+// (upstream.Attempt): the proxy's own errors (the client's body, a failed
+// dial or TLS handshake) first, then upstream.Classify.
+func kindOf(err error) upstream.Kind {
 	var de *dialError
 	switch {
+	case errors.Is(err, errClientBody):
+		return upstream.ClientBody
+	case handshakeFailed(err):
+		return upstream.Handshake
 	case errors.As(err, &de):
-		return upstream.Result{Outcome: upstream.ConnectFailure}
-	case timeoutError(err):
-		return upstream.Result{Outcome: upstream.Timeout}
+		return upstream.Classify(err, true)
 	}
-	return upstream.Result{Outcome: upstream.Reset}
+	return upstream.Classify(err, false)
+}
+
+// answer answers a request whose attempts ended without a response to
+// relay, as the driver says (Reply).
+func (p *Proxy) answer(w *server.ResponseWriter, a *upstream.Attempt) {
+	switch a.Reply() {
+	case upstream.Unavailable:
+		p.unavailable(w, a.Pool(), a.Err())
+	case upstream.BadRequestBody:
+		p.respondError(w, server.StatusFor(a.Err()), "bad request body\n")
+		w.SetClose()
+	case upstream.NoReply:
+	default:
+		p.upstreamFailed(w, a.Last(), a.Err(), a.Reply() == upstream.GatewayTimeout)
+	}
 }
 
 // unavailable answers a request the pool had no target for: 503 with
@@ -61,20 +62,6 @@ func (p *Proxy) unavailable(w *server.ResponseWriter, pool *upstream.Pool, err e
 	w.WriteString("service unavailable\n")
 }
 
-// attemptsFailed answers after the last attempt failed: 503 with
-// Retry-After when no target could even be connected to (the pool is
-// down: every target tried refused), else 502, or 504 for a timeout.
-func (p *Proxy) attemptsFailed(w *server.ResponseWriter, pool *upstream.Pool, t *target, err error, refusedOnly bool) {
-	if refusedOnly && t != nil {
-		p.unavailable(w, pool, err)
-		return
-	}
-	if t == nil {
-		t = p.up.targets[0]
-	}
-	p.upstreamFailed(w, t, err, false)
-}
-
 // backoff waits d before a retry (the caller checked that the total
 // timeout leaves time for it).
 func (p *Proxy) backoff(d time.Duration) {
@@ -83,28 +70,3 @@ func (p *Proxy) backoff(d time.Duration) {
 }
 
 var retryAfterField = []byte("Retry-After")
-
-// retryStates holds the goroutine paths' retry bookkeeping. A RetryState
-// passed to the pool escapes (selection calls the balance policy through
-// an interface), so one on the stack would cost an allocation per
-// request; instead a request takes one only when an attempt failed or
-// answered 5xx, and the first attempt selects with no exclusions.
-var retryStates = sync.Pool{New: func() any { return new(upstream.RetryState) }}
-
-// acquireWait selects the next attempt's target: the first with no
-// retry state, the following through rs.
-func acquireWait(pool *upstream.Pool, key []byte, rs *upstream.RetryState) (*upstream.Target, error) {
-	if rs == nil {
-		return pool.AcquireWait(key, nil, nil)
-	}
-	return pool.AcquireNextWait(key, rs, nil)
-}
-
-// releaseRetryState ends the request's retry bookkeeping (its budget
-// token) and returns rs to retryStates.
-func releaseRetryState(pool *upstream.Pool, rs *upstream.RetryState) {
-	if rs != nil {
-		pool.Finish(rs)
-		retryStates.Put(rs)
-	}
-}

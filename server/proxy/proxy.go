@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -144,15 +143,6 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	}
 	isHead := string(head.Method) == "HEAD"
 	pool := p.up.pool
-	to := p.up.to
-	key := pool.Key(r)
-	// rs is the request's retry bookkeeping (targets tried, retries
-	// spent, the budget token), taken at the first failure: a request
-	// answered by its first attempt needs none (policy.go).
-	var rs *upstream.RetryState
-	defer func() { releaseRetryState(pool, rs) }()
-	var uc *upConn
-	var copyErr chan error
 	// One clock read per exchange: time.Now costs 50-150 ns on virtual
 	// machines without a vDSO clock, and the deadlines below are lazy.
 	now := time.Now()
@@ -160,101 +150,56 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	// A request that may not go twice once written takes no pooled
 	// connection the upstream has closed (a later failure is a 502).
 	probe := !mayResend(head, true, true)
-	idem, hasKey := upstream.IdempotentMethod(head.Method), hasIdempotencyKey(head)
-	var ut *upstream.Target
+	// a drives the attempts (upstream.Attempt): the target of each, and
+	// what follows a failure or a status the policy retries.
+	var a upstream.Attempt
+	a.Begin(pool, pool.Key(r), upstream.IdempotentMethod(head.Method), hasIdempotencyKey(head), nil, 0)
+	defer a.Finish()
+	var uc *upConn
+	var copyErr chan error
 	var t *target
-	// last is the failure of the previous attempt, answered if no
-	// target is left; refusedOnly: every attempt failed to connect.
-	var last error
-	var lastT *target
-	refusedOnly := true
 	for {
-		tryDL, ok := to.TryDeadline(start, now)
-		if !ok {
-			p.attemptsFailed(w, pool, lastT, errTotalTimeout, false)
+		if a.Next(now.Sub(start)) != upstream.StepGo {
+			p.answer(w, &a)
 			return
 		}
-		var err error
-		ut, err = acquireWait(pool, key, rs)
-		if err != nil {
-			if last != nil && err == upstream.ErrExhausted {
-				p.attemptsFailed(w, pool, lastT, last, refusedOnly)
-				return
-			}
-			p.unavailable(w, pool, err)
-			return
-		}
+		ut := a.Target()
 		t = targetOf(ut)
 		r.SetUpstream(pool.Name(), ut.Address())
-		left := tryDL.Sub(now)
-		var wn int
-		uc, wn, copyErr, err = p.exchange(t, r, head, exchangeArgs{
-			now: now, probe: probe, isHead: isHead, body: body, pre: pre, preEOF: preEOF,
+		left := a.Left()
+		var step upstream.Step
+		uc, copyErr, step = p.exchange(&a, t, r, head, exchangeArgs{
+			now: now, start: start, probe: probe, isHead: isHead, body: body, pre: pre, preEOF: preEOF,
 			streamed: streamed, kind: kind, length: length, upgrade: upgrade,
 			connect: min(p.up.connect, left), header: min(p.up.header, left),
 		})
-		if err == nil && uc.resp.Status < firstRetryStatus {
-			break // the common case: no retry decision to make
+		if step == upstream.StepRelay {
+			break
 		}
-		var res upstream.Result
-		written, replayable := wn > 0 || copyErr != nil, copyErr == nil
-		if err == nil {
-			res = upstream.StatusResult(uc.resp.Status)
-		} else {
-			if errors.Is(err, errClientBody) {
-				// The client's body failed: nothing to say about the
-				// target.
-				pool.Done(ut, upstream.Result{Outcome: upstream.Canceled})
-				p.respondError(w, server.StatusFor(err), "bad request body\n")
-				w.SetClose()
-				return
-			}
-			res = resultOf(err)
-		}
-		if rs == nil {
-			rs = retryStates.Get().(*upstream.RetryState)
-		}
-		d := pool.Decide(rs, ut, upstream.Facts{Result: res, Written: written, Idempotent: idem,
-			Replayable: replayable, IdempotencyKey: hasKey && replayable})
-		var backoff time.Duration
-		if d == upstream.Retry {
-			backoff = pool.Backoff(rs)
-			if time.Until(start.Add(to.Total)) <= backoff {
-				d = upstream.Stop // no time left for another attempt
-			}
-		}
-		if err == nil && d == upstream.Stop {
-			break // answer with this response
-		}
-		pool.Done(ut, res)
-		if err == nil {
-			// A retried response is dropped with its connection.
+		if uc != nil {
+			// A retried status: the response is dropped with its
+			// connection.
 			uc.nc.Close()
 			if copyErr != nil {
 				<-copyErr
 			}
-			err = errRetriedStatus
 		}
-		if res.Outcome != upstream.ConnectFailure || timeoutError(err) || handshakeFailed(err) {
-			refusedOnly = false // not "every target refused"
-		}
-		last, lastT = err, t
-		switch d {
-		case upstream.Stop:
-			p.attemptsFailed(w, pool, t, err, false)
+		switch step {
+		case upstream.StepAnswer:
+			p.answer(w, &a)
 			return
-		case upstream.Retry:
-			p.backoff(backoff)
+		case upstream.StepRetry:
+			p.backoff(a.Backoff())
 		}
 		now = time.Now()
 	}
 	if shard := r.CountShard(); shard >= 0 {
 		// The answered attempt's time to its response head (now is
 		// when it started): one clock read, only with counting on.
-		ut.ObserveLatency(shard, time.Since(now))
+		a.Target().ObserveLatency(shard, time.Since(now))
 	}
 	if uc.resp.Status == 101 {
-		p.tunnel(w, pool, ut, uc, t) // upgrade.go
+		p.tunnel(w, &a, uc, t) // upgrade.go
 		return
 	}
 	ok := p.forwardResponse(w, uc, isHead)
@@ -271,7 +216,7 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 			w.SetClose()
 		}
 	}
-	pool.Done(ut, upstream.StatusResult(uc.resp.Status))
+	a.End(upstream.StatusResult(uc.resp.Status))
 	if ok && !uc.resp.Close && uc.r == uc.w && p.up.opts.SendProxyProtocol == 0 {
 		t.put(uc, now)
 	} else {
@@ -281,7 +226,8 @@ func (p *Proxy) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 
 // exchangeArgs are the request's parts an attempt sends.
 type exchangeArgs struct {
-	now              time.Time
+	// now is when the attempt started, start when the request did.
+	now, start       time.Time
 	probe, isHead    bool
 	body, pre        []byte
 	preEOF, streamed bool
@@ -295,36 +241,36 @@ type exchangeArgs struct {
 }
 
 // exchange is one attempt on t: it sends the request and reads the
-// response head. A pooled connection the upstream had closed is replaced
-// by a new one when the resend rule allows (upstream.ResendStale): that
-// is the stale connection's failure, not the target's, and is not
-// reported to the policy. On error the connection is closed; wn is what
-// the last write took; copyErr is the streamed body's copy, if it
-// started (its error was waited for on failure and, if the client's body
-// failed, is returned).
-func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a exchangeArgs) (uc *upConn, wn int, copyErr chan error, err error) {
+// response head, and returns the driver's step (a.Head, a.Failed). A
+// pooled connection the upstream had closed is replaced by a new one when
+// the driver says so (StepResend). uc is the connection with the response
+// head for StepRelay and StepRetry (a retried status), else nil (closed);
+// copyErr is the streamed body's copy, if it started and still runs.
+func (p *Proxy) exchange(a *upstream.Attempt, t *target, r *server.Request, head *phttp.Request, x exchangeArgs) (uc *upConn, copyErr chan error, step upstream.Step) {
 	for stale := false; ; stale = true {
 		send := p.up.opts.SendProxyProtocol
+		var err error
 		switch {
 		case send != 0:
-			uc, err = t.dial(a.connect) // never pooled (sendproxy.go)
+			uc, err = t.dial(x.connect) // never pooled (sendproxy.go)
 		case stale:
-			uc, err = t.connect(a.connect)
+			uc, err = t.connect(x.connect)
 		default:
-			uc, err = t.get(a.now, a.probe, a.connect)
+			uc, err = t.get(x.now, x.probe, x.connect)
 		}
 		if err != nil {
-			return nil, 0, nil, err
+			return nil, nil, a.Failed(time.Since(x.start), upstream.Failure{Err: err, Kind: kindOf(err), Fresh: true})
 		}
 		uc.out = appendProxyHeader(uc.out[:0], send, r)
-		uc.out = p.appendHead(uc.out, r, head, a.kind, a.length)
-		if a.upgrade {
+		uc.out = p.appendHead(uc.out, r, head, x.kind, x.length)
+		if x.upgrade {
 			uc.out = p.appendUpgrade(uc.out, head)
 		}
-		uc.out = append(uc.out, a.body...)
-		uc.setWriteDeadline(a.now, a.header)
+		uc.out = append(uc.out, x.body...)
+		uc.setWriteDeadline(x.now, x.header)
+		var wn int
 		wn, err = uc.nc.Write(uc.out)
-		if err == nil && a.streamed {
+		if err == nil && x.streamed {
 			// The response-header timeout starts once the whole
 			// request is sent (copyBody sets it): a healthy upstream
 			// reading a slow upload must not time out. Until then the
@@ -333,41 +279,33 @@ func (p *Proxy) exchange(t *target, r *server.Request, head *phttp.Request, a ex
 			// the connection wakes readHead.
 			uc.readDL = time.Time{}
 			uc.nc.SetReadDeadline(time.Time{})
-			copyErr = p.startBody(uc, r.Body(), a.pre, a.preEOF, a.kind == phttp.BodyChunked)
+			copyErr = p.startBody(uc, r.Body(), x.pre, x.preEOF, x.kind == phttp.BodyChunked)
+			a.BodyStreamed() // pre no longer holds all of it
 		}
 		if err == nil {
-			err = p.readHead(uc, a.isHead, a.now, copyErr == nil, a.header)
-			if err == errUpgrade && a.upgrade {
+			err = p.readHead(uc, x.isHead, x.now, copyErr == nil, x.header)
+			if err == errUpgrade && x.upgrade {
 				err = nil // a tunnel (upgrade.go)
 			}
 		}
 		if err == nil {
-			return uc, wn, copyErr, nil
+			return uc, copyErr, a.Head(uc.resp.Status, func() time.Duration { return time.Since(x.start) })
 		}
 		uc.nc.Close()
 		if copyErr != nil {
 			if cerr := <-copyErr; cerr != nil && errors.Is(cerr, errClientBody) {
 				// cerr joins errClientBody and the body's error, which
 				// picks the status (413 for a body over the limit).
-				return nil, wn, copyErr, cerr
+				err = cerr
 			}
 		}
-		// A streamed body is replayable until its copy starts (pre still
-		// holds all that was read of it).
-		if upstream.ResendStale(!uc.fresh, uc.w > 0, retryable(err), mayResend(head, wn > 0, copyErr == nil)) {
-			continue // the upstream closed an idle connection: a new one
+		step = a.Failed(time.Since(x.start), upstream.Failure{Err: err, Kind: kindOf(err),
+			Written: wn > 0 || copyErr != nil, Read: uc.w > 0, Fresh: uc.fresh})
+		if step != upstream.StepResend {
+			return nil, nil, step
 		}
-		return uc, wn, copyErr, err
+		copyErr = nil
 	}
-}
-
-func retryable(err error) bool {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return false
-	}
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		isConnReset(err)
 }
 
 // respondError answers with status unless the response has started.
@@ -381,13 +319,18 @@ func (p *Proxy) respondError(w *server.ResponseWriter, status int, text string) 
 	w.WriteString(text)
 }
 
-// upstreamFailed answers 504 for timeouts and 502 for everything else.
-func (p *Proxy) upstreamFailed(w *server.ResponseWriter, t *target, err error, dial bool) {
+// upstreamFailed answers 504 (timeout) or 502 for a request whose
+// attempts failed; ut is the last target tried (nil: none).
+func (p *Proxy) upstreamFailed(w *server.ResponseWriter, ut *upstream.Target, err error, timeout bool) {
 	status, text := 502, "bad gateway\n"
-	if timeoutError(err) {
+	if timeout {
 		status, text = 504, "gateway timeout\n"
 	}
-	p.log.Warn("upstream failed", "upstream", p.up.opts.Name, "target", t.addr, "dial", dial, "status", status, "err", err)
+	addr := p.up.opts.Targets[0]
+	if ut != nil {
+		addr = ut.Address()
+	}
+	p.log.Warn("upstream failed", "upstream", p.up.opts.Name, "target", addr, "status", status, "err", err)
 	p.respondError(w, status, text)
 }
 

@@ -20,11 +20,11 @@ import (
 // "Written" means accepted by the kernel: a write that succeeded on a
 // connection the upstream had already closed counts, since the upstream
 // may have read the request before closing (it is the case that ran POSTs
-// twice). Every path that resends calls mayResend: the goroutine proxy's
-// retry on a stale pooled connection (proxy.go) and the event loop's
-// (server/loopproxy_linux.go, through LoopUpstream.MayResend). Issue 19's
-// retry policy (budgets, backoff, which failures) decides when to retry
-// among what this allows.
+// twice). The attempt driver (upstream.Attempt) applies the rule for
+// every path, on a stale pooled connection and in the retry policy
+// (budgets, backoff, which failures), which decides when to retry among
+// what this allows; mayResend is the same rule for the goroutine proxy's
+// choice to probe a pooled connection first (proxy.go).
 
 // idempotencyKeyField names the request field by which a client makes a
 // non-idempotent request safe to repeat.

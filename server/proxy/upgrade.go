@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/upstream"
@@ -71,7 +72,7 @@ func (p *Proxy) upgradeOf(head *phttp.Request) upgradeVerdict {
 		switch {
 		case p.allowsUpgrade(name):
 			allowed = true
-		case !equalFoldBytes(name, []byte(h2cName)):
+		case !ascii.EqualFold(name, h2cName):
 			others = true
 		}
 	})
@@ -96,7 +97,7 @@ func (p *Proxy) upgradeOf(head *phttp.Request) upgradeVerdict {
 // "websocket" so).
 func (p *Proxy) allowsUpgrade(name []byte) bool {
 	for _, a := range p.upgrades {
-		if equalFoldBytes(name, []byte(a)) {
+		if ascii.EqualFold(name, a) {
 			return true
 		}
 	}
@@ -111,7 +112,7 @@ func eachProtocol(v []byte, f func(name []byte)) {
 		for i < len(v) && v[i] != ',' {
 			i++
 		}
-		item := trimOWS(v[:i])
+		item := ascii.TrimOWS(v[:i])
 		for j := range item {
 			if item[j] == '/' {
 				item = item[:j]
@@ -141,7 +142,7 @@ func (p *Proxy) appendUpgrade(b []byte, head *phttp.Request) []byte {
 		for i < len(v) && v[i] != ',' {
 			i++
 		}
-		item := trimOWS(v[:i])
+		item := ascii.TrimOWS(v[:i])
 		name := item
 		for j := range name {
 			if name[j] == '/' {
@@ -173,7 +174,7 @@ func (p *Proxy) refuseUpgrade(w *server.ResponseWriter) {
 // both ways (server.ResponseWriter.Tunnel), then reports the attempt to
 // the policy: the target's in-flight count covers the tunnel's life, so
 // least_conn and max_conns_per_target see open WebSockets.
-func (p *Proxy) tunnel(w *server.ResponseWriter, pool *upstream.Pool, ut *upstream.Target, uc *upConn, t *target) {
+func (p *Proxy) tunnel(w *server.ResponseWriter, a *upstream.Attempt, uc *upConn, t *target) {
 	resp := &uc.resp
 	ok := resp.Upgrade != nil
 	if ok {
@@ -186,8 +187,8 @@ func (p *Proxy) tunnel(w *server.ResponseWriter, pool *upstream.Pool, ut *upstre
 		// that names none, or one the route does not allow, is not
 		// relayed.
 		uc.nc.Close()
-		pool.Done(ut, upstream.Result{Outcome: upstream.Response, Status: 502})
-		p.upstreamFailed(w, t, errUpgradeProtocol, false)
+		a.End(upstream.StatusResult(502))
+		p.upstreamFailed(w, t.ut, errUpgradeProtocol, false)
 		w.SetClose()
 		return
 	}
@@ -197,7 +198,7 @@ func (p *Proxy) tunnel(w *server.ResponseWriter, pool *upstream.Pool, ut *upstre
 		uc.nc.Close()
 	}
 	uc.r = uc.w
-	pool.Done(ut, upstream.StatusResult(101))
+	a.End(upstream.StatusResult(101))
 	p.log.Debug("tunnel closed", "upstream", p.up.opts.Name, "target", t.addr,
 		"to_upstream", st.ToPeer, "to_client", st.ToClient, "idle", st.Idle, "err", err)
 }

@@ -165,8 +165,8 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 	u.pool = pool
 	u.to = pool.Options().Timeouts
 	u.connect, u.header = u.to.Connect, u.to.ResponseHeader
-	u.loopTO = server.LoopTimeouts{Connect: u.to.Connect, Header: u.to.ResponseHeader, Try: u.to.Try,
-		Total: u.to.Total, Idle: o.IdleConnTimeout, MaxIdle: o.MaxIdlePerTarget}
+	u.loopTO = server.LoopTimeouts{Connect: u.to.Connect, Header: u.to.ResponseHeader,
+		Idle: o.IdleConnTimeout, MaxIdle: o.MaxIdlePerTarget}
 	if q := pool.Queue(); q != nil {
 		u.loopTO.Queue = q.Timeout()
 	}

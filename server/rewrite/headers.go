@@ -3,6 +3,7 @@ package rewrite
 import (
 	"errors"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 )
 
@@ -60,7 +61,7 @@ var reserved = [...][]string{
 // be set (not added or removed).
 func NewHeaderOps(side Side, set, add []Field, remove []string) (HeaderOps, error) {
 	check := func(name string, isSet bool) error {
-		if !token(name) {
+		if !ascii.IsToken(name) {
 			return ErrName
 		}
 		for _, r := range reserved[side] {
@@ -174,22 +175,4 @@ func (o *HeaderOps) drops(name []byte) bool {
 }
 
 // ValidName reports whether s can be a field name (an RFC 9110 token).
-func ValidName(s string) bool { return token(s) }
-
-// token reports whether s is an RFC 9110 §5.6.2 token.
-func token(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '!' || c == '#' || c == '$' || c == '%' || c == '&' || c == '\'' || c == '*' ||
-			c == '+' || c == '-' || c == '.' || c == '^' || c == '_' || c == '`' || c == '|' || c == '~':
-		default:
-			return false
-		}
-	}
-	return true
-}
+func ValidName(s string) bool { return ascii.IsToken(s) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/router"
+	"github.com/simdedge/simdedge/server/servertest"
 )
 
 func Example() {
@@ -21,7 +22,7 @@ func Example() {
 		panic(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(table)})
-	l := server.NewMemMessageListener(0)
+	l := servertest.NewMessageListener(0)
 	go s.ServeMessages(l)
 	defer s.Close()
 	for _, req := range []string{

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 
+	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
 )
@@ -70,7 +71,7 @@ func compileExtra(m *Match) (*extraMatch, error) {
 		return nil, nil
 	}
 	for _, h := range m.Headers {
-		if !validToken(h.Name) || h.Kind == HeaderRegex && h.Regex == nil || h.Kind > HeaderAbsent {
+		if !ascii.IsToken(h.Name) || h.Kind == HeaderRegex && h.Regex == nil || h.Kind > HeaderAbsent {
 			return nil, ErrBadHeaderMatch
 		}
 	}
@@ -197,22 +198,4 @@ func queryOf(t []byte) ([]byte, bool) {
 		}
 	}
 	return nil, false
-}
-
-// validToken reports whether s is an RFC 9110 §5.6.2 token.
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '!' || c == '#' || c == '$' || c == '%' || c == '&' || c == '\'' || c == '*' ||
-			c == '+' || c == '-' || c == '.' || c == '^' || c == '_' || c == '`' || c == '|' || c == '~':
-		default:
-			return false
-		}
-	}
-	return true
 }

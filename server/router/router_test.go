@@ -14,13 +14,14 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/servertest"
 )
 
 func named(name string) server.Handler {
 	return Respond(200, name, nil)
 }
 
-func exchange(t *testing.T, l *server.MemMessageListener, req string) (*http.Response, string) {
+func exchange(t *testing.T, l *servertest.MessageListener, req string) (*http.Response, string) {
 	t.Helper()
 	replies, err := l.Exchange([]byte(req))
 	if err != nil {
@@ -34,10 +35,10 @@ func exchange(t *testing.T, l *server.MemMessageListener, req string) (*http.Res
 	return resp, string(b)
 }
 
-func serve(t *testing.T, h server.Handler) *server.MemMessageListener {
+func serve(t *testing.T, h server.Handler) *servertest.MessageListener {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: h})
-	l := server.NewMemMessageListener(0)
+	l := servertest.NewMessageListener(0)
 	go s.ServeMessages(l)
 	t.Cleanup(func() { s.Close() })
 	return l

@@ -25,8 +25,22 @@
 // AcquireNext and AcquireNextWait are SelectNext through that queue
 // (engine.go).
 //
-// The engines in server/proxy and server (loopproxy_linux.go) call these
-// on every path; see ARCHITECTURE.md, "How each engine uses the policy".
+// The engines do not call these one by one: every path (server/proxy's
+// goroutine, message and HTTP/2 paths, the event loop's exchanges in
+// server/loopproxy_linux.go) drives its attempts through one Attempt
+// (attempt.go), which does:
+//
+//	a.Begin(p, key, idempotent, idempotencyKey, waiter, now)
+//	defer a.Finish()
+//	for a.Next(now) == StepGo {     // else answer as a.Reply() says
+//	    ... connect, send, read the head ...
+//	    on an error: a.Failed(now, Failure{Kind: Classify(err, connecting), ...})
+//	        StepResend (a stale pooled connection), StepFailover,
+//	        StepRetry (after a.Backoff()) or StepAnswer
+//	    on a head: a.Head(status, clock): StepRelay or StepRetry
+//	}
+//
+// See docs/decisions/0018-attempt-driver.md.
 //
 // Selection takes no lock, reads no clock and allocates nothing; Done
 // touches the target's own counters (one cache line). Targets hold their

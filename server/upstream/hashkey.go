@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+
+	"github.com/simdedge/simdedge/internal/ascii"
 )
 
 // KeySource is what hash-key extraction reads from a request. The
@@ -49,7 +51,9 @@ func ParseHashKey(s string) (HashKey, error) {
 		return HashKey{kind: keyPath, text: s}, nil
 	}
 	kind, name, ok := strings.Cut(s, ":")
-	if !ok || name == "" || !token(name) {
+	// A token (RFC 9110 §5.6.2) also covers cookie names (RFC 6265
+	// §4.1.1) and the query parameter names worth hashing on.
+	if !ok || !ascii.IsToken(name) {
 		return HashKey{}, ErrHashKey
 	}
 	k := HashKey{name: name, text: s}
@@ -64,18 +68,6 @@ func ParseHashKey(s string) (HashKey, error) {
 		return HashKey{}, ErrHashKey
 	}
 	return k, nil
-}
-
-// token: RFC 9110 §5.6.2 tchar, which also covers cookie names (RFC 6265
-// §4.1.1) and the query parameter names worth hashing on.
-func token(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // String is the key as configured.

@@ -181,9 +181,8 @@ func MayResend(written bool, idempotent, replayableBody, idempotencyKey bool) bo
 // close any number of pooled connections at once, and each resend on
 // another pooled one may meet another closed one. A new connection's
 // failure is the target's, for the retry policy. net/http decides the
-// same way (transport.go, shouldRetryRequest). Both proxy paths call it:
-// the goroutine exchange (server/proxy) and the event loop's
-// (server/loopproxy_linux.go).
+// same way (transport.go, shouldRetryRequest). The attempt driver
+// (Attempt.Failed) applies it for every engine.
 func ResendStale(reused, read, lost, may bool) bool {
 	return reused && !read && lost && may
 }
