@@ -109,7 +109,7 @@ func TestInstall(t *testing.T) {
 	}
 
 	unit := readFile(t, filepath.Join(dest, "opt/simdedge/lib/systemd/system/simdedge.service"))
-	if !strings.Contains(unit, "\nExecStart=/opt/simdedge/bin/simdedge serve -config /etc/simdedge/simdedge.yaml\n") {
+	if !strings.Contains(unit, "\nExecStart=/opt/simdedge/bin/simdedge serve -config /etc/simdedge/simdedge.yaml -pidfile /run/simdedge/simdedge.pid\n") {
 		t.Errorf("installed unit does not run the installed binary:\n%s", unit)
 	}
 	readFile(t, filepath.Join(dest, "opt/simdedge/lib/systemd/system/simdedge.socket"))

@@ -3,11 +3,14 @@ package packaging
 import (
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server/config"
@@ -17,6 +20,9 @@ import (
 // service (0 is the most locked down, 10 the least; the unit scores 1.7
 // with systemd 252): a change that drops hardening fails here.
 const maxExposure = 2.5
+
+// unitWait bounds starting and stopping the server in TestUnitCommands.
+const unitWait = 30 * time.Second
 
 // TestSystemdUnits: systemd-analyze verify accepts both units with no
 // warning (and does warn about a broken copy, which shows the check can
@@ -82,5 +88,66 @@ func write(t *testing.T, path, body string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUnitCommands runs the service's ExecStart and ExecReload lines as
+// systemd would (paths moved into a temporary directory): the server
+// starts, `systemctl reload` of a valid file succeeds and of a broken one
+// fails, and SIGTERM stops it.
+func TestUnitCommands(t *testing.T) {
+	bin := simdedge(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "simdedge.yaml")
+	good := "listen: \"127.0.0.1:0\"\nroutes:\n  - match: {path_prefix: /}\n    respond: {status: 200, body: \"ok\\n\"}\n"
+	write(t, conf, good)
+	svc := readFile(t, filepath.Join(root(t), "packaging/systemd/simdedge.service"))
+	line := func(key string) []string {
+		for _, l := range strings.Split(svc, "\n") {
+			if v, ok := strings.CutPrefix(l, key+"="); ok {
+				v = strings.ReplaceAll(v, "/usr/bin/simdedge", bin)
+				v = strings.ReplaceAll(v, "/etc/simdedge/simdedge.yaml", conf)
+				v = strings.ReplaceAll(v, "/run/simdedge/", dir+"/")
+				return strings.Fields(v)
+			}
+		}
+		t.Fatalf("simdedge.service has no %s", key)
+		return nil
+	}
+	start, reload := line("ExecStart"), line("ExecReload")
+	cmd := exec.Command(start[0], start[1:]...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM) // by PID: the process this test started
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("ExecStart's server after SIGTERM: %v", err)
+			}
+		case <-time.After(unitWait):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("ExecStart's server did not stop on SIGTERM")
+		}
+	}()
+	pidfile := filepath.Join(dir, "simdedge.pid")
+	for deadline := time.Now().Add(unitWait); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(pidfile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pidfile %s after %v", pidfile, unitWait)
+		}
+	}
+	if out, err := runErr("", nil, reload[0], reload[1:]...); err != nil {
+		t.Errorf("ExecReload of a valid file: %v\n%s", err, out)
+	}
+	write(t, conf, good+"bogus_key: 1\n")
+	if out, err := runErr("", nil, reload[0], reload[1:]...); err == nil {
+		t.Errorf("ExecReload of a broken file succeeded: %s", out)
 	}
 }
