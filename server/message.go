@@ -219,6 +219,15 @@ func (x *exchange) handle(raw, body []byte) {
 	p := x.req.planFor(s.router)
 	h := Handler(p)
 	if x.inline {
+		// A declined message is parsed and looked up again on its
+		// goroutine (its plan does not travel with a queued message), so
+		// whether it needs one is decided before the admission, which a
+		// rate limit would otherwise count twice.
+		if p.needsGoroutine(&x.req) {
+			x.declined = true
+			x.req.end()
+			return
+		}
 		if h = p.inline(&x.req); h == nil {
 			x.declined = true
 			x.req.end()

@@ -17,8 +17,9 @@ package server
 // goroutine (the plan cannot run inline, a chunked body, the server
 // shutting down): the message is untouched — not released, its bytes
 // unchanged — and the transport queues it for Receive as usual. (The
-// goroutine then looks its route up again, and a route's gate admits it
-// again: the plan does not travel with a queued message.)
+// goroutine then looks its route up again, since the plan does not travel
+// with a queued message; the decline is decided before the route's gate
+// admits the message, so the admission is taken once, there.)
 //
 // An inline handler never blocks (see Inliner), but the replies it makes
 // run on the receiving goroutine: the transport's Reply must not wait for

@@ -177,6 +177,18 @@ func (p *Plan) inline(r *Request) Handler {
 	return (*inlinePlan)(p)
 }
 
+// needsGoroutine reports whether r needs a goroutine whatever its
+// admission decides: its credentials do (Gate.Pending), or its action
+// offers no inline handler. Unlike inline it takes no admission, for an
+// engine that cannot carry one across a hand-off (message transports).
+func (p *Plan) needsGoroutine(r *Request) bool {
+	if p.Gate != nil && p.Gate.Pending(r) {
+		return true
+	}
+	in, ok := p.Action.(Inliner)
+	return !ok || in.InlineHandler(r) == nil
+}
+
 // loopUpstream returns the upstream the loop proxies r to itself, or nil:
 // the action is a LoopProxier that takes r and the steps need no
 // goroutine. The loop runs the steps once the request has begun
