@@ -1,0 +1,75 @@
+// Package testnet holds the network set-up that tests across the module
+// share: a loopback listener that closes at cleanup, net/http's HTTP/2
+// client transports (h2c and h2 over TLS) and a bounded poll.
+//
+// It imports nothing of package server, so that server's own internal
+// tests can use it as well as everything above server; the helpers that
+// start a server.Server live in server/internal/servetest, which only
+// packages above server may import.
+package testnet
+
+import (
+	"crypto/tls"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// Loopback is the address every test listener binds: the kernel picks the
+// port, and no traffic leaves the machine.
+const Loopback = "127.0.0.1:0"
+
+// Listen returns a TCP listener on Loopback that is closed at cleanup (a
+// no-op when the server serving it has closed it first).
+func Listen(tb testing.TB) net.Listener {
+	tb.Helper()
+	l, err := net.Listen("tcp", Loopback)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	return l
+}
+
+// H2Transport is net/http's HTTP/2 client (x/net/http2's, bundled): h2c
+// with prior knowledge when cfg is nil, else h2 over TLS only, so that a
+// server that fell back to HTTP/1.1 fails the test instead of passing it.
+func H2Transport(cfg *tls.Config) *http.Transport {
+	var p http.Protocols
+	if cfg == nil {
+		p.SetUnencryptedHTTP2(true)
+	} else {
+		p.SetHTTP2(true)
+	}
+	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
+}
+
+// pollEvery is how often Poll and WaitFor test their condition: short
+// next to the bounds tests give, long enough not to spin a shared CPU.
+const pollEvery = 2 * time.Millisecond
+
+// Poll tests cond until it holds or within passes, and returns how long
+// that took and whether it held. For tests that assert on the time itself
+// (health checks that must act within their interval).
+func Poll(within time.Duration, cond func() bool) (time.Duration, bool) {
+	start := time.Now()
+	for {
+		if cond() {
+			return time.Since(start), true
+		}
+		if time.Since(start) >= within {
+			return time.Since(start), false
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// WaitFor fails tb (naming what it waited for) unless cond holds within
+// the bound.
+func WaitFor(tb testing.TB, within time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	if _, ok := Poll(within, cond); !ok {
+		tb.Fatalf("timed out after %v waiting for %s", within, what)
+	}
+}
