@@ -1,7 +1,6 @@
 package files_test
 
 import (
-	"context"
 	"io"
 	"net"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/compress"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -35,17 +35,7 @@ func TestZeroAllocCompressed(t *testing.T) {
 	}
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: tab})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(ln, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	c, err := net.Dial("tcp", servetest.Serve(t, s, testEngine))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package files_test
 
 import (
-	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -13,6 +11,7 @@ import (
 	"github.com/simdedge/simdedge/server/compress"
 	"github.com/simdedge/simdedge/server/files"
 	"github.com/simdedge/simdedge/server/internal/enginetest"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -133,15 +132,6 @@ func serve(t *testing.T, tr *tree) string {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab)})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	return l.Addr().String()
+	addr := servetest.Serve(t, s, testEngine)
+	return addr
 }

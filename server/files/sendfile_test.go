@@ -3,7 +3,6 @@ package files_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +15,7 @@ import (
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/files"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -32,17 +32,8 @@ func serveFiles(t *testing.T, tr *tree, opts server.Options) string {
 	}
 	opts.Handler = router.NewSwitch(tab)
 	s := server.New(opts)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	return l.Addr().String()
+	addr := servetest.Serve(t, s, testEngine)
+	return addr
 }
 
 // TestSendfilePipelined: pipelined requests for large files (sendfile on
