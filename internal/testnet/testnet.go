@@ -73,3 +73,17 @@ func WaitFor(tb testing.TB, within time.Duration, what string, cond func() bool)
 		tb.Fatalf("timed out after %v waiting for %s", within, what)
 	}
 }
+
+// FreeAddr returns a loopback address nobody listens on: a port the
+// kernel picked a moment ago, closed again. Dialled, it refuses (a dead
+// upstream); given to a server under test, it is free to listen on.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", Loopback)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a := l.Addr().String()
+	l.Close()
+	return a
+}

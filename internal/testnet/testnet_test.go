@@ -47,3 +47,11 @@ func TestH2Transport(t *testing.T) {
 		t.Errorf("TLS transport protocols %v, want HTTP2 only", p)
 	}
 }
+
+// TestFreeAddr: nothing accepts on the address returned.
+func TestFreeAddr(t *testing.T) {
+	if c, err := net.DialTimeout("tcp", FreeAddr(t), 5*time.Second); err == nil {
+		c.Close()
+		t.Fatal("FreeAddr accepted a connection")
+	}
+}

@@ -1,13 +1,14 @@
 package proxy
 
 import (
-	"context"
 	"io"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/upstream"
 )
 
@@ -28,24 +29,12 @@ func TestProxyZeroAlloc(t *testing.T) {
 				w.AddHeader("Content-Type", "text/plain")
 				w.WriteString("ok\n")
 			})})
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go origin.ServeTCP(l, testEngine)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-				defer cancel()
-				origin.Shutdown(ctx)
-			})
-			o2, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
+			oaddr := servetest.Serve(t, origin, testEngine)
+			o2 := testnet.Listen(t)
 			o2.Close()
 			// Two targets, one refusing: a warm request still only
 			// selects and reports (the dead one gets ejected).
-			addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String(), o2.Addr().String()},
+			addr, _ := startProxy(t, UpstreamOptions{Targets: []string{oaddr, o2.Addr().String()},
 				Policy: upstream.Options{Balance: b}}, server.Options{})
 			c, err := net.DialTimeout("tcp", addr, testTimeout)
 			if err != nil {

@@ -2,11 +2,9 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"runtime"
@@ -22,6 +20,7 @@ import (
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/compress"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -41,18 +40,8 @@ func startCompressProxy(t *testing.T, o *origin, encodings ...string) string {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	return l.Addr().String()
+	t.Cleanup(up.Close) // after the server has shut down
+	return servetest.Serve(t, s, testEngine)
 }
 
 // apiJSON is n bytes of an API-like JSON answer.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/upstream"
 )
@@ -61,10 +62,7 @@ var h2Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 // startH2Origin serves h2Handler, or h if given, over h2c or TLS.
 func startH2Origin(t *testing.T, useTLS bool, h ...http.Handler) *h2Origin {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	o := &h2Origin{addr: l.Addr().String()}
 	srv := &http.Server{ReadHeaderTimeout: testTimeout, ConnState: func(c net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -226,12 +224,7 @@ func checkH2Streaming(t *testing.T, addr string) {
 func TestH2UpstreamFailover(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := startH2Origin(t, false)
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadAddr := dead.Addr().String()
-	dead.Close()
+	deadAddr := testnet.FreeAddr(t) // connections to it are refused
 	addr, _ := startH2Proxy(t, []string{deadAddr, o.addr}, o)
 	c := client(t)
 	for i := range 6 {
@@ -296,10 +289,7 @@ func TestH2UpstreamCap(t *testing.T) {
 		clients  = 10
 	)
 	var cur, peak atomic.Int32
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	srv := &http.Server{ReadHeaderTimeout: testTimeout, Protocols: new(http.Protocols),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			n := cur.Add(1)
@@ -344,10 +334,7 @@ func TestH2UpstreamCap(t *testing.T) {
 func TestH2UpstreamRetry5xx(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	var badHits atomic.Int32
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	bad := &http.Server{ReadHeaderTimeout: testTimeout, Protocols: new(http.Protocols),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			badHits.Add(1)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 )
 
@@ -255,10 +256,7 @@ func TestResponseCodingNotDropped(t *testing.T) {
 // not started, since the request was never wholly sent).
 func TestStalledUpstreamDuringUpload(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	held := make(chan net.Conn, 4)
 	go func() {
 		for {

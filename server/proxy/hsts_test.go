@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"context"
 	"crypto/tls"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -11,6 +9,7 @@ import (
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -35,22 +34,9 @@ func TestHSTSProxyRoute(t *testing.T) {
 	ca := testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	plain, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	secure, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(plain, testEngine)
-	go s.ServeTLS(secure, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
+	t.Cleanup(up.Close) // after the server has shut down
+	plainAddr := servetest.Serve(t, s, testEngine)
+	secureAddr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "edge.example"}}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := &http.Client{Transport: tr, Timeout: testTimeout}
@@ -58,8 +44,8 @@ func TestHSTSProxyRoute(t *testing.T) {
 		url  string
 		want []string
 	}{
-		{"http://" + plain.Addr().String() + "/", []string{"max-age=1"}},
-		{"https://" + secure.Addr().String() + "/", []string{"max-age=600", "max-age=1"}},
+		{"http://" + plainAddr + "/", []string{"max-age=1"}},
+		{"https://" + secureAddr + "/", []string{"max-age=600", "max-age=1"}},
 	} {
 		for i := range 2 { // a fresh and a pooled upstream connection
 			resp, err := c.Get(tc.url)

@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // Tests of the proxy on the event loop itself (server.Options.LoopProxy).
@@ -77,10 +79,7 @@ func startLoopProxy(t *testing.T, uo UpstreamOptions, so server.Options) (addr s
 	so.Handler = loopMux{New(up, Options{})}
 	so.LoopProxy = true
 	s := server.New(so)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan struct{})
 	go func() { s.ServeTCP(l, server.EngineLoop); close(done) }()
 	var once sync.Once
@@ -231,10 +230,7 @@ func flakyOrigin(t *testing.T) (addr string, dropped *atomic.Int32) {
 // listener and waits for every connection.
 func rawOrigin(t *testing.T, answer func(c net.Conn, i int, req *http.Request) bool) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	var wg sync.WaitGroup
 	t.Cleanup(func() { l.Close(); wg.Wait() })
 	wg.Add(1)
@@ -359,10 +355,7 @@ func TestLoopProxyBackPressure(t *testing.T) {
 func TestLoopProxyNoFDLeak(t *testing.T) {
 	needLoopProxyRun(t)
 	testenv.CheckGoroutines(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	oaddr := l.Addr().String()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	serve := func(l net.Listener) *http.Server {
@@ -478,23 +471,14 @@ func TestLoopProxyMatchesGoroutine(t *testing.T) {
 		t.Fatal(err)
 	}
 	gs := server.New(server.Options{Handler: loopMux{New(gup, Options{})}})
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go gs.ServeTCP(gl, server.EngineGoroutine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		gs.Shutdown(ctx)
-		gup.Close()
-	})
+	t.Cleanup(gup.Close) // after the server has shut down
+	glAddr := servetest.Serve(t, gs, server.EngineGoroutine)
 	for _, path := range []string{"/cl", "/split", "/chunked", "/close", "/interim", "/bad", "/die", "/diechunk", "/nocontent", "/via", "/upgrade"} {
 		for _, method := range []string{"GET", "HEAD"} {
 			raw := "GET /inline/x HTTP/1.1\r\nHost: h\r\n\r\n" +
 				method + " " + path + " HTTP/1.1\r\nHost: h\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n" +
 				"GET /inline/y HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
-			want := exchangeBytes(t, gl.Addr().String(), raw)
+			want := exchangeBytes(t, glAddr, raw)
 			got := exchangeBytes(t, loopAddr, raw)
 			if got != want {
 				t.Errorf("%s %s:\nloop      %q\ngoroutine %q", method, path, got, want)
@@ -564,22 +548,13 @@ func TestLoopProxyPanicContained(t *testing.T) {
 	}
 	s := server.New(server.Options{Handler: panicMux{loopMux{New(up, Options{})}}, LoopProxy: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, server.EngineLoop)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	if got := exchangeBytes(t, l.Addr().String(), "GET /panic HTTP/1.1\r\nHost: h\r\n\r\n"); got != "[]" {
+	t.Cleanup(up.Close) // after the server has shut down
+	addr := servetest.Serve(t, s, server.EngineLoop)
+	if got := exchangeBytes(t, addr, "GET /panic HTTP/1.1\r\nHost: h\r\n\r\n"); got != "[]" {
 		t.Errorf("panicking exchange answered %s, want the connection closed", got)
 	}
 	c := client(t)
-	req, _ := http.NewRequest("GET", "http://"+l.Addr().String()+"/after", nil)
+	req, _ := http.NewRequest("GET", "http://"+addr+"/after", nil)
 	if resp, b := get(t, c, req); resp.StatusCode != 200 || string(b) != "origin /after" {
 		t.Errorf("after the panic: %d %q", resp.StatusCode, b)
 	}

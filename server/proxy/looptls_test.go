@@ -5,7 +5,6 @@ package proxy
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/edgetls"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // TestLoopProxyTLS: the loop proxies requests that arrived over TLS
@@ -46,24 +46,10 @@ func TestLoopProxyTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: loopMux{New(up, Options{})}, LoopProxy: true})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		s.ServeTLS(l, server.EngineLoop, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
-		close(done)
-	}()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		<-done
-		up.Close()
-	})
+	t.Cleanup(up.Close) // after the server has shut down
+	addr := servetest.ServeTLS(t, s, server.EngineLoop, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
 
-	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", l.Addr().String(),
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", addr,
 		&tls.Config{ServerName: "a.example", RootCAs: ca.Pool})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/accesslog"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/rewrite"
 	"github.com/simdedge/simdedge/server/router"
@@ -182,16 +183,7 @@ func TestProxyZeroAllocObserved(t *testing.T) {
 	origin := server.New(server.Options{Handler: server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
 		w.WriteString("ok\n")
 	})})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go origin.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		origin.Shutdown(ctx)
-	})
+	oaddr := servetest.Serve(t, origin, testEngine)
 	alog, err := accesslog.Open(accesslog.Options{Writer: io.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +191,7 @@ func TestProxyZeroAllocObserved(t *testing.T) {
 	defer alog.Close()
 	so := observeOptions
 	so.AccessLog, so.Metrics = alog, metrics.NewSet()
-	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String()}}, so)
+	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{oaddr}}, so)
 	c, err := net.DialTimeout("tcp", addr, testTimeout)
 	if err != nil {
 		t.Fatal(err)
@@ -285,24 +277,15 @@ func TestRequestIDTemplate(t *testing.T) {
 	opts := observeOptions
 	opts.Handler, opts.LoopProxy, opts.AccessLog = router.NewSwitch(tab), testLoopProxy, alog
 	s := server.New(opts)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
+	t.Cleanup(up.Close) // after the server has shut down
+	addr := servetest.Serve(t, s, testEngine)
 	c := client(t)
 	for _, in := range []string{"", "client-id-1", ""} { // generated, kept, generated on a pooled connection
 		hdr := map[string][]string{}
 		if in != "" {
 			hdr["X-Request-Id"] = []string{in}
 		}
-		resp, e := echoGet(t, c, l.Addr().String(), hdr)
+		resp, e := echoGet(t, c, addr, hdr)
 		id := resp.Header.Get("X-Request-Id")
 		if id == "" || in != "" && id != in || e.Header.Get("X-Request-Id") != id || e.Header.Get("X-Edge-Id") != "id="+id {
 			t.Errorf("sent %q: client got %q, upstream X-Request-Id %q X-Edge-Id %q", in, id, e.Header.Get("X-Request-Id"), e.Header.Get("X-Edge-Id"))

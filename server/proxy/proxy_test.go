@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,8 +16,10 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 const testTimeout = 20 * time.Second
@@ -33,10 +34,7 @@ type origin struct {
 
 func startOrigin(t *testing.T, h http.Handler, configure ...func(*http.Server)) *origin {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	o := &origin{addr: l.Addr().String()}
 	o.srv = &http.Server{Handler: h, ReadHeaderTimeout: testTimeout, ConnState: func(c net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -67,18 +65,9 @@ func startProxyWith(t *testing.T, uo UpstreamOptions, so server.Options, po Opti
 	so.Handler = New(up, po)
 	so.LoopProxy = testLoopProxy
 	s := server.New(so)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	return l.Addr().String(), up
+	t.Cleanup(up.Close) // after the server has shut down
+	addr := servetest.Serve(t, s, testEngine)
+	return addr, up
 }
 
 func client(t *testing.T) *http.Client {
@@ -291,9 +280,7 @@ func TestSlowUpstreamAndDeadTarget(t *testing.T) {
 	}
 	// A target nobody listens on: the pool is down, 503 with
 	// Retry-After (issue 19; it was 502 before the upstream policy).
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	dead := l.Addr().String()
-	l.Close()
+	dead := testnet.FreeAddr(t)
 	addr2, _ := startProxy(t, UpstreamOptions{Targets: []string{dead}}, server.Options{})
 	resp, err = client(t).Get("http://" + addr2 + "/")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/internal/faultsrv"
 	"github.com/simdedge/simdedge/server/upstream"
@@ -135,19 +136,6 @@ func TestBlackHoleBounded(t *testing.T) {
 	}
 }
 
-// waitFor polls cond every few milliseconds until it holds or limit
-// passes, and returns how long it took (or false).
-func waitFor(limit time.Duration, cond func() bool) (time.Duration, bool) {
-	start := time.Now()
-	for time.Since(start) < limit {
-		if cond() {
-			return time.Since(start), true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return time.Since(start), false
-}
-
 // TestActiveHealth: a target failing its checks is out within
 // unhealthy_after x interval and back within healthy_after x interval of
 // passing; while out, no request goes to it (retries and passive health
@@ -165,7 +153,7 @@ func TestActiveHealth(t *testing.T) {
 	}, a)
 	target := up.Pool().Targets()[0]
 	bs[0].Set(faultsrv.Behavior{Kind: faultsrv.Status, Status: 500})
-	took, ok := waitFor(3*interval+slack, func() bool { return !target.Available() })
+	took, ok := testnet.Poll(3*interval+slack, func() bool { return !target.Available() })
 	if !ok {
 		t.Fatalf("failing target still available after %v (window %v)", took, 3*interval)
 	}
@@ -177,7 +165,7 @@ func TestActiveHealth(t *testing.T) {
 		}
 	}
 	bs[0].Set(faultsrv.Behavior{})
-	took, ok = waitFor(2*interval+slack, target.Available)
+	took, ok = testnet.Poll(2*interval+slack, target.Available)
 	if !ok {
 		t.Fatalf("recovered target still out after %v (window %v)", took, 2*interval)
 	}
@@ -441,7 +429,7 @@ func TestQueueTimeout(t *testing.T) {
 				s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil)
 				first <- s
 			}()
-			if _, ok := waitFor(testTimeout, func() bool { return held.Load() == 1 }); !ok {
+			if _, ok := testnet.Poll(testTimeout, func() bool { return held.Load() == 1 }); !ok {
 				t.Fatal("first request never reached the origin")
 			}
 			if tc.want == 200 {
@@ -535,17 +523,17 @@ func TestEjectedIdleNotReused(t *testing.T) {
 	target := up.Pool().Targets()[0]
 	bs[0].Set(faultsrv.Behavior{Kind: faultsrv.Status, Status: 500, Count: 1})
 	c := client(t)
-	if _, ok := waitFor(testTimeout, func() bool {
+	if _, ok := testnet.Poll(testTimeout, func() bool {
 		send(t, c, "GET", "http://"+addr+"/", nil)
 		return !target.Available()
 	}); !ok {
 		t.Fatal("target never ejected")
 	}
-	if _, ok := waitFor(testTimeout, target.Available); !ok {
+	if _, ok := testnet.Poll(testTimeout, target.Available); !ok {
 		t.Fatal("target never returned")
 	}
 	conns, reqs := bs[0].Conns(), bs[0].Requests()
-	if _, ok := waitFor(testTimeout, func() bool {
+	if _, ok := testnet.Poll(testTimeout, func() bool {
 		send(t, c, "GET", "http://"+addr+"/", nil)
 		return bs[0].Requests() > reqs
 	}); !ok {

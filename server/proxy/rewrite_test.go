@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/rewrite"
 	"github.com/simdedge/simdedge/server/router"
 )
@@ -63,18 +65,8 @@ func startRewriteProxy(t *testing.T, target string) string {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	return l.Addr().String()
+	t.Cleanup(up.Close) // after the server has shut down
+	return servetest.Serve(t, s, testEngine)
 }
 
 // TestRewriteProxy: issue 23's route on every engine and both proxy
@@ -145,12 +137,7 @@ func TestRewriteProxyCurl(t *testing.T) {
 		!strings.Contains(out, "X-Served-By: edge") {
 		t.Errorf("curl: %s", out)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := l.Addr().String()
-	l.Close()
+	dead := testnet.FreeAddr(t) // connections to it are refused
 	addr = startRewriteProxy(t, dead)
 	out = run("http://" + addr + "/api/v1/x")
 	if !strings.HasPrefix(out, "HTTP/1.1 50") || !strings.Contains(out, "X-Served-By: edge") || !strings.Contains(out, "X-Version: v1") {
@@ -169,17 +156,8 @@ func TestRewriteProxyZeroAlloc(t *testing.T) {
 		w.AddHeader("Server", "origin")
 		w.WriteString(string(r.Target()[:4]))
 	})})
-	ol, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go origin.ServeTCP(ol, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		origin.Shutdown(ctx)
-	})
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{ol.Addr().String()}})
+	olAddr := servetest.Serve(t, origin, testEngine)
+	up, err := NewUpstream(UpstreamOptions{Targets: []string{olAddr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,18 +173,8 @@ func TestRewriteProxyZeroAlloc(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: tab, LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	c, err := net.DialTimeout("tcp", l.Addr().String(), testTimeout)
+	t.Cleanup(up.Close) // after the server has shut down
+	c, err := net.DialTimeout("tcp", servetest.Serve(t, s, testEngine), testTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}

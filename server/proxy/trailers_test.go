@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 )
 
@@ -85,10 +86,7 @@ func TestTrailersForwarded(t *testing.T) {
 // with a Content-Length and no trailers for another client.
 func TestTrailersHeldBody(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan struct{})
 	t.Cleanup(func() { l.Close(); <-done })
 	go func() {

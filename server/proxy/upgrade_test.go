@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"io"
 	"net"
@@ -14,8 +13,10 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/edgetls"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // tunnelBackend is a raw upstream that answers an upgrade request with 101
@@ -32,10 +33,7 @@ type tunnelBackend struct {
 
 func startTunnelBackend(t *testing.T) *tunnelBackend {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	return serveTunnelBackend(t, l)
 }
 
@@ -221,23 +219,9 @@ func TestUpgradeTunnelTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: New(up, Options{}), LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		s.ServeTLS(l, testEngine, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
-		close(done)
-	}()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		<-done
-		up.Close()
-	})
-	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", l.Addr().String(),
+	t.Cleanup(up.Close) // after the server has shut down
+	addr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", addr,
 		&tls.Config{ServerName: "a.example", RootCAs: ca.Pool})
 	if err != nil {
 		t.Fatal(err)
