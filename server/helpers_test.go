@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // testTimeout bounds every network wait in these tests.
@@ -30,10 +31,7 @@ func startEngine(t *testing.T, h Handler, o Options, e Engine) (*Server, string)
 	testenv.CheckGoroutines(t)
 	o.Handler = h
 	s := New(o)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan error, 1)
 	go func() { done <- s.ServeTCP(l, e) }()
 	t.Cleanup(func() {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/edgetls"
 )
 
@@ -232,10 +233,7 @@ func TestLoopTLSShutdownHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan error, 1)
 	go func() {
 		done <- s.ServeTLS(l, testEngine, TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
