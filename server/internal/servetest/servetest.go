@@ -54,6 +54,15 @@ func ServeTLS(tb testing.TB, s *server.Server, e server.Engine, o server.TLSOpti
 	return serve(tb, s, "ServeTLS", func(l net.Listener) error { return s.ServeTLS(l, e, o) })
 }
 
+// ServeListener is Serve on l, a listener the test prepared: wrapped
+// (server.WithPolicy) or given settings of its own (SetListenerPaths)
+// before the server accepts on it. It shuts s down at cleanup as Serve
+// does.
+func ServeListener(tb testing.TB, s *server.Server, l net.Listener, e server.Engine) string {
+	tb.Helper()
+	return serveOn(tb, s, l, "ServeTCP", func(l net.Listener) error { return s.ServeTCP(l, e) })
+}
+
 // Start builds a server from o and serves it as Serve does.
 func Start(tb testing.TB, o server.Options, e server.Engine) (*server.Server, string) {
 	tb.Helper()
@@ -63,7 +72,11 @@ func Start(tb testing.TB, o server.Options, e server.Engine) (*server.Server, st
 
 func serve(tb testing.TB, s *server.Server, name string, run func(net.Listener) error) string {
 	tb.Helper()
-	l := testnet.Listen(tb)
+	return serveOn(tb, s, testnet.Listen(tb), name, run)
+}
+
+func serveOn(tb testing.TB, s *server.Server, l net.Listener, name string, run func(net.Listener) error) string {
+	tb.Helper()
 	done := make(chan error, 1)
 	// EnableH2C must see the listener before the first accept, so it
 	// runs in the serving goroutine just before the serve call.

@@ -12,21 +12,22 @@ import (
 	"github.com/simdedge/simdedge/server"
 )
 
-// TestServeAnswersThenShutsDown: Serve's address answers, h2c included
-// with ServeH2C, and once the test's cleanups have run the server no
-// longer accepts and has left no goroutine behind.
+// TestServeAnswersThenShutsDown: the addresses of Serve, ServeH2C (over
+// h2c) and ServeListener answer, and once the test's cleanups have run
+// the servers no longer accept and have left no goroutine behind.
 func TestServeAnswersThenShutsDown(t *testing.T) {
 	h := server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) { w.WriteString("ok") })
-	var plain, h2c string
+	var plain, h2c, mine string
 	t.Run("serve", func(t *testing.T) {
 		testenv.CheckGoroutines(t)
 		_, plain = Start(t, server.Options{Handler: h}, server.EngineGoroutine)
 		h2c = ServeH2C(t, server.New(server.Options{Handler: h}), server.EngineGoroutine)
+		mine = ServeListener(t, server.New(server.Options{Handler: h}), testnet.Listen(t), server.EngineGoroutine)
 		for _, tc := range []struct {
 			addr string
 			tr   *http.Transport
 			want int
-		}{{plain, &http.Transport{}, 1}, {h2c, testnet.H2Transport(nil), 2}} {
+		}{{plain, &http.Transport{}, 1}, {h2c, testnet.H2Transport(nil), 2}, {mine, &http.Transport{}, 1}} {
 			c := &http.Client{Timeout: 10 * time.Second, Transport: tc.tr}
 			resp, err := c.Get("http://" + tc.addr + "/")
 			if err != nil {
@@ -40,7 +41,7 @@ func TestServeAnswersThenShutsDown(t *testing.T) {
 			tc.tr.CloseIdleConnections()
 		}
 	})
-	for _, a := range []string{plain, h2c} {
+	for _, a := range []string{plain, h2c, mine} {
 		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
 			c.Close()
 			t.Errorf("%s still accepts after cleanup", a)
