@@ -2,7 +2,6 @@ package router
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // The echo route's answers to bodies it cannot take (issue 18), on each
@@ -21,16 +21,7 @@ func TestEchoRejectsBodies(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: tab, Limits: server.Limits{MaxBodyBytes: 10}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(ln, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
+	addr := servetest.Serve(t, s, testEngine)
 	for _, tc := range []struct {
 		name, req string
 		status    int
@@ -41,7 +32,7 @@ func TestEchoRejectsBodies(t *testing.T) {
 		{"fragment", "GET /echo#f HTTP/1.1\r\nHost: x\r\n\r\n", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", ln.Addr().String())
+			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/rewrite"
 )
 
@@ -141,10 +143,7 @@ func startPolicyServer(t *testing.T) string {
 func startPolicyServerStop(t *testing.T) (addr string, stop func()) {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: NewSwitch(policyTable(t))})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testnet.Listen(t)
 	s.EnableH2C(ln) // HTTP/1.1 as before; TestPolicyNetHTTP also speaks h2c
 	done := make(chan struct{})
 	go func() {
@@ -360,17 +359,8 @@ func TestPolicyZeroAlloc(t *testing.T) {
 	}
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: tab})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(ln, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	addr := servetest.Serve(t, s, testEngine)
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package router
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/servertest"
 )
 
@@ -143,17 +143,8 @@ func TestZeroAllocRouted(t *testing.T) {
 	})
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: tab})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(ln, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	addr := servetest.Serve(t, s, testEngine)
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
