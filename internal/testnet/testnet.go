@@ -87,3 +87,17 @@ func FreeAddr(tb testing.TB) string {
 	l.Close()
 	return a
 }
+
+// Dial connects to addr within d, sets the connection's deadline d from
+// now so that no read or write of the test can hang, and closes the
+// connection at cleanup.
+func Dial(tb testing.TB, addr string, d time.Duration) net.Conn {
+	tb.Helper()
+	c, err := net.DialTimeout("tcp", addr, d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(d))
+	tb.Cleanup(func() { c.Close() })
+	return c
+}

@@ -8,19 +8,23 @@ import (
 )
 
 // TestListenClosesAtCleanup: the listener accepts on loopback while the
-// test runs and is closed once its cleanups have run.
+// test runs, and it and the connection Dial made are closed once the
+// cleanups have run.
 func TestListenClosesAtCleanup(t *testing.T) {
 	var l net.Listener
+	var c net.Conn
 	t.Run("use", func(t *testing.T) {
 		l = Listen(t)
-		c, err := net.DialTimeout("tcp", l.Addr().String(), 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
+		c = Dial(t, l.Addr().String(), 5*time.Second)
+		if _, ok := c.(*net.TCPConn); !ok {
+			t.Fatalf("Dial returned a %T", c)
 		}
-		c.Close()
 	})
 	if _, err := l.Accept(); err == nil {
 		t.Fatal("Accept succeeded after cleanup; want the listener closed")
+	}
+	if _, err := c.Write([]byte("x")); err == nil {
+		t.Fatal("Write succeeded after cleanup; want Dial's connection closed")
 	}
 }
 
