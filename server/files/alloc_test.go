@@ -2,12 +2,11 @@ package files_test
 
 import (
 	"io"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/compress"
 	"github.com/simdedge/simdedge/server/internal/servetest"
@@ -35,12 +34,7 @@ func TestZeroAllocCompressed(t *testing.T) {
 	}
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: tab})
-	c, err := net.Dial("tcp", servetest.Serve(t, s, testEngine))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, servetest.Serve(t, s, testEngine), testTimeout)
 	for _, coding := range []string{"gzip", "zstd"} {
 		req := []byte("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: " + coding + "\r\n\r\n")
 		buf := make([]byte, 64<<10)

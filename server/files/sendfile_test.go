@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/files"
 	"github.com/simdedge/simdedge/server/internal/servetest"
@@ -43,12 +44,7 @@ func TestSendfilePipelined(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	tr := makeTree(t)
 	addr := serveFiles(t, tr, server.Options{})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	reqs := "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
 		"GET /small.txt HTTP/1.1\r\nHost: x\r\n\r\n" +
 		"GET /big.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=5-1000004\r\n\r\n" +
