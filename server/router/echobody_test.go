@@ -3,11 +3,11 @@ package router
 import (
 	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/internal/servetest"
 )
@@ -32,12 +32,7 @@ func TestEchoRejectsBodies(t *testing.T) {
 		{"fragment", "GET /echo#f HTTP/1.1\r\nHost: x\r\n\r\n", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(10 * time.Second))
+			c := testnet.Dial(t, addr, 10*time.Second)
 			io.WriteString(c, tc.req)
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 			if err != nil {

@@ -107,12 +107,7 @@ func TestZeroAllocNormalized(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: normTable(t)})
 	addr := servetest.Serve(t, s, testEngine)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := testnet.Dial(t, addr, 10*time.Second)
 	for _, req := range []string{
 		"GET /pub/../admin/x HTTP/1.1\r\nHost: localhost\r\n\r\n",
 		"GET //pub/./%61/b HTTP/1.1\r\nHost: localhost\r\n\r\n",

@@ -291,12 +291,7 @@ func TestPolicyCurl(t *testing.T) {
 func TestPolicyInjection(t *testing.T) {
 	addr, stop := startPolicyServerStop(t)
 	t.Cleanup(stop)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := testnet.Dial(t, addr, 10*time.Second)
 	br := bufio.NewReader(c)
 	io.WriteString(c, "GET /inj/v1%0d%0aSet-Cookie:%20x=1/ HTTP/1.1\r\nHost: h\r\n\r\n")
 	resp, err := http.ReadResponse(br, nil)
@@ -317,12 +312,7 @@ func TestPolicyInjection(t *testing.T) {
 	orig := requestID
 	t.Cleanup(func() { requestID = orig })
 	requestID = func(*server.Request) []byte { return []byte("id\r\nSet-Cookie: x=1") }
-	c2, err := net.Dial("tcp", startPolicyServer(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	c2.SetDeadline(time.Now().Add(10 * time.Second))
+	c2 := testnet.Dial(t, startPolicyServer(t), 10*time.Second)
 	br = bufio.NewReader(c2)
 	for _, target := range []string{"/inj/x", "/idredirect"} {
 		io.WriteString(c2, "GET "+target+" HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -360,12 +350,7 @@ func TestPolicyZeroAlloc(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: tab})
 	addr := servetest.Serve(t, s, testEngine)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := testnet.Dial(t, addr, 10*time.Second)
 	for _, req := range []string{
 		"GET /api/x?y HTTP/1.1\r\nHost: localhost\r\nX-Debug: 1\r\n\r\n",
 		"GET /r/x?y HTTP/1.1\r\nHost: localhost\r\n\r\n",

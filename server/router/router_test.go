@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/servertest"
@@ -144,12 +144,7 @@ func TestZeroAllocRouted(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: tab})
 	addr := servetest.Serve(t, s, testEngine)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := testnet.Dial(t, addr, 10*time.Second)
 	for _, req := range []string{
 		"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n",
 		"POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nhi",
