@@ -54,6 +54,7 @@ func do(t *testing.T, c *http.Client, method, url string, hdr ...string) (*http.
 func raw(t *testing.T, addr, req string) (*http.Response, []byte) {
 	t.Helper()
 	c := testnet.Dial(t, addr, testTimeout)
+	defer c.Close() // closed on return: callers make many
 	if _, err := io.WriteString(c, req); err != nil {
 		t.Fatal(err)
 	}
