@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -72,12 +71,7 @@ routes:
 			t.Errorf("%s: proto %d body %q", tc.url, resp.ProtoMajor, b)
 		}
 	}
-	c, err := net.Dial("tcp", addrs[3])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := testnet.Dial(t, addrs[3], 10*time.Second)
 	io.WriteString(c, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
 	b := make([]byte, 12)
 	if _, err := io.ReadFull(c, b); err != nil || string(b) != "HTTP/1.1 505" {

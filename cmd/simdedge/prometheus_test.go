@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 )
 
 // prometheusBinary is where Debian's prometheus package puts the server.
