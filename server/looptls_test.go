@@ -200,19 +200,14 @@ func TestLoopTLSCloseNotify(t *testing.T) {
 func TestLoopTLSGarbageRecord(t *testing.T) {
 	p := newPKI(t)
 	_, addr := startTLS(t, pathHandler(), edgetls.Options{Certificates: certFiles(p.a)})
-	raw, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	raw.SetDeadline(time.Now().Add(testTimeout))
+	raw := testnet.Dial(t, addr, testTimeout)
 	c := tls.Client(raw, &tls.Config{ServerName: "a.example", RootCAs: p.ca.Pool})
 	if err := c.Handshake(); err != nil {
 		t.Fatal(err)
 	}
 	// An application-data record whose ciphertext cannot authenticate.
 	raw.Write([]byte{23, 3, 3, 0, 32, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32})
-	_, err = io.ReadAll(c)
+	_, err := io.ReadAll(c)
 	var ne net.Error
 	if err == nil || errors.As(err, &ne) && ne.Timeout() {
 		t.Fatalf("read after a bad record: %v, want the connection ended", err)
