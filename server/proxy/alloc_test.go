@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"io"
-	"net"
 	"testing"
-	"time"
 
 	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
@@ -36,15 +34,11 @@ func TestProxyZeroAlloc(t *testing.T) {
 			// selects and reports (the dead one gets ejected).
 			addr, _ := startProxy(t, UpstreamOptions{Targets: []string{oaddr, o2.Addr().String()},
 				Policy: upstream.Options{Balance: b}}, server.Options{})
-			c, err := net.DialTimeout("tcp", addr, testTimeout)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(testTimeout))
+			c := testnet.Dial(t, addr, testTimeout)
 			req := []byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nAccept: */*\r\n\r\n")
 			buf := make([]byte, 4096)
 			var size int
+			var err error
 			for range 20 { // warm: pools, ejection of the dead target
 				c.Write(req)
 				if size, err = c.Read(buf); err != nil {

@@ -9,8 +9,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -215,25 +213,7 @@ func TestCompressProxyStreamBounded(t *testing.T) {
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-		}
-	}()
+	stopSampling := sampleHeapPeak(10 * time.Millisecond)
 	for _, tc := range []struct{ path, coding string }{{"/length", "gzip"}, {"/chunked", "gzip"}, {"/length", "zstd"}} {
 		req, _ := http.NewRequest("GET", "http://"+addr+tc.path, nil)
 		req.Header.Set("Accept-Encoding", tc.coding)
@@ -256,13 +236,12 @@ func TestCompressProxyStreamBounded(t *testing.T) {
 			t.Errorf("%s %s: %d bytes on the wire for %d", tc.path, tc.coding, wire.n, size)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	peak := stopSampling()
 	// The body is 32 MiB; compressing it whole would hold at least that.
 	const bound = 24 << 20
-	t.Logf("heap in use peaked %d MiB above the start", (peak.Load()-min(peak.Load(), base.HeapInuse))>>20)
-	if p := peak.Load(); p > base.HeapInuse+bound {
-		t.Errorf("heap in use peaked %d MiB above the start moving %d MiB; want < %d MiB", (p-base.HeapInuse)>>20, size>>20, bound>>20)
+	t.Logf("heap in use peaked %d MiB above the start", (peak-min(peak, base.HeapInuse))>>20)
+	if peak > base.HeapInuse+bound {
+		t.Errorf("heap in use peaked %d MiB above the start moving %d MiB; want < %d MiB", (peak-base.HeapInuse)>>20, size>>20, bound>>20)
 	}
 }
 

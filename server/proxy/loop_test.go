@@ -122,12 +122,7 @@ func TestLoopProxyPipelined(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := pathOrigin(t)
 	addr, up, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	const n = 60
 	var reqs bytes.Buffer
 	want := make([]string, n)
@@ -312,12 +307,7 @@ func TestLoopProxyBackPressure(t *testing.T) {
 		}
 	}))
 	addr, _, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * testTimeout))
+	c := testnet.Dial(t, addr, 2*testTimeout)
 	io.WriteString(c, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
 	runtime.GC()
 	var ms runtime.MemStats
@@ -439,12 +429,8 @@ func cannedOrigin(t *testing.T) string {
 // back until the connection closed, with the Date line removed.
 func exchangeBytes(t *testing.T, addr, raw string) string {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
+	defer c.Close() // closed on return: callers make many
 	io.WriteString(c, raw)
 	b, _ := io.ReadAll(c)
 	var out []string

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/internal/servetest"
@@ -192,12 +192,7 @@ func TestProxyZeroAllocObserved(t *testing.T) {
 	so := observeOptions
 	so.AccessLog, so.Metrics = alog, metrics.NewSet()
 	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{oaddr}}, so)
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	req := []byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nTraceparent: " + clientTP + "\r\n\r\n")
 	buf := make([]byte, 4096)
 	var size int

@@ -437,25 +437,7 @@ func TestHugeBodiesStreamBounded(t *testing.T) {
 		}
 	}))
 	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{Limits: server.Limits{MaxBodyBytes: -1}})
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-		}
-	}()
+	stopSampling := sampleHeapPeak(20 * time.Millisecond)
 	c := client(t)
 	c.Timeout = 5 * time.Minute
 	resp, err := c.Get("http://" + addr + "/big")
@@ -477,11 +459,39 @@ func TestHugeBodiesStreamBounded(t *testing.T) {
 	if received.Load() != size {
 		t.Fatalf("upload: origin received %d of %d", received.Load(), size)
 	}
-	close(stop)
-	wg.Wait()
 	const bound = 64 << 20
-	if p := peak.Load(); p > bound {
+	if p := stopSampling(); p > bound {
 		t.Errorf("heap in use peaked at %d MiB moving %d MiB each way; want < %d MiB", p>>20, size>>20, bound>>20)
+	}
+}
+
+// sampleHeapPeak reads the heap in use every interval, on a goroutine of
+// its own, until the returned stop is called; stop waits for that
+// goroutine and returns the highest value read.
+func sampleHeapPeak(every time.Duration) (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(every):
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak.Load()
 	}
 }
 

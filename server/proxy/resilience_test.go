@@ -594,29 +594,27 @@ func TestMessageTargetsPolicy(t *testing.T) {
 	}
 }
 
-// TestCapBoundsConcurrency: max_conns_per_target bounds the requests a
-// target sees at once; the requests beyond it wait in the queue (on the
-// loop too, woken by the releases) and are all served.
-func TestCapBoundsConcurrency(t *testing.T) {
-	testenv.CheckGoroutines(t)
-	const (
-		capacity = 2
-		clients  = 12
-	)
-	var cur, peak atomic.Int32
-	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// peakHandler answers "ok" after holding each request 20ms, and keeps in
+// peak the most requests it held at once.
+func peakHandler(peak *atomic.Int32) http.Handler {
+	var cur atomic.Int32
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := cur.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
 		time.Sleep(20 * time.Millisecond)
 		cur.Add(-1)
 		io.WriteString(w, "ok")
-	}))
-	addr, up := startProxy(t, UpstreamOptions{Targets: []string{o.addr},
-		Policy: upstream.Options{MaxConnsPerTarget: capacity, QueueTimeout: testTimeout}}, server.Options{})
+	})
+}
+
+// fanOut sends three GETs of / to addr from each of n clients at once,
+// each client on connections of its own, and returns how many were not
+// answered 200.
+func fanOut(t *testing.T, n int, addr string) int32 {
 	var wg sync.WaitGroup
 	var bad atomic.Int32
-	for range clients {
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -630,7 +628,23 @@ func TestCapBoundsConcurrency(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := bad.Load(); n > 0 {
+	return bad.Load()
+}
+
+// TestCapBoundsConcurrency: max_conns_per_target bounds the requests a
+// target sees at once; the requests beyond it wait in the queue (on the
+// loop too, woken by the releases) and are all served.
+func TestCapBoundsConcurrency(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const (
+		capacity = 2
+		clients  = 12
+	)
+	var peak atomic.Int32
+	o := startOrigin(t, peakHandler(&peak))
+	addr, up := startProxy(t, UpstreamOptions{Targets: []string{o.addr},
+		Policy: upstream.Options{MaxConnsPerTarget: capacity, QueueTimeout: testTimeout}}, server.Options{})
+	if n := fanOut(t, clients, addr); n > 0 {
 		t.Errorf("%d requests failed, want all served from the queue", n)
 	}
 	if p := peak.Load(); p > capacity {

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,12 +40,7 @@ func TestTrailersForwarded(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := startOrigin(t, trailerOrigin)
 	addr, _ := startProxy(t, UpstreamOptions{Name: "app", Targets: []string{o.addr}}, server.Options{})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	br := bufio.NewReader(c)
 	for _, path := range []string{"/small", "/big"} {
 		for _, te := range []string{"TE: trailers\r\n", "TE: gzip;q=0.5, Trailers\r\n", ""} {
@@ -108,12 +102,7 @@ func TestTrailersHeldBody(t *testing.T) {
 		}
 	}()
 	addr, _ := startProxy(t, UpstreamOptions{Name: "app", Targets: []string{l.Addr().String()}}, server.Options{})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	br := bufio.NewReader(c)
 	for _, te := range []string{"TE: trailers\r\n", "", "TE: trailers\r\n"} {
 		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n"+te+"\r\n")

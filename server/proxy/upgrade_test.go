@@ -239,12 +239,7 @@ func TestUpgradeRefusedOrIgnored(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	b := startTunnelBackend(t)
 	addr, _ := startProxy(t, UpstreamOptions{Name: "ws", Targets: []string{b.addr}}, server.Options{})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	br := bufio.NewReader(c)
 	ask := func(req string) (*http.Response, string) {
 		t.Helper()
@@ -349,12 +344,7 @@ func TestTunnelIdleOff(t *testing.T) {
 	const header = 300 * time.Millisecond
 	addr, _ := startProxy(t, UpstreamOptions{Name: "ws", Targets: []string{b.addr}, ResponseHeaderTimeout: header},
 		server.Options{Timeouts: server.Timeouts{TunnelIdle: -1, ReadHeader: header}})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	io.WriteString(c, wsHandshake)
 	br := bufio.NewReader(c)
 	if h := readHeadString(t, br); !strings.HasPrefix(h, "HTTP/1.1 101 ") {
@@ -400,12 +390,7 @@ func TestUpgradeRefusedByTargets(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := startH2Origin(t, false)
 	addr, _ := startH2Proxy(t, []string{o.addr}, o)
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	io.WriteString(c, wsHandshake)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
