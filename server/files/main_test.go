@@ -36,6 +36,27 @@ type tree struct {
 	mtime      time.Time
 }
 
+// gzipTable serves the files under root, gzip-compressed under /c/.
+func gzipTable(t *testing.T, root string) *router.Table {
+	t.Helper()
+	fh, err := files.New(files.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := compress.New(compress.Options{Encodings: []string{"gzip"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := router.New([]router.Route{
+		{Match: router.Match{PathPrefix: "/c/"}, Handler: router.Compress(fh, pol)},
+		{Handler: fh},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
 // makeTree builds, under a temporary directory:
 //
 //	outside/secret.txt            never served

@@ -10,7 +10,6 @@ import (
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
-	"github.com/simdedge/simdedge/server/compress"
 	"github.com/simdedge/simdedge/server/files"
 	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
@@ -23,21 +22,7 @@ import (
 func TestFilesTLS(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	tr := makeTree(t)
-	fh, err := files.New(files.Options{Root: tr.root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := compress.New(compress.Options{Encodings: []string{"gzip"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := router.New([]router.Route{
-		{Match: router.Match{PathPrefix: "/c/"}, Handler: router.Compress(fh, pol)},
-		{Handler: fh},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := gzipTable(t, tr.root)
 	ca := testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
 	s := server.New(server.Options{Handler: router.NewSwitch(tab)})
