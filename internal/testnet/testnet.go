@@ -9,7 +9,10 @@
 package testnet
 
 import (
+	"bufio"
 	"crypto/tls"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"testing"
@@ -100,4 +103,48 @@ func Dial(tb testing.TB, addr string, d time.Duration) net.Conn {
 	c.SetDeadline(time.Now().Add(d))
 	tb.Cleanup(func() { c.Close() })
 	return c
+}
+
+// Trickle is a slow client: it sends head to addr, then unit every
+// `every` until the server answers or limit passes, and returns the
+// answer's status and how long after the head it came (0 and an error if
+// none came within limit). Each write and the wait for the answer are
+// bounded by limit, so a server that neither reads nor answers cannot
+// hang the test.
+func Trickle(tb testing.TB, addr, head, unit string, every, limit time.Duration) (status int, took time.Duration, err error) {
+	tb.Helper()
+	c := Dial(tb, addr, limit)
+	defer c.Close()
+	start := time.Now()
+	c.SetWriteDeadline(start.Add(limit))
+	if _, err := io.WriteString(c, head); err != nil {
+		tb.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(every)
+		defer tk.Stop()
+		for time.Since(start) < limit {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+			}
+			c.SetWriteDeadline(time.Now().Add(limit))
+			if _, err := io.WriteString(c, unit); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	c.SetReadDeadline(start.Add(limit))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := fmt.Sscanf(line, "HTTP/1.1 %d", &status); err != nil {
+		return 0, 0, fmt.Errorf("testnet: status line %q", line)
+	}
+	return status, time.Since(start), nil
 }

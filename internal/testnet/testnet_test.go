@@ -59,3 +59,44 @@ func TestFreeAddr(t *testing.T) {
 		t.Fatal("FreeAddr accepted a connection")
 	}
 }
+
+// TestTrickle: the trickled units reach the server, the status it answers
+// with comes back with the time it took; a server that never answers
+// makes Trickle give up after its limit with an error.
+func TestTrickle(t *testing.T) {
+	const every = 10 * time.Millisecond
+	l := Listen(t)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64)
+				got := 0
+				for got < len("head")+3 { // the head, then three units
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					got += n
+				}
+				c.Write([]byte("HTTP/1.1 408 Request Timeout\r\n\r\n"))
+			}()
+		}
+	}()
+	status, took, err := Trickle(t, l.Addr().String(), "head", "x", every, 5*time.Second)
+	if err != nil || status != 408 || took < 2*every {
+		t.Errorf("Trickle: %d after %v, %v; want 408 after at least %v", status, took, err, 2*every)
+	}
+
+	// The kernel accepts into the backlog: nobody reads or answers.
+	silent := Listen(t)
+	const limit = 100 * time.Millisecond
+	start := time.Now()
+	if status, _, err := Trickle(t, silent.Addr().String(), "head", "x", every, limit); err == nil || time.Since(start) < limit {
+		t.Errorf("Trickle to a silent server: %d, %v after %v; want an error after %v", status, err, time.Since(start), limit)
+	}
+}
