@@ -136,10 +136,7 @@ func TestSendfileSlowReader(t *testing.T) {
 	}
 	stuck.Close()
 	slow.Close()
-	deadline := time.Now().Add(testTimeout)
-	for testenv.OpenFDs(t) > fds && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testnet.Poll(testTimeout, func() bool { return testenv.OpenFDs(t) <= fds })
 	if now := testenv.OpenFDs(t); now > fds {
 		ents, _ := os.ReadDir("/proc/self/fd")
 		var names []string
