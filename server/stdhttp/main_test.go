@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testcert"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/internal/enginetest"
 	"github.com/simdedge/simdedge/server/internal/servetest"
@@ -55,10 +56,9 @@ func serveOn(t *testing.T, h http.Handler, o server.Options, tlsCfg *tls.Config)
 
 // client returns an HTTP/1.1 client, or an h2c one.
 func client(t *testing.T, h2c bool) *http.Client {
-	tr := &http.Transport{Protocols: new(http.Protocols)}
-	if h2c {
-		tr.Protocols.SetUnencryptedHTTP2(true)
-	} else {
+	tr := testnet.H2Transport(nil)
+	if !h2c {
+		tr = &http.Transport{Protocols: new(http.Protocols)}
 		tr.Protocols.SetHTTP1(true)
 	}
 	t.Cleanup(tr.CloseIdleConnections)
