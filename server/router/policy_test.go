@@ -185,8 +185,7 @@ func TestPolicyNetHTTP(t *testing.T) {
 		tr := &http.Transport{}
 		name := "http1"
 		if h2 { // the same over HTTP/2 streams (h2c)
-			tr.Protocols = new(http.Protocols)
-			tr.Protocols.SetUnencryptedHTTP2(true)
+			tr = testnet.H2Transport(nil)
 			name = "h2c"
 		}
 		t.Run(name, func(t *testing.T) { policyNetHTTP(t, tr) })
