@@ -25,10 +25,7 @@ import (
 // startCompressProxy serves a compressing proxy route in front of o.
 func startCompressProxy(t *testing.T, o *origin, encodings ...string) string {
 	t.Helper()
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	pol, err := compress.New(compress.Options{Encodings: encodings, MinLength: 1024})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +35,6 @@ func startCompressProxy(t *testing.T, o *origin, encodings ...string) string {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	t.Cleanup(up.Close) // after the server has shut down
 	return servetest.Serve(t, s, testEngine)
 }
 

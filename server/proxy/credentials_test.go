@@ -39,10 +39,7 @@ func TestDuplicateAuthorization(t *testing.T) {
 		}
 		w.WriteHeader(401)
 	}))
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	px := New(up, Options{})
 	basic, err := access.NewBasic("edge", map[string]string{"alice": secretHash})
 	if err != nil {
@@ -64,7 +61,6 @@ func TestDuplicateAuthorization(t *testing.T) {
 	s := server.New(server.Options{Handler: tab, LoopProxy: testLoopProxy})
 	ca := testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
-	t.Cleanup(up.Close) // after the server has shut down
 	plainAddr := servetest.ServeH2C(t, s, testEngine)
 	secureAddr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"h2", "http/1.1"}}})
 	cfg := &tls.Config{ServerName: "edge.example", RootCAs: ca.Pool}

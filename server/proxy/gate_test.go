@@ -90,10 +90,7 @@ func TestGate(t *testing.T) {
 		w.WriteHeader(401)
 		io.WriteString(w, "denied by auth for "+r.Header.Get("X-Forwarded-For"))
 	}))
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	px := New(up, Options{})
 	inline := router.Respond(200, "inline\n", nil)
 	lim := func() *ratelimit.Limiter {
@@ -129,7 +126,6 @@ func TestGate(t *testing.T) {
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy,
 		TrustedProxies: access.NewPrefixes([]netip.Prefix{netip.MustParsePrefix("127.0.0.4/32")})})
-	t.Cleanup(up.Close) // after the server has shut down
 	addr := servetest.Serve(t, s, testEngine)
 	base := "http://" + addr
 	c1, c2, c3, c4 := clientFrom(t, "127.0.0.1"), clientFrom(t, "127.0.0.2"), clientFrom(t, "127.0.0.3"), clientFrom(t, "127.0.0.4")

@@ -23,10 +23,7 @@ func TestHSTSProxyRoute(t *testing.T) {
 		w.Header().Set("Strict-Transport-Security", "max-age=1")
 		w.Write([]byte("origin"))
 	}))
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	tab, err := router.New([]router.Route{{Handler: router.HSTS(New(up, Options{}), router.HSTSPolicy{MaxAge: 600})}})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +31,6 @@ func TestHSTSProxyRoute(t *testing.T) {
 	ca := testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	t.Cleanup(up.Close) // after the server has shut down
 	plainAddr := servetest.Serve(t, s, testEngine)
 	secureAddr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "edge.example"}}

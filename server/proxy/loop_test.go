@@ -452,12 +452,8 @@ func TestLoopProxyMatchesGoroutine(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	oaddr := cannedOrigin(t)
 	loopAddr, up, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{oaddr}}, server.Options{})
-	gup, err := NewUpstream(UpstreamOptions{Targets: []string{oaddr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gup := newUpstream(t, UpstreamOptions{Targets: []string{oaddr}})
 	gs := server.New(server.Options{Handler: loopMux{New(gup, Options{})}})
-	t.Cleanup(gup.Close) // after the server has shut down
 	glAddr := servetest.Serve(t, gs, server.EngineGoroutine)
 	for _, path := range []string{"/cl", "/split", "/chunked", "/close", "/interim", "/bad", "/die", "/diechunk", "/nocontent", "/via", "/upgrade"} {
 		for _, method := range []string{"GET", "HEAD"} {
@@ -497,10 +493,7 @@ func TestLoopProxyIdleSweep(t *testing.T) {
 	if resp, b := get(t, c, req); resp.StatusCode != 200 || string(b) != "ok" {
 		t.Fatalf("got %d %q", resp.StatusCode, b)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for closed.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testnet.Poll(5*time.Second, func() bool { return closed.Load() != 0 })
 	if closed.Load() != 1 {
 		t.Fatalf("origin saw %d connections closed; want the idle pooled one closed by the loop", closed.Load())
 	}
@@ -528,13 +521,9 @@ func TestLoopProxyPanicContained(t *testing.T) {
 	needLoopProxyRun(t)
 	testenv.CheckGoroutines(t)
 	o := pathOrigin(t)
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	s := server.New(server.Options{Handler: panicMux{loopMux{New(up, Options{})}}, LoopProxy: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	t.Cleanup(up.Close) // after the server has shut down
 	addr := servetest.Serve(t, s, server.EngineLoop)
 	if got := exchangeBytes(t, addr, "GET /panic HTTP/1.1\r\nHost: h\r\n\r\n"); got != "[]" {
 		t.Errorf("panicking exchange answered %s, want the connection closed", got)

@@ -41,12 +41,8 @@ func TestLoopProxyTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	s := server.New(server.Options{Handler: loopMux{New(up, Options{})}, LoopProxy: true})
-	t.Cleanup(up.Close) // after the server has shut down
 	addr := servetest.ServeTLS(t, s, server.EngineLoop, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
 
 	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", addr,

@@ -252,10 +252,7 @@ func TestProxyUpstreamLatency(t *testing.T) {
 // request begins (a generated ID must not be made twice).
 func TestRequestIDTemplate(t *testing.T) {
 	o := startOrigin(t, headerEcho)
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	strip, _ := rewrite.StripPrefix("/x")
 	tab, err := router.New([]router.Route{{
 		Policy:  &router.Policy{Path: strip, Request: fields(t, rewrite.RequestSide, [][2]string{{"X-Edge-Id", "id={request_id}"}}, nil)},
@@ -272,7 +269,6 @@ func TestRequestIDTemplate(t *testing.T) {
 	opts := observeOptions
 	opts.Handler, opts.LoopProxy, opts.AccessLog = router.NewSwitch(tab), testLoopProxy, alog
 	s := server.New(opts)
-	t.Cleanup(up.Close) // after the server has shut down
 	addr := servetest.Serve(t, s, testEngine)
 	c := client(t)
 	for _, in := range []string{"", "client-id-1", ""} { // generated, kept, generated on a pooled connection

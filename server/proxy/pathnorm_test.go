@@ -78,10 +78,7 @@ type normEdge struct {
 // else to target; paths is the server's normalisation.
 func startNormProxy(t *testing.T, target string, paths pathnorm.Options) *normEdge {
 	t.Helper()
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{target}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{target}})
 	re := regexp.MustCompile(`^/files/(.*)$`)
 	toStatic, err := rewrite.RegexReplace(re, "/static/{1}")
 	if err != nil {
@@ -100,7 +97,6 @@ func startNormProxy(t *testing.T, target string, paths pathnorm.Options) *normEd
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy, Paths: paths})
 	ca := testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
-	t.Cleanup(up.Close) // after the server has shut down
 	e := &normEdge{plain: servetest.ServeH2C(t, s, testEngine), tls: servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"h2", "http/1.1"}}}),
 		h2: &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}}
 	t.Cleanup(e.h2.CloseIdleConnections)

@@ -58,16 +58,11 @@ func startProxy(t *testing.T, uo UpstreamOptions, so server.Options) (string, *U
 // startProxyWith is startProxy with the proxy's options po.
 func startProxyWith(t *testing.T, uo UpstreamOptions, so server.Options, po Options) (string, *Upstream) {
 	t.Helper()
-	up, err := NewUpstream(uo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, uo)
 	so.Handler = New(up, po)
 	so.LoopProxy = testLoopProxy
 	s := server.New(so)
-	t.Cleanup(up.Close) // after the server has shut down
-	addr := servetest.Serve(t, s, testEngine)
-	return addr, up
+	return servetest.Serve(t, s, testEngine), up
 }
 
 func client(t *testing.T) *http.Client {
@@ -500,4 +495,17 @@ type zeroReader struct{}
 func (zeroReader) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// newUpstream builds an upstream from uo and closes it at cleanup; made
+// before the server that proxies to it, it closes after that server has
+// shut down.
+func newUpstream(t *testing.T, uo UpstreamOptions) *Upstream {
+	t.Helper()
+	up, err := NewUpstream(uo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(up.Close)
+	return up
 }

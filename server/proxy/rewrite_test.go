@@ -47,10 +47,7 @@ func fields(t *testing.T, side rewrite.Side, set, add [][2]string, remove ...str
 // proxy path.
 func startRewriteProxy(t *testing.T, target string) string {
 	t.Helper()
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{target}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{target}})
 	strip, _ := rewrite.StripPrefix("/api")
 	tab, err := router.New([]router.Route{{
 		Match: router.Match{PathRegex: regexp.MustCompile(`^/api/(v[0-9]+)/`), Headers: []router.HeaderMatch{{Name: "X-Tenant", Value: "blue"}}},
@@ -65,7 +62,6 @@ func startRewriteProxy(t *testing.T, target string) string {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	t.Cleanup(up.Close) // after the server has shut down
 	return servetest.Serve(t, s, testEngine)
 }
 
@@ -157,10 +153,7 @@ func TestRewriteProxyZeroAlloc(t *testing.T) {
 		w.WriteString(string(r.Target()[:4]))
 	})})
 	olAddr := servetest.Serve(t, origin, testEngine)
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{olAddr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{olAddr}})
 	strip, _ := rewrite.StripPrefix("/api")
 	tab, err := router.New([]router.Route{{
 		Match: router.Match{PathPrefix: "/api/"},
@@ -173,7 +166,6 @@ func TestRewriteProxyZeroAlloc(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: tab, LoopProxy: testLoopProxy})
-	t.Cleanup(up.Close) // after the server has shut down
 	c, err := net.DialTimeout("tcp", servetest.Serve(t, s, testEngine), testTimeout)
 	if err != nil {
 		t.Fatal(err)

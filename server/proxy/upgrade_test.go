@@ -214,12 +214,8 @@ func TestUpgradeTunnelTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{b.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{b.addr}})
 	s := server.New(server.Options{Handler: New(up, Options{}), LoopProxy: testLoopProxy})
-	t.Cleanup(up.Close) // after the server has shut down
 	addr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
 	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", addr,
 		&tls.Config{ServerName: "a.example", RootCAs: ca.Pool})
