@@ -148,3 +148,38 @@ func Trickle(tb testing.TB, addr, head, unit string, every, limit time.Duration)
 	}
 	return status, time.Since(start), nil
 }
+
+// Reply is one HTTP/1.1 response as Pipeline read it.
+type Reply struct {
+	Status int
+	Body   string
+}
+
+// Pipeline writes reqs to w in one write and reads as many responses from
+// br (a reader over the same connection, which the caller may read on
+// after) with net/http's reader, in order. It fails tb at the first
+// response that does not parse or whose body does not read whole.
+func Pipeline(tb testing.TB, w io.Writer, br *bufio.Reader, reqs []string) []Reply {
+	tb.Helper()
+	var all []byte
+	for _, r := range reqs {
+		all = append(all, r...)
+	}
+	if _, err := w.Write(all); err != nil {
+		tb.Fatal(err)
+	}
+	out := make([]Reply, len(reqs))
+	for i := range reqs {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			tb.Fatalf("response %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			tb.Fatalf("response %d: body: %v", i, err)
+		}
+		out[i] = Reply{resp.StatusCode, string(b)}
+	}
+	return out
+}

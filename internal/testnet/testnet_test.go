@@ -1,8 +1,11 @@
 package testnet
 
 import (
+	"bufio"
 	"crypto/tls"
+	"fmt"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -98,5 +101,37 @@ func TestTrickle(t *testing.T) {
 	start := time.Now()
 	if status, _, err := Trickle(t, silent.Addr().String(), "head", "x", every, limit); err == nil || time.Since(start) < limit {
 		t.Errorf("Trickle to a silent server: %d, %v after %v; want an error after %v", status, err, time.Since(start), limit)
+	}
+}
+
+// TestPipeline: the requests go out in one write and the replies come
+// back in order, with their statuses and bodies; the reader is left at
+// what follows them.
+func TestPipeline(t *testing.T) {
+	l := Listen(t)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for i := 0; ; i++ {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			body := req.URL.Path
+			fmt.Fprintf(c, "HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%s", 200+i, len(body), body)
+		}
+	}()
+	c := Dial(t, l.Addr().String(), 5*time.Second)
+	br := bufio.NewReader(c)
+	got := Pipeline(t, c, br, []string{"GET /a HTTP/1.1\r\nHost: x\r\n\r\n", "GET /b HTTP/1.1\r\nHost: x\r\n\r\n"})
+	if len(got) != 2 || got[0] != (Reply{200, "/a"}) || got[1] != (Reply{201, "/b"}) {
+		t.Fatalf("Pipeline: %v, want [{200 /a} {201 /b}]", got)
+	}
+	if got := Pipeline(t, c, br, []string{"GET /c HTTP/1.1\r\nHost: x\r\n\r\n"}); got[0] != (Reply{202, "/c"}) {
+		t.Fatalf("Pipeline on the same reader: %v, want [{202 /c}]", got)
 	}
 }
