@@ -45,15 +45,10 @@ func startEngine(t *testing.T, h Handler, o Options, e Engine) (*Server, string)
 	return s, l.Addr().String()
 }
 
+// dial connects to addr with testTimeout as the connection's deadline.
 func dial(t *testing.T, addr string) net.Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetDeadline(time.Now().Add(testTimeout))
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testnet.Dial(t, addr, testTimeout)
 }
 
 // readResponse reads one response from br with net/http's reader, the

@@ -50,22 +50,13 @@ func TestLoopTLSPipelined(t *testing.T) {
 	_, addr := startTLS(t, pathHandler(), edgetls.Options{Certificates: certFiles(p.a)})
 	c := dialTLS(t, p, addr)
 	const n = 100
-	var reqs bytes.Buffer
+	reqs := make([]string, n)
 	for i := range n {
-		fmt.Fprintf(&reqs, "GET /r%d HTTP/1.1\r\nHost: a.example\r\n\r\n", i)
+		reqs[i] = fmt.Sprintf("GET /r%d HTTP/1.1\r\nHost: a.example\r\n\r\n", i)
 	}
-	if _, err := c.Write(reqs.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(c)
-	for i := range n {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("response %d: %v", i, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		if want := fmt.Sprintf("path=/r%d tls=true", i); err != nil || string(b) != want {
-			t.Fatalf("response %d: %q, %v; want %q", i, b, err, want)
+	for i, r := range testnet.Pipeline(t, c, bufio.NewReader(c), reqs) {
+		if want := fmt.Sprintf("path=/r%d tls=true", i); r.Body != want {
+			t.Fatalf("response %d: %q; want %q", i, r.Body, want)
 		}
 	}
 }
