@@ -115,6 +115,24 @@ func pathOrigin(t *testing.T) *origin {
 	}))
 }
 
+// mixedPipeline returns n GET requests, every third one (from the second)
+// for /inline/ and the rest for /p/, with the bodies the loop tests'
+// handlers answer them with: "inline <path>", or "origin <path>" and
+// suffix.
+func mixedPipeline(n int, suffix string) (reqs, want []string) {
+	reqs, want = make([]string, n), make([]string, n)
+	for i := range n {
+		path := fmt.Sprintf("/p/%d", i)
+		want[i] = "origin " + path + suffix
+		if i%3 == 1 {
+			path = fmt.Sprintf("/inline/%d", i)
+			want[i] = "inline " + path
+		}
+		reqs[i] = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"
+	}
+	return reqs, want
+}
+
 // TestLoopProxyPipelined: pipelined requests, proxied and inline mixed,
 // are answered in order, over one upstream keep-alive connection.
 func TestLoopProxyPipelined(t *testing.T) {
@@ -124,30 +142,11 @@ func TestLoopProxyPipelined(t *testing.T) {
 	addr, up, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
 	c := testnet.Dial(t, addr, testTimeout)
 	const n = 60
-	var reqs bytes.Buffer
-	want := make([]string, n)
-	for i := range n {
-		path := fmt.Sprintf("/p/%d", i)
-		want[i] = "origin " + path
-		if i%3 == 1 {
-			path = fmt.Sprintf("/inline/%d", i)
-			want[i] = "inline " + path
-		}
-		fmt.Fprintf(&reqs, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
-	}
-	if _, err := c.Write(reqs.Bytes()); err != nil {
-		t.Fatal(err)
-	}
+	reqs, want := mixedPipeline(n, "")
 	br := bufio.NewReader(c)
-	for i := range n {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("response %d: %v", i, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 || string(b) != want[i] {
-			t.Fatalf("response %d: %d %q %v, want %q", i, resp.StatusCode, b, err, want[i])
+	for i, r := range testnet.Pipeline(t, c, br, reqs) {
+		if r.Status != 200 || r.Body != want[i] {
+			t.Fatalf("response %d: %d %q, want %q", i, r.Status, r.Body, want[i])
 		}
 	}
 	if got := o.conns.Load(); got != 1 {
