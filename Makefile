@@ -193,8 +193,9 @@ bench-asm:
 # and slowloris; HTTP/2 to HTTP/1.1 mapping through the proxy (h2map, over
 # h2c and TLS), empty-frame floods (h2flood) and paths a deny rule misses
 # (normalise); against simdedge processes it starts on loopback, on each
-# engine and proxy path; it prints a Markdown table (5-7 minutes; QUICK=1:
-# 2-3). It builds simdedge into a temporary directory, or attacks BIN=PATH;
+# engine and proxy path; it prints a Markdown table (under 2 minutes on 2
+# CPUs; docs/guide-reliability.md has each run's time). It builds simdedge
+# into a temporary directory, or attacks BIN=PATH;
 # SCENARIOS=flood,idle,upload,trickle,slowloris,h2map,h2flood,normalise to
 # select; OUT=FILE to keep the table; ATTACK_FLAGS for the rest (e.g.
 # -limits "max_conns_per_ip: 100").

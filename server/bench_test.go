@@ -103,11 +103,10 @@ func BenchmarkServeStatic(b *testing.B) {
 	b.Run("impl=simdedge-metrics", func(b *testing.B) {
 		set := metrics.NewSet()
 		rt := set.Route("static")
-		h := HandlerFunc(func(w *ResponseWriter, r *Request) {
-			r.SetRoute(rt)
+		h := routed(rt, HandlerFunc(func(w *ResponseWriter, r *Request) {
 			w.AddHeader("Content-Type", "text/plain")
 			w.WriteString("ok\n")
-		})
+		}))
 		s := New(Options{Handler: h, Metrics: set})
 		serverRun(b, func(l *serverOneShot) { s.ServeStream(TCPListener(l)) })
 		s.Close()
@@ -117,11 +116,10 @@ func BenchmarkServeStatic(b *testing.B) {
 	b.Run("impl=simdedge-observed", func(b *testing.B) {
 		set := metrics.NewSet()
 		rt := set.Route("static")
-		h := HandlerFunc(func(w *ResponseWriter, r *Request) {
-			r.SetRoute(rt)
+		h := routed(rt, HandlerFunc(func(w *ResponseWriter, r *Request) {
 			w.AddHeader("Content-Type", "text/plain")
 			w.WriteString("ok\n")
-		})
+		}))
 		alog, err := accesslog.Open(accesslog.Options{Writer: io.Discard})
 		if err != nil {
 			b.Fatal(err)

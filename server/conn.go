@@ -418,7 +418,7 @@ func (c *conn) serveOne(n int) bool {
 	if rs, ok := c.st.(*redirectStream); ok { // redirect_to_https (redirect.go)
 		return c.serveWith(n, rs)
 	}
-	return c.serveWith(n, c.srv.opts.Handler)
+	return c.serveWith(n, c.srv.handlerFor(&c.req))
 }
 
 // serveWith is serveOne with the handler h: the event loop passes the one
@@ -461,9 +461,6 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 	c.req.identify()
 	c.beginCount()
 	c.resp.begin(head, head.Close || s.closingConns())
-	// A route policy that ran before the request began (the loop's
-	// proxy asks the router first) left its response edit (edit.go).
-	c.resp.SetHeaderEdit(c.req.edit.RespDrop, c.req.edit.RespAdd)
 	c.resp.setRequestID(c.req.id.rid, s.opts.RequestID.Header)
 	return reqStart, true
 }

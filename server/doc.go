@@ -24,10 +24,12 @@
 // makes that the natural model. Kernel TCP may instead be served by an
 // epoll event loop (ServeLoop, or ServeTCP with EngineLoop; Linux) that
 // reads, parses and answers requests in one pass on its own goroutine when
-// the handler says they never block (Inliner, Inline), forwards proxied
+// the request's plan runs without blocking (plan.go: a Router's route, its
+// steps and an action that is an Inliner, Inline), forwards proxied
 // requests itself over non-blocking upstream connections in its epoll set
-// when Options.LoopProxy is on and the handler is a LoopProxier, and hands
-// every other connection to the goroutine model with its buffered bytes.
+// when Options.LoopProxy is on and the plan's action is a LoopProxier, and
+// hands every other connection to the goroutine model with its buffered
+// bytes and its plan. Every engine looks a request's route up once.
 // Everything a connection reuses (read buffer, output buffer, Request,
 // ResponseWriter, JSON parser) lives in a pooled conn, so a warm keep-alive
 // connection serving a static response allocates nothing on either engine

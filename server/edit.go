@@ -10,11 +10,10 @@ import (
 // values, response field lines), the captures of the route's path_regex,
 // and the response's header edit. Each connection (and message) keeps one
 // and reuses its buffers, so a warm request allocates nothing. Only the
-// route's policy writes it, once per request before its handler runs; it
-// stays valid until the response ends. A route without a policy never
-// reads it; only the response edit is cleared when a request ends, since
-// a request's start applies it (for the event loop's proxy, which asks the
-// router before the request starts).
+// route's policy writes it, once per request before its handler runs (the
+// rewrite step of its plan, plan.go); it stays valid until the response
+// ends. A route without a policy never reads it; only the response edit is
+// cleared when a request ends.
 type Edit struct {
 	// Buf holds the bytes made for the request; the views below and the
 	// ones given to SetTarget and SetHeaders point into it.
@@ -23,10 +22,9 @@ type Edit struct {
 	// route has none or uses none).
 	Caps   []int
 	CapSrc []byte
-	// RespDrop and RespAdd are the response's header edit (SetHeaderEdit),
-	// kept here for the event loop's proxy, which starts the response
-	// after the route's policy ran: the start applies them, the end
-	// clears them.
+	// RespDrop and RespAdd are the response's header edit, which the
+	// plan runner hands the ResponseWriter (SetHeaderEdit) after the
+	// rewrite.
 	RespDrop []string
 	RespAdd  []byte
 }

@@ -12,10 +12,9 @@ import (
 // echo, files, Go handlers, both proxy paths) writes its response through
 // one, on every engine: so compression is written once, below the engines.
 //
-// A route arms it with Request.SetCompression before its handler writes
-// (the router's wrapper, or its LoopProxy for the loop's proxy, which
-// writes the upstream's head and body through the connection's
-// ResponseWriter too). The ResponseWriter decides once per response, at
+// A route's plan arms it (Plan.Compress, plan.go) before its action writes
+// (the loop's own proxy writes the upstream's head and body through the
+// connection's ResponseWriter too). The ResponseWriter decides once per response, at
 // the first moment the decision can be made: when a length is declared and
 // the first body byte is written, when an undeclared body has reached the
 // minimum length, at Flush (an undeclared length is then taken as long
@@ -55,12 +54,15 @@ type BodyEncoder interface {
 	Release()
 }
 
-// SetCompression arms compression for r's response with c (nil: none).
-// It is cleared when the request ends.
-func (r *Request) SetCompression(c Compressor) { r.comp = c }
-
-// Compression is what SetCompression armed.
-func (r *Request) Compression() Compressor { return r.comp }
+// Compression is the response compression of r's route (its plan's
+// Compress; nil: none). An action may decide by it before the plan's steps
+// arm it (a files handler keeps large compressed files off the loop).
+func (r *Request) Compression() Compressor {
+	if r.plan == nil {
+		return nil
+	}
+	return r.plan.Compress
+}
 
 // Coding states of a ResponseWriter.
 const (

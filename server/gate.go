@@ -5,27 +5,6 @@ import (
 	phttp "github.com/simdedge/simdedge/parse/http"
 )
 
-// Per-request state for a route's gate (router.Gate: allow/deny, rate
-// limit, basic and forward auth). The event loop may ask a route's
-// Inliner, then its LoopProxier, then hand the connection to a goroutine
-// that serves the same request again from its bytes: the admission
-// decision (which takes a rate-limit token) must happen once per request,
-// not once per question. The verdict is kept in the Request until the
-// request ends (it survives the hand-off, which re-parses the same bytes
-// without ending the request).
-
-// GateVerdict reports whether the admission decision was taken for the
-// current request, with its status (0: admitted, else the answer, e.g.
-// 403 or 429) and the Retry-After seconds of a 429.
-func (r *Request) GateVerdict() (decided bool, status, retryAfter int) {
-	return r.gateDone, int(r.gateStatus), int(r.gateRetry)
-}
-
-// SetGateVerdict records the admission decision for the current request.
-func (r *Request) SetGateVerdict(status, retryAfter int) {
-	r.gateDone, r.gateStatus, r.gateRetry = true, uint16(status), uint32(retryAfter)
-}
-
 // SetHeader replaces every request field named name (ASCII
 // case-insensitive) with one field name: value, or removes them all when
 // value is nil, for what the handler that follows sees (forward auth's

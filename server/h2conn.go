@@ -57,7 +57,6 @@ type h2conn struct {
 	idle h2budget
 	// handlers counts the stream goroutines, which serve waits for.
 	handlers sync.WaitGroup
-	inl      Inliner
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -139,7 +138,6 @@ func newH2conn(c *conn) *h2conn {
 		peerFrame:  h2MinFrameSize,
 	}
 	hc.cond.L = &hc.mu
-	hc.inl, _ = s.opts.Handler.(Inliner)
 	// The bytes the HTTP/1.1 reader already took (the preface and
 	// whatever followed it) come first.
 	var in io.Reader = c.st

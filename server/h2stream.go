@@ -180,17 +180,19 @@ func (hc *h2conn) openStream(s *h2stream) error {
 		hc.runInline(s, pathRefused{})
 		return nil
 	}
-	var h Handler
-	if end && hc.inl != nil {
-		h = hc.inl.InlineHandler(r)
-	}
-	if h != nil {
-		hc.runInline(s, h)
-		return nil
+	// The route is looked up once, here (plan.go): inline when the
+	// stream has no body and its plan runs without blocking, else on
+	// the stream's goroutine.
+	p := r.planFor(hc.srv.router)
+	if end {
+		if h := p.inline(r); h != nil {
+			hc.runInline(s, h)
+			return nil
+		}
 	}
 	hc.running++
 	hc.handlers.Add(1)
-	go hc.runStream(s, hc.srv.opts.Handler)
+	go hc.runStream(s, p)
 	return nil
 }
 

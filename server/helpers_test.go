@@ -14,6 +14,7 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/internal/testnet"
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // testTimeout bounds every network wait in these tests.
@@ -128,4 +129,17 @@ func runCmd(name string, args ...string) (string, error) {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
 	return string(out), err
+}
+
+// routerFunc is a Router for tests: route picks each request's plan.
+type routerFunc func(*Request) *Plan
+
+func (f routerFunc) Route(r *Request) *Plan { return f(r) }
+
+func (f routerFunc) ServeEdge(w *ResponseWriter, r *Request) { f(r).ServeEdge(w, r) }
+
+// routed is h as the action of a route counted into m.
+func routed(m *metrics.Route, h Handler) Handler {
+	p := &Plan{Metrics: m, Action: h}
+	return routerFunc(func(*Request) *Plan { return p })
 }

@@ -14,8 +14,8 @@ package server
 // goroutine-per-connection path for the rest of its life. A handler that
 // blocks inline stalls every connection of its loop.
 //
-// Returning the handler, not a yes/no, lets a router look the route up once
-// and makes the choice atomic with a table swap (router.Switch).
+// A Router's plans (plan.go) ask their action: the route is looked up once
+// and its steps run before the handler InlineHandler returns.
 type Inliner interface {
 	InlineHandler(r *Request) Handler
 }

@@ -94,18 +94,17 @@ type loop struct {
 	pollFn func(uintptr) bool // lp.pollOnce, bound once (no allocation per wait)
 	pollN  int
 	pollE  error
-	wfd    int // eventfd: Shutdown, Close and hand-off endings wake the loop
-	inl    Inliner
+	wfd    int  // eventfd: Shutdown, Close and hand-off endings wake the loop
 	h2c    bool // the listener takes h2c (h2serve.go)
 	// outer is the listener as given to ServeLoop (SetListenerPaths's
 	// key).
 	outer net.Listener
-	// lpx is the handler's LoopProxier when Options.LoopProxy is on;
-	// ups (by descriptor) and pools are its upstream connections
-	// (loopproxy_linux.go).
-	lpx   LoopProxier
-	ups   []*lupconn
-	pools map[*upstream.Target]*lpool
+	// proxies: Options.LoopProxy is on, the loop proxies the requests
+	// whose plan's action is a LoopProxier; ups (by descriptor) and pools
+	// are its upstream connections (loopproxy_linux.go).
+	proxies bool
+	ups     []*lupconn
+	pools   map[*upstream.Target]*lpool
 	// waiters: exchanges woken from an upstream's admission queue
 	// (loopqueue_linux.go).
 	waiters loopWaiters
@@ -227,10 +226,7 @@ func newLoop(s *Server, tl *net.TCPListener) (*loop, error) {
 		base:         time.Now(),
 		listenerDone: make(chan struct{}),
 	}
-	lp.inl, _ = s.opts.Handler.(Inliner)
-	if s.opts.LoopProxy {
-		lp.lpx, _ = s.opts.Handler.(LoopProxier)
-	}
+	lp.proxies = s.opts.LoopProxy
 	// The descriptor stays owned by tl, which stays open until the loop
 	// closes it (closeListener): the loop accepts on it directly.
 	rc, err := tl.SyscallConn()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/internal/loopstat"
 	"github.com/simdedge/simdedge/server/upstream"
 	"golang.org/x/sys/unix"
 )
@@ -364,12 +365,13 @@ func (lp *loop) route(c *conn, n int) (h Handler, up LoopUpstream, need int) {
 		// Chunked: its decoder reads from the stream as it goes.
 		return nil, nil, 0
 	}
-	if lp.inl != nil {
-		if h := lp.inl.InlineHandler(&c.req); h != nil {
-			return h, nil, 0
-		}
+	// The route is looked up once here (plan.go); a hand-off carries it
+	// to the goroutine, the loop's proxy runs its steps.
+	p := c.req.planFor(lp.srv.router)
+	if h := p.inline(&c.req); h != nil {
+		return h, nil, 0
 	}
-	return nil, lp.loopProxy(c), 0
+	return nil, lp.loopProxy(c, p), 0
 }
 
 // serve runs h inline; ok is false if it panicked (the connection then
@@ -486,6 +488,7 @@ func (lp *loop) write(lc *lconn, now int64) bool {
 // its life: its buffered bytes (the current request onwards) and any
 // responses not yet written go with it, in order.
 func (lp *loop) handoff(lc *lconn) {
+	loopstat.Handoffs.Add(1)
 	c, fd := lc.c, lc.fd
 	s := lp.srv
 	lp.conns[fd] = nil

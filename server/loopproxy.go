@@ -8,9 +8,11 @@ import (
 )
 
 // LoopProxier is an optional interface of a Handler, beside Inliner: the
-// event-loop engine, when Options.LoopProxy is on, asks it for requests
-// that Inliner did not take, once the head is parsed and the body (if any)
-// is wholly buffered. A non-nil LoopUpstream makes the loop forward the
+// event-loop engine, when Options.LoopProxy is on, asks a request's plan's
+// action (plan.go) when the plan cannot run inline and its steps need no
+// goroutine, once the head is parsed and the body (if any) is wholly
+// buffered. The loop runs the plan's steps when the request begins, before
+// its first attempt. A non-nil LoopUpstream makes the loop forward the
 // request itself over non-blocking upstream connections in its own epoll
 // set (nginx's model), instead of handing the connection to a goroutine.
 // nil keeps the hand-off. The Request's head accessors are valid during the

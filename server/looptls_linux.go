@@ -17,7 +17,7 @@ import (
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
-// TLS on the event loop (ARCHITECTURE.md, "TLS"): crypto/tls driven by the
+// TLS on the event loop (docs/decisions/0024-loop-tls.md): crypto/tls driven by the
 // loop over the connection's buffers, so that TLS connections keep the
 // loop's reads, writes and io_uring batches.
 //

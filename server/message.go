@@ -25,10 +25,10 @@ type exchange struct {
 	envHead []byte
 	sent    bool // some reply went out
 	done    bool // the last reply went out
-	// inl, when set, makes the exchange serve only what inl offers a
-	// handler for (message_inline.go); declined says it offered none and
-	// the message was left untouched for a goroutine.
-	inl      Inliner
+	// inline makes the exchange serve only what its plan can serve
+	// without blocking (message_inline.go); declined says it could not
+	// and the message was left untouched for a goroutine.
+	inline   bool
 	declined bool
 	// alog is its access-log shard, taken from alogOf's log
 	// (observe.go).
@@ -63,8 +63,8 @@ func (s *Server) ServeMessages(l MessageListener) error {
 	defer s.untrack(l)
 	defer l.Close()
 	if il, ok := l.(InlineMessageListener); ok {
-		if inl, ok := s.opts.Handler.(Inliner); ok {
-			il.SetInline(s.serveInline(inl))
+		if s.inlines() {
+			il.SetInline(s.serveInline())
 			defer il.SetInline(nil)
 		}
 	}
@@ -109,17 +109,17 @@ func (s *Server) ServeMessages(l MessageListener) error {
 	}
 }
 
-func (s *Server) serveMessage(m Message) { s.serveMessageWith(m, nil) }
+func (s *Server) serveMessage(m Message) { s.serveMessageWith(m, false) }
 
 // serveMessageWith serves m on this goroutine. With inl set it serves m
 // only when m is refused before any handler runs or inl offers a handler
 // for it; otherwise it leaves m as it found it (not released, its bytes
 // unchanged) and returns false.
-func (s *Server) serveMessageWith(m Message, inl Inliner) (served bool) {
+func (s *Server) serveMessageWith(m Message, inline bool) (served bool) {
 	x := exchangePool.Get().(*exchange)
 	x.srv, x.m, x.sent, x.done = s, m, false, false
 	x.cfg = s.settings()
-	x.inl, x.declined = inl, false
+	x.inline, x.declined = inline, false
 	x.out = x.out[:0]
 	defer func() {
 		if p := recover(); p != nil {
@@ -135,7 +135,7 @@ func (s *Server) serveMessageWith(m Message, inl Inliner) (served bool) {
 			poison(x.envHead)
 			m.Release()
 		}
-		x.m, x.srv, x.cfg, x.req.srv, x.req.remote, x.inl = nil, nil, nil, nil, nil, nil
+		x.m, x.srv, x.cfg, x.req.srv, x.req.remote, x.inline = nil, nil, nil, nil, nil, false
 		x.req.release()
 		x.resp.release()
 		if cap(x.envHead) > maxPooledBuf {
@@ -182,7 +182,7 @@ func (x *exchange) serve(data []byte) int {
 		}
 		body = body[:head.ContentLength]
 	case phttp.BodyChunked:
-		if x.inl != nil {
+		if x.inline {
 			// Decoding rewrites the body in place: a goroutine could
 			// not serve the message after a decline. Chunked bodies
 			// are rare in messages; they keep the goroutine.
@@ -216,9 +216,19 @@ func (x *exchange) handle(raw, body []byte) {
 	x.req.begin(raw, 0)
 	x.req.identify()
 	x.req.body.kind, x.req.body.msg, x.req.body.done = phttp.BodyLength, body, len(body) == 0
-	h := s.opts.Handler
-	if x.inl != nil {
-		if h = x.inl.InlineHandler(&x.req); h == nil {
+	p := x.req.planFor(s.router)
+	h := Handler(p)
+	if x.inline {
+		// A declined message is parsed and looked up again on its
+		// goroutine (its plan does not travel with a queued message), so
+		// whether it needs one is decided before the admission, which a
+		// rate limit would otherwise count twice.
+		if p.needsGoroutine(&x.req) {
+			x.declined = true
+			x.req.end()
+			return
+		}
+		if h = p.inline(&x.req); h == nil {
 			x.declined = true
 			x.req.end()
 			return

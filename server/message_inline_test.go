@@ -215,3 +215,42 @@ func joinReplies(r [][]byte) []byte {
 	}
 	return out
 }
+
+// TestServeMessagesInlineAdmitsOnce: a message that the inline path
+// declines (its action needs a goroutine, or its credentials do) is
+// admitted once, on the goroutine that serves it. A declined message is
+// parsed and looked up again there (its plan does not travel with it), so
+// an admission taken while deciding to decline counted every such request
+// twice against a rate limit.
+func TestServeMessagesInlineAdmitsOnce(t *testing.T) {
+	goOnly := HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("go") })
+	ok := Inline(HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") }))
+	gates := map[string]*countGate{"/go": {}, "/pending": {pending: true}, "/inline": {}}
+	plans := map[string]*Plan{
+		"/go":      {Gate: gates["/go"], Action: goOnly},
+		"/pending": {Gate: gates["/pending"], Action: ok},
+		"/inline":  {Gate: gates["/inline"], Action: ok},
+	}
+	l, _, _ := serveInlineMem(t, routerFunc(func(r *Request) *Plan { return plans[string(r.Target())] }))
+	for deadline := time.Now().Add(testTimeout); l.sets.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("ServeMessages never called SetInline")
+		}
+	}
+	const n = 3
+	for path, want := range map[string]string{"/go": "go", "/pending": "ok", "/inline": "ok"} {
+		for range n {
+			replies, err := l.Exchange([]byte("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-l.served
+			if resp := string(joinReplies(replies)); !strings.HasSuffix(resp, "\r\n\r\n"+want) {
+				t.Fatalf("%s: %q", path, resp)
+			}
+		}
+		if got := gates[path].admits.Load(); got != n {
+			t.Errorf("%s: %d admissions for %d requests", path, got, n)
+		}
+	}
+}

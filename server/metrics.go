@@ -42,7 +42,7 @@ func (c *conn) count() {
 	if m == nil {
 		return
 	}
-	rt := c.req.route
+	rt := c.req.routeMetrics()
 	if rt == nil {
 		rt = m.Unmatched()
 	}
@@ -62,7 +62,7 @@ func (hc *h2conn) countStream(s *h2stream, begin time.Time) {
 	if m == nil {
 		return
 	}
-	rt := s.req.route
+	rt := s.req.routeMetrics()
 	if rt == nil {
 		rt = m.Unmatched()
 	}

@@ -18,11 +18,10 @@ func TestZeroAllocMetrics(t *testing.T) {
 	}
 	set := metrics.NewSet()
 	rt := set.Route("health")
-	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
-		r.SetRoute(rt)
+	h := routed(rt, HandlerFunc(func(w *ResponseWriter, r *Request) {
 		w.AddHeader("Content-Type", "text/plain")
 		w.WriteString("ok\n")
-	})
+	}))
 	_, addr := startTCP(t, h, Options{Metrics: set})
 	if allocs := keepAliveAllocs(t, addr); allocs != 0 {
 		t.Errorf("%v allocations per request with metrics on, want 0", allocs)

@@ -147,8 +147,8 @@ func writeAccess(s *accesslog.Shard, r *Request, status int, in, out int64, end 
 		Proto: protoOf(r), Status: status, BytesIn: in, BytesOut: out,
 		Upstream: r.id.upstream, UpstreamTarget: r.id.target, RequestID: r.id.rid,
 	}
-	if r.route != nil {
-		e.Route = r.route.Name()
+	if rt := r.routeMetrics(); rt != nil {
+		e.Route = rt.Name()
 	} else {
 		e.Route = metrics.UnmatchedRoute
 	}

@@ -94,13 +94,13 @@ func TestAccessLog(t *testing.T) {
 	}
 	set := metrics.NewSet()
 	rt := set.Route("r1")
-	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+	hit := &Plan{Metrics: rt, Action: HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("hello") })}
+	miss := &Plan{Action: HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteHeader(404) })}
+	h := routerFunc(func(r *Request) *Plan {
 		if string(r.Target()) == "/missing" {
-			w.WriteHeader(404)
-			return
+			return miss
 		}
-		r.SetRoute(rt)
-		w.WriteString("hello")
+		return hit
 	})
 	s, addr := startTCP(t, h, Options{AccessLog: alog, Metrics: set, RequestID: RequestIDOptions{Header: "X-Request-Id", Generate: true}})
 	c := dial(t, addr)
@@ -158,11 +158,10 @@ func TestZeroAllocObserved(t *testing.T) {
 	defer alog.Close()
 	set := metrics.NewSet()
 	rt := set.Route("health")
-	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
-		r.SetRoute(rt)
+	h := routed(rt, HandlerFunc(func(w *ResponseWriter, r *Request) {
 		w.AddHeader("Content-Type", "text/plain")
 		w.WriteString("ok\n")
-	})
+	}))
 	_, addr := startTCP(t, h, Options{Metrics: set, AccessLog: alog,
 		RequestID: RequestIDOptions{Header: "X-Request-Id", Generate: true}})
 	if allocs := keepAliveAllocs(t, addr); allocs != 0 {

@@ -114,13 +114,13 @@ type Options struct {
 	// Server.SetPaths replaces it at run time; a listener may have its
 	// own (SetListenerPaths).
 	Paths pathnorm.Options
-	// LoopProxy lets the event-loop engine forward the requests of a
-	// Handler that implements LoopProxier itself, over non-blocking
+	// LoopProxy lets the event-loop engine forward the requests whose
+	// plan's action (plan.go) implements LoopProxier itself, over non-blocking
 	// upstream connections in its epoll set, instead of handing their
 	// connections to goroutines. The goroutine engine ignores it.
 	LoopProxy bool
-	// Metrics, when set, receives the counts of requests (into the route
-	// the router set with Request.SetRoute, else Unmatched), connections
+	// Metrics, when set, receives the counts of requests (into the
+	// request's plan's route counters, Plan.Metrics, else Unmatched), connections
 	// and parse errors (metrics.go). Nil counts nothing and takes no clock
 	// reads for it.
 	Metrics *metrics.Set

@@ -42,8 +42,8 @@ type Request struct {
 	// clientText holds ClientIPText's answer when the client is not the
 	// peer (a fixed array: no allocation per request).
 	clientText [len("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255")]byte
-	// gateDone, gateStatus, gateRetry: the route gate's verdict for the
-	// current request (gate.go), cleared when it ends.
+	// gateDone, gateStatus, gateRetry: the admission of the plan's gate
+	// for the current request (Plan.admit), cleared when it ends.
 	gateDone   bool
 	gateStatus uint16
 	gateRetry  uint32
@@ -58,8 +58,11 @@ type Request struct {
 	full    []byte // the whole body once BodyBytes ran
 	fullOK  bool
 
-	// route is what the request counts into when it ends (SetRoute).
-	route *metrics.Route
+	// plan is the request's route, looked up once (plan.go); the route's
+	// counters, the response's compression and the gate's verdict come
+	// from it. It is cleared when the request ends, not when it begins:
+	// the event loop looks the route up before the request begins.
+	plan *Plan
 	// edit is the route policy's memory (edit.go); sentTarget the
 	// target before a rewrite (nil: not rewritten).
 	edit       Edit
@@ -68,16 +71,21 @@ type Request struct {
 	// it, and sentRaw the target as sent (nil: unchanged); paths.go.
 	normBuf []byte
 	sentRaw []byte
-	// comp is the route's response compression (SetCompression,
-	// encode.go), cleared at the end like route.
+	// comp is the route's response compression, armed by the plan's
+	// steps (encode.go), cleared at the end like plan.
 	comp Compressor
 	// id is the request's ID and upstream (observe.go).
 	id identity
 }
 
-// SetRoute names the counters the request is counted into when its
-// response ends (Options.Metrics): the router sets its matched route's.
-func (r *Request) SetRoute(m *metrics.Route) { r.route = m }
+// routeMetrics are the counters the request is counted into when its
+// response ends (Options.Metrics): its plan's (nil: Unmatched).
+func (r *Request) routeMetrics() *metrics.Route {
+	if r.plan == nil {
+		return nil
+	}
+	return r.plan.Metrics
+}
 
 func (r *Request) begin(raw []byte, bodyStart int) {
 	r.raw = raw
@@ -93,9 +101,9 @@ func (r *Request) end() {
 	// next request must not see this one's answer.
 	r.clientOK = false
 	r.gateDone = false
-	// The route is cleared at the end, not at begin: the event loop
-	// looks the route up (InlineHandler) before the request begins.
-	r.route = nil
+	// The plan is cleared at the end, not at begin: the event loop
+	// looks the route up before the request begins.
+	r.plan = nil
 	r.edit.RespDrop, r.edit.RespAdd = nil, nil // likewise (edit.go)
 	r.sentTarget, r.sentRaw = nil, nil
 	r.comp = nil

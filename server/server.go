@@ -55,6 +55,10 @@ type Server struct {
 
 	// lpaths are the listeners' own path normalisation (paths.go).
 	lpaths listenerPaths
+	// router looks each request's route up once (plan.go): opts.Handler
+	// when it is a Router, else a router whose one plan is opts.Handler
+	// without steps, so that every engine runs plans the same way.
+	router Router
 }
 
 // New returns a Server for o. It panics if o.Handler is nil, a programming
@@ -72,6 +76,10 @@ func New(o Options) *Server {
 		stopped:   make(map[any]bool),
 	}
 	s.cur.Store(newSettings(&o))
+	s.router, _ = o.Handler.(Router)
+	if s.router == nil {
+		s.router = onePlan{&Plan{Action: o.Handler}}
+	}
 	return s
 }
 

@@ -24,16 +24,8 @@ const AllowedMethods = "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH"
 // The handlers never block (they are Inliners). Origin-form targets cost
 // one byte comparison.
 func SpecialTarget(r *Request) Handler {
-	t := r.head.Target
-	if len(t) > 0 && t[0] == '/' {
-		return nil
-	}
-	switch {
-	case string(r.head.Method) == "CONNECT":
-		return connectRefused
-	case len(t) == 1 && t[0] == '*':
-		// The parser accepts "*" only with OPTIONS.
-		return optionsStar
+	if p := SpecialPlan(r); p != nil {
+		return p.Action
 	}
 	return nil
 }
@@ -41,6 +33,28 @@ func SpecialTarget(r *Request) Handler {
 var (
 	optionsStar    = Inline(HandlerFunc(serveOptionsStar))
 	connectRefused = Inline(HandlerFunc(serveConnectRefused))
+)
+
+// SpecialPlan is SpecialTarget as a Plan without steps, for a Router
+// (plan.go): nil for an origin-form or absolute-form target.
+func SpecialPlan(r *Request) *Plan {
+	t := r.head.Target
+	if len(t) > 0 && t[0] == '/' {
+		return nil
+	}
+	switch {
+	case string(r.head.Method) == "CONNECT":
+		return connectRefusedPlan
+	case len(t) == 1 && t[0] == '*':
+		// The parser accepts "*" only with OPTIONS.
+		return optionsStarPlan
+	}
+	return nil
+}
+
+var (
+	optionsStarPlan    = &Plan{Action: optionsStar}
+	connectRefusedPlan = &Plan{Action: connectRefused}
 )
 
 func serveOptionsStar(w *ResponseWriter, _ *Request) {

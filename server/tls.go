@@ -39,7 +39,7 @@ var (
 // the handshake runs there, under its timeout, at the first read. On the
 // loop engine the handshake runs on a goroutine too, and the event loop
 // then drives crypto/tls over the connection's buffers (looptls_linux.go;
-// ARCHITECTURE.md, "TLS"), unless SIMDEDGE_LOOP_TLS=off serves the
+// docs/decisions/0024-loop-tls.md), unless SIMDEDGE_LOOP_TLS=off serves the
 // listener on goroutines as the goroutine engine does (kept to measure the
 // two designs against each other).
 func (s *Server) ServeTLS(l net.Listener, e Engine, o TLSOptions) error {

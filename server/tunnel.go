@@ -17,7 +17,7 @@ import (
 // the 101 head and then relays bytes both ways until both directions have
 // ended. Only the goroutine engine runs such handlers: the event loop
 // hands an upgrade request's connection to a goroutine before any handler
-// sees it (its Inliner and LoopProxier decline them), a loop-driven TLS
+// sees it (its plan's Inliner and LoopProxier decline them), a loop-driven TLS
 // connection included, which keeps its tls.Conn on the goroutine.
 
 // tunnelBuf is the relay buffer of one direction. 32 KiB carries two TLS

@@ -83,8 +83,9 @@ func onlyNoRDMA(stderr string) bool {
 }
 
 // sandboxExample copies example f into a temporary directory with its
-// absolute paths moved there, creates what it refers to, and returns the
-// copy's path.
+// absolute paths moved there, creates what it refers to (relative paths:
+// under that directory, for a caller that runs check from it), and
+// returns the copy's path.
 func sandboxExample(t *testing.T, f string) string {
 	t.Helper()
 	src, err := os.ReadFile(f)
@@ -107,6 +108,11 @@ func sandboxExample(t *testing.T, f string) string {
 	ca := testcert.NewCA(t, "examples CA")
 	place := func(path, from string) {
 		t.Helper()
+		if !filepath.IsAbs(path) {
+			// A relative path (the README's tour) is relative to the
+			// working directory, which the caller makes dir.
+			path = filepath.Join(dir, path)
+		}
 		if !strings.HasPrefix(path, dir) {
 			t.Fatalf("%s names %s, outside %v: add its directory to exampleRoots", f, path, exampleRoots)
 		}

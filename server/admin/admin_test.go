@@ -60,7 +60,7 @@ func testAdmin(t *testing.T) (*Admin, *metrics.Set) {
 }
 
 // TestCollectorMerges: the scrape sums the shards, with the names and
-// labels the README documents.
+// labels docs/guide-operations.md documents.
 func TestCollectorMerges(t *testing.T) {
 	a, _ := testAdmin(t)
 	c := &collector{set: a.o.Metrics, pools: a.o.Pools}

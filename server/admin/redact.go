@@ -7,8 +7,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// What /config hides (README.md, "Admin"), in three parts, each written
-// once here:
+// What /config hides (docs/guide-operations.md, "Admin listener and
+// metrics"), in three parts, each written once here:
 //
 //  1. Secret keys: a mapping key that is one of secretWords or ends in "_"
 //     and one of them (client_secret, password_hash). basic_auth.users

@@ -22,7 +22,7 @@ const (
 // Engines a tcp listener may name (server.Engine): "loop", an epoll event
 // loop that answers non-blocking routes (respond, echo) in one pass and
 // hands other requests to goroutines, or "goroutine", a goroutine per
-// connection. DefaultEngine measured better (ARCHITECTURE.md, "server").
+// connection. DefaultEngine measured better (docs/decisions/0007-loop-engine.md).
 const (
 	EngineLoop      = string(server.EngineLoop)
 	EngineGoroutine = string(server.EngineGoroutine)
@@ -30,7 +30,7 @@ const (
 	// DefaultProxyOnLoop: whether the loop engine proxies by itself
 	// (Config.ProxyOnLoop) unless the configuration says. On: it measured
 	// less CPU per proxied request than handing connections to goroutines
-	// (ARCHITECTURE.md, "server").
+	// (docs/decisions/0007-loop-engine.md).
 	DefaultProxyOnLoop = true
 	// MaxLoops bounds a listener's loops (more loops than cores only
 	// add switching).

@@ -25,7 +25,7 @@ import (
 // "https://host:port"; "http://host:port" is a plain target. Targets of an
 // upstream are all of one kind: a tls block with http:// targets, or
 // https:// targets beside plain ones, is an error. TLS upstreams are
-// proxied on goroutines on every engine (see ARCHITECTURE.md).
+// proxied on goroutines on every engine (docs/decisions/0022-upstream-tls-and-hsts.md).
 type UpstreamTLS struct {
 	CA                 string          `yaml:"ca,omitempty"`
 	ServerName         string          `yaml:"server_name,omitempty"`

@@ -30,9 +30,9 @@
 // (codings.go). The response-header timeout counts from the end of the
 // request.
 //
-// A Proxy is also a server.LoopProxier: on the event-loop engine with
-// server.Options.LoopProxy, requests with no body or a buffered one (up to
-// 64 KiB) are forwarded by the loop itself over its own non-blocking
+// A Proxy is also a server.LoopProxier (a route plan's action): on the
+// event-loop engine with server.Options.LoopProxy, requests with no body
+// or a buffered one (up to 64 KiB) are forwarded by the loop itself over its own non-blocking
 // keep-alive connections, with the same head rewriting, response parsing
 // and 502/504 answers as ServeEdge (loop.go); chunked or larger bodies,
 // Expect: 100-continue, upgrades, the special targets, message targets and

@@ -9,14 +9,18 @@ import (
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/loopstat"
 	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
 // TestHSTSProxyRoute: a proxy route with HSTS adds Strict-Transport-Security
 // to the upstream's responses on a TLS listener, before the upstream's own
-// field, and not on a plain listener (the loop-proxy run proxies the plain
-// requests on the loop).
+// field, and not on a plain listener. The loop serves every one of these
+// requests itself, TLS included: the inline route on the loop engines, the
+// proxy route on the loop-proxy run (it handed TLS requests of an HSTS
+// route to goroutines before the route's steps became its plan's, issue
+// 28).
 func TestHSTSProxyRoute(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -24,7 +28,10 @@ func TestHSTSProxyRoute(t *testing.T) {
 		w.Write([]byte("origin"))
 	}))
 	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
-	tab, err := router.New([]router.Route{{Handler: router.HSTS(New(up, Options{}), router.HSTSPolicy{MaxAge: 600})}})
+	tab, err := router.New([]router.Route{
+		{Match: router.Match{Path: "/inline"}, Handler: router.HSTS(router.Respond(200, "inline", nil), router.HSTSPolicy{MaxAge: 300})},
+		{Handler: router.HSTS(New(up, Options{}), router.HSTSPolicy{MaxAge: 600})},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +43,19 @@ func TestHSTSProxyRoute(t *testing.T) {
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "edge.example"}}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := &http.Client{Transport: tr, Timeout: testTimeout}
+	handoffs := loopstat.Handoffs.Load()
 	for _, tc := range []struct {
 		url  string
 		want []string
+		// onLoop: the loop serves it without a hand-off.
+		onLoop bool
 	}{
-		{"http://" + plainAddr + "/", []string{"max-age=1"}},
-		{"https://" + secureAddr + "/", []string{"max-age=600", "max-age=1"}},
+		{"http://" + plainAddr + "/", []string{"max-age=1"}, testLoopProxy},
+		{"https://" + secureAddr + "/", []string{"max-age=600", "max-age=1"}, testLoopProxy},
+		{"https://" + secureAddr + "/inline", []string{"max-age=300"}, testEngine == server.EngineLoop},
+		{"http://" + plainAddr + "/inline", nil, testEngine == server.EngineLoop},
 	} {
+		before := loopstat.Handoffs.Load()
 		for i := range 2 { // a fresh and a pooled upstream connection
 			resp, err := c.Get(tc.url)
 			if err != nil {
@@ -50,9 +63,17 @@ func TestHSTSProxyRoute(t *testing.T) {
 			}
 			resp.Body.Close()
 			got := resp.Header.Values("Strict-Transport-Security")
-			if resp.StatusCode != 200 || len(got) != len(tc.want) || got[0] != tc.want[0] {
+			if resp.StatusCode != 200 || len(got) != len(tc.want) || len(got) > 0 && got[0] != tc.want[0] {
 				t.Errorf("%s (%d): status %d, Strict-Transport-Security %q, want %q", tc.url, i, resp.StatusCode, got, tc.want)
 			}
 		}
+		if n := loopstat.Handoffs.Load() - before; tc.onLoop && n != 0 {
+			t.Errorf("%s: %d connections handed from the loop to goroutines, want 0 (served on the loop)", tc.url, n)
+		}
+		tr.CloseIdleConnections() // the next case on a new connection
+	}
+	if testEngine == server.EngineLoop && loopstat.Handoffs.Load() == handoffs && !testLoopProxy {
+		// The goroutine proxy route: the count does move on a hand-off.
+		t.Error("no hand-off counted on the loop engine for the proxy route")
 	}
 }

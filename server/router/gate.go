@@ -2,33 +2,29 @@ package router
 
 import (
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/ratelimit"
-	"github.com/simdedge/simdedge/server/rewrite"
 )
 
-// Gate is a route's gatekeeping, wrapped around its handler (config.Build)
-// and run in this order: allow/deny by client address (403), the rate
-// limit (429 with Retry-After), on a route with Basic or forward auth a
-// repeated Authorization field (400, access.Credentials), Basic auth (401
-// with WWW-Authenticate), forward auth (the auth service's answer), then
-// the route's handler. The policy lives in server/access and
-// server/ratelimit; this wrapper only decides where each step runs:
+// GatePolicy is a route's gatekeeping, a step of its plan
+// (server.Plan.Gate), run in this order: allow/deny by client address
+// (403), the rate limit (429 with Retry-After), on a route with Basic or
+// forward auth a repeated Authorization field (400,
+// access.Credentials), Basic auth (401 with WWW-Authenticate), forward
+// auth (the auth service's answer), then the route's action. The policy
+// lives in server/access and server/ratelimit; the server's plan runner
+// decides where each step runs:
 //
 //   - allow/deny and the rate limit run wherever the request is first
 //     looked at, the event loop included (no blocking, no allocation for
-//     a known key), once per request (server.Request.SetGateVerdict);
+//     a known key), once per request (the runner keeps the verdict);
 //   - Basic auth runs inline when the credentials are missing (401) or
 //     were verified before (access.Basic's cache); credentials that need
 //     bcrypt hand the request to a goroutine, as a Go handler does;
 //   - forward auth always runs on a goroutine (a network round trip).
-//
-// A route with a gate keeps its handler's Inliner and LoopProxier for the
-// requests the gate lets through on the loop.
 type GatePolicy struct {
 	// Rules are the allow and deny lists (deny wins).
 	Rules access.Rules
@@ -43,22 +39,20 @@ type GatePolicy struct {
 	Forward *ForwardAuth
 }
 
-// Gate wraps h with p.
+// Gate gives h the gate p, a step of the plan of the route h serves
+// (steps.go).
 func Gate(h server.Handler, p GatePolicy) server.Handler {
-	g := &gate{h: h, p: p}
-	g.reject.g = g
-	g.challenge.g = g
-	return g
+	return addStep(h, func(pl *server.Plan) bool {
+		if pl.Gate != nil {
+			return false
+		}
+		pl.Gate = &gate{p: p}
+		return true
+	})
 }
 
-type gate struct {
-	h server.Handler
-	p GatePolicy
-	// reject and challenge answer on the loop; made once, so that a
-	// refusal allocates nothing.
-	reject    gateReject
-	challenge gateChallenge
-}
+// gate is a GatePolicy as a server.Gate.
+type gate struct{ p GatePolicy }
 
 const (
 	statusBadRequest      = 400
@@ -73,16 +67,13 @@ const (
 	ipKeyLen = 48
 )
 
-// admit takes the admission decision once per request and returns its
-// status (0: admitted).
-func (g *gate) admit(r *server.Request) int {
-	if done, st, _ := r.GateVerdict(); done {
-		return st
-	}
-	status, retry := 0, 0
+// Admit implements server.Gate: allow/deny, the rate limit and the
+// single Authorization field. The plan runner asks once per request.
+func (g *gate) Admit(r *server.Request) (status, retry int) {
 	if g.p.Rules.Active() && g.p.Rules.Check(r.ClientIP()) == access.Denied {
-		status = statusForbidden
-	} else if g.p.Limit != nil {
+		return statusForbidden, 0
+	}
+	if g.p.Limit != nil {
 		var kb [ipKeyLen]byte
 		var key []byte
 		if g.p.LimitHeader != "" {
@@ -92,18 +83,34 @@ func (g *gate) admit(r *server.Request) int {
 			key = rateKey(r.ClientIP()).AppendTo(kb[:0])
 		}
 		if ok, wait := g.p.Limit.Allow(key); !ok {
-			status = statusTooManyRequests
 			retry = int(min((wait+time.Second-1)/time.Second, maxRetryAfter))
-			retry = max(retry, 1)
+			return statusTooManyRequests, max(retry, 1)
 		}
 	}
-	if status == 0 && (g.p.Basic != nil || g.p.Forward != nil) {
+	if g.p.Basic != nil || g.p.Forward != nil {
 		if _, single := access.Credentials(r.Headers()); !single {
-			status = statusBadRequest
+			return statusBadRequest, 0
 		}
 	}
-	r.SetGateVerdict(status, retry)
-	return status
+	return 0, 0
+}
+
+// Pending implements server.Gate: forward auth always needs a goroutine,
+// Basic auth when the credentials are not in its cache (bcrypt).
+func (g *gate) Pending(r *server.Request) bool {
+	return g.p.Forward != nil || g.p.Basic != nil && g.p.Basic.Lookup(authorization(r)) == access.Unverified
+}
+
+// Authorize implements server.Gate.
+func (g *gate) Authorize(w *server.ResponseWriter, r *server.Request) bool {
+	if g.p.Basic != nil && !g.p.Basic.Verify(authorization(r)) {
+		w.AddHeader("WWW-Authenticate", g.p.Basic.Challenge())
+		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(statusUnauthorized)
+		w.WriteString("unauthorized\n")
+		return false
+	}
+	return g.p.Forward == nil || g.p.Forward.Check(w, r)
 }
 
 // ipv6ClientBits: an IPv6 client is limited by its /64, since one host
@@ -121,102 +128,8 @@ func rateKey(a netip.Addr) netip.Addr {
 }
 
 // authorization is the request's Authorization value (nil if absent);
-// admit refused the request before if it had more than one.
+// Admit refused the request before if it had more than one.
 func authorization(r *server.Request) []byte {
 	v, _ := access.Credentials(r.Headers())
 	return v
-}
-
-func (g *gate) ServeEdge(w *server.ResponseWriter, r *server.Request) {
-	if g.admit(r) != 0 {
-		g.reject.ServeEdge(w, r)
-		return
-	}
-	if g.p.Basic != nil && !g.p.Basic.Verify(authorization(r)) {
-		g.challenge.ServeEdge(w, r)
-		return
-	}
-	if g.p.Forward != nil && !g.p.Forward.Check(w, r) {
-		return // the auth service's answer was sent
-	}
-	g.h.ServeEdge(w, r)
-}
-
-// InlineHandler implements server.Inliner.
-func (g *gate) InlineHandler(r *server.Request) server.Handler {
-	if g.admit(r) != 0 {
-		return &g.reject
-	}
-	if g.p.Basic != nil {
-		switch g.p.Basic.Lookup(authorization(r)) {
-		case access.Missing:
-			return &g.challenge
-		case access.Unverified:
-			return nil // bcrypt on a goroutine
-		}
-	}
-	if g.p.Forward != nil {
-		return nil
-	}
-	if in, ok := g.h.(server.Inliner); ok {
-		return in.InlineHandler(r)
-	}
-	return nil
-}
-
-// LoopProxy implements server.LoopProxier.
-func (g *gate) LoopProxy(r *server.Request) server.LoopUpstream {
-	if g.admit(r) != 0 || g.p.Forward != nil ||
-		g.p.Basic != nil && g.p.Basic.Lookup(authorization(r)) != access.Cached {
-		return nil
-	}
-	if lp, ok := g.h.(server.LoopProxier); ok {
-		return lp.LoopProxy(r)
-	}
-	return nil
-}
-
-// gateReject answers a request the admission refused (400, 403 or 429).
-type gateReject struct{ g *gate }
-
-func (x *gateReject) ServeEdge(w *server.ResponseWriter, r *server.Request) {
-	_, status, retry := r.GateVerdict()
-	if status == statusTooManyRequests {
-		var b [12]byte
-		w.AddHeaderBytes(retryAfterName, strconv.AppendInt(b[:0], int64(retry), 10))
-		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(statusTooManyRequests)
-		w.WriteString("too many requests\n")
-		return
-	}
-	if status == statusBadRequest {
-		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(statusBadRequest)
-		w.WriteString("more than one Authorization field\n")
-		return
-	}
-	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(statusForbidden)
-	w.WriteString("forbidden\n")
-}
-
-var retryAfterName = []byte("Retry-After")
-
-// gateChallenge answers 401 with the Basic challenge.
-type gateChallenge struct{ g *gate }
-
-func (x *gateChallenge) ServeEdge(w *server.ResponseWriter, r *server.Request) {
-	w.AddHeader("WWW-Authenticate", x.g.p.Basic.Challenge())
-	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(statusUnauthorized)
-	w.WriteString("unauthorized\n")
-}
-
-// templates passes h's path_regex templates on (captureUser), so that a
-// gated redirect still gets its captures taken.
-func (g *gate) templates() []*rewrite.Template {
-	if cu, ok := g.h.(captureUser); ok {
-		return cu.templates()
-	}
-	return nil
 }

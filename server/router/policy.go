@@ -44,9 +44,10 @@ type captureUser interface {
 	templates() []*rewrite.Template
 }
 
-// withPolicy returns the handler that serves rt: rt.Handler, wrapped by
-// a policyHandler when rt has a Policy or its handler reads captures.
-func withPolicy(rt *Route) (server.Handler, error) {
+// withPolicy returns the rewrite step of rt's plan: nil when rt has no
+// Policy, its action reads no captures and it forwards the normalised
+// target.
+func withPolicy(rt *Route) (server.Rewriter, error) {
 	groups := -1
 	if rt.Match.PathRegex != nil {
 		groups = rt.Match.PathRegex.NumSubexp()
@@ -71,106 +72,36 @@ func withPolicy(rt *Route) (server.Handler, error) {
 		caps = caps || t.MaxCapture() >= 0
 	}
 	if rt.Policy == nil && !caps && !rt.PathAsSent {
-		return rt.Handler, nil
+		return nil, nil
 	}
-	p := &policyHandler{h: rt.Handler, re: rt.Match.PathRegex, caps: caps, asSent: rt.PathAsSent}
+	p := &policyStep{re: rt.Match.PathRegex, caps: caps, asSent: rt.PathAsSent}
 	if rt.Policy != nil {
 		p.pol = *rt.Policy
 	}
-	p.inline.p = p
 	return p, nil
 }
 
-// unwrap returns the handler a route was given (Table.Routes).
-func unwrap(h server.Handler) server.Handler {
-	if p, ok := h.(*policyHandler); ok {
-		return p.h
-	}
-	return h
-}
-
-// policyHandler applies a route's Policy, then serves with h. It keeps
-// h's Inliner and LoopProxier.
-type policyHandler struct {
-	h    server.Handler
+// policyStep is a route's Policy as the rewrite step of its plan
+// (server.Plan.Rewrite): the plan runner applies it once per request,
+// before the action (on the loop's own proxy too, before the first
+// attempt: the loop then sends r's rewritten head, and may resend it).
+type policyStep struct {
 	pol  Policy
 	re   *regexp.Regexp
 	caps bool // take re's captures per request
 	// asSent: the route forwards the target as sent (Route.PathAsSent).
 	asSent bool
-	// inline serves the requests h's InlineHandler accepts; made once,
-	// so that answering one allocates nothing.
-	inline policyInline
 }
 
-// badRequest answers a request whose expansion was refused.
+// badRequest answers a request whose expansion was refused (a redirect's).
 var badRequest = Respond(400, "bad request\n", [][2]string{{"Content-Type", "text/plain; charset=utf-8"}})
 
-func (p *policyHandler) ServeEdge(w *server.ResponseWriter, r *server.Request) {
-	if p.prepare(w, r) {
-		p.h.ServeEdge(w, r)
-	}
-}
-
-// prepare applies the policy to r and w; false: refused (answered).
-func (p *policyHandler) prepare(w *server.ResponseWriter, r *server.Request) bool {
-	if err := p.apply(r); err != nil {
-		badRequest.ServeEdge(w, r)
-		return false
-	}
-	ed := r.Edit()
-	w.SetHeaderEdit(ed.RespDrop, ed.RespAdd)
-	return true
-}
-
-// InlineHandler implements server.Inliner.
-func (p *policyHandler) InlineHandler(r *server.Request) server.Handler {
-	in, ok := p.h.(server.Inliner)
-	if !ok || in.InlineHandler(r) == nil {
-		return nil
-	}
-	return &p.inline
-}
-
-// policyInline applies the policy, then serves r with the handler h's
-// InlineHandler gives (asked again: an Inliner answers from r alone, and
-// holding its answer would take an allocation per request).
-type policyInline struct{ p *policyHandler }
-
-func (x *policyInline) ServeEdge(w *server.ResponseWriter, r *server.Request) {
-	p := x.p
-	if !p.prepare(w, r) {
-		return
-	}
-	if ih := p.h.(server.Inliner).InlineHandler(r); ih != nil {
-		ih.ServeEdge(w, r)
-		return
-	}
-	p.h.ServeEdge(w, r)
-}
-
-// LoopProxy implements server.LoopProxier. The request is rewritten here,
-// once, when the loop takes it: the loop then sends r's head (appendHead
-// reads the rewritten target and fields) and may resend it, and the
-// response edit left in r's Edit applies when the request starts (before
-// any answer: the upstream's, or a 502/503 of the loop's). A refused
-// expansion returns nil: the goroutine path parses the request again and
-// answers 400 (ServeEdge).
-func (p *policyHandler) LoopProxy(r *server.Request) server.LoopUpstream {
-	lp, ok := p.h.(server.LoopProxier)
-	if !ok {
-		return nil
-	}
-	up := lp.LoopProxy(r)
-	if up == nil || p.apply(r) != nil {
-		return nil
-	}
-	return up
-}
+// Rewrite implements server.Rewriter.
+func (p *policyStep) Rewrite(r *server.Request) error { return p.apply(r) }
 
 // apply rewrites r's target and fields and expands the response's field
 // lines into r's Edit buffer.
-func (p *policyHandler) apply(r *server.Request) error {
+func (p *policyStep) apply(r *server.Request) error {
 	if p.asSent {
 		r.SendAsSent()
 	}

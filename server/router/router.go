@@ -70,6 +70,8 @@ type Table struct {
 
 type compiled struct {
 	Route
+	// plan is the route's steps and action (server.Plan), built once.
+	plan       server.Plan
 	hostExact  string // lower case
 	hostSuffix string // lower case, with the leading '.'
 	extra      *extraMatch
@@ -121,7 +123,9 @@ func New(routes []Route) (*Table, error) {
 		if c.extra, err = compileExtra(&m); err != nil {
 			return nil, err
 		}
-		if c.Handler, err = withPolicy(&c.Route); err != nil {
+		c.plan = planOf(r.Handler)
+		c.plan.Metrics = r.Metrics
+		if c.plan.Rewrite, err = withPolicy(&c.Route); err != nil {
 			return nil, err
 		}
 		t.routes = append(t.routes, c)
@@ -134,70 +138,59 @@ func (t *Table) Routes() []Route {
 	out := make([]Route, len(t.routes))
 	for i := range t.routes {
 		out[i] = t.routes[i].Route
-		out[i].Handler = unwrap(out[i].Handler)
 	}
 	return out
 }
 
 // Lookup returns the first route that accepts the request, or nil.
 func (t *Table) Lookup(r *server.Request) *Route {
+	if c := t.lookup(r); c != nil {
+		return &c.Route
+	}
+	return nil
+}
+
+// lookup is Lookup's search.
+func (t *Table) lookup(r *server.Request) *compiled {
+	if lookupHook != nil {
+		lookupHook()
+	}
 	host, path := hostOf(r), pathOf(r.Target())
 	method := r.Method()
 	for i := range t.routes {
 		c := &t.routes[i]
 		if c.accepts(host, path, method) && (c.extra == nil || c.extra.accepts(r, path)) {
-			r.SetRoute(c.Metrics)
-			return &c.Route
+			return c
 		}
 	}
 	return nil
 }
 
-// ServeEdge implements server.Handler.
+// lookupHook, when set (by tests, before any server starts), is called on
+// every lookup: the engines must look a request's route up once.
+var lookupHook func()
+
+// Route implements server.Router: the plan of the first route that
+// accepts r, the special targets' (server.SpecialPlan), or the 404's.
+// The server looks it up once per request and runs it on every engine.
+func (t *Table) Route(r *server.Request) *server.Plan {
+	if p := server.SpecialPlan(r); p != nil {
+		return p
+	}
+	if c := t.lookup(r); c != nil {
+		return &c.plan
+	}
+	return notFoundPlan
+}
+
+// ServeEdge implements server.Handler, for a Table that is not the
+// server's Handler (the server asks Route).
 func (t *Table) ServeEdge(w *server.ResponseWriter, r *server.Request) {
-	if h := server.SpecialTarget(r); h != nil {
-		h.ServeEdge(w, r)
-		return
-	}
-	if rt := t.Lookup(r); rt != nil {
-		rt.Handler.ServeEdge(w, r)
-		return
-	}
-	notFound.ServeEdge(w, r)
+	t.Route(r).ServeEdge(w, r)
 }
 
-// InlineHandler implements server.Inliner: the matching route's handler
-// when it is itself an Inliner that accepts r (Respond, Echo), the 404
-// answer when no route matches, and nil (serve on a goroutine) otherwise,
-// for a proxy or a Go handler.
-func (t *Table) InlineHandler(r *server.Request) server.Handler {
-	if h := server.SpecialTarget(r); h != nil {
-		return h
-	}
-	rt := t.Lookup(r)
-	if rt == nil {
-		return notFound
-	}
-	if in, ok := rt.Handler.(server.Inliner); ok {
-		return in.InlineHandler(r)
-	}
-	return nil
-}
-
-// LoopProxy implements server.LoopProxier: the matching route's upstream
-// when its handler is a LoopProxier that takes r (a proxy route), else nil.
-// The event loop asks only after InlineHandler returned nil.
-func (t *Table) LoopProxy(r *server.Request) server.LoopUpstream {
-	if rt := t.Lookup(r); rt != nil {
-		if lp, ok := rt.Handler.(server.LoopProxier); ok {
-			return lp.LoopProxy(r)
-		}
-	}
-	return nil
-}
-
-// notFound answers requests that no route accepts.
-var notFound = Respond(404, "not found\n", [][2]string{{"Content-Type", "text/plain; charset=utf-8"}})
+// notFoundPlan answers requests that no route accepts.
+var notFoundPlan = &server.Plan{Action: Respond(404, "not found\n", [][2]string{{"Content-Type", "text/plain; charset=utf-8"}})}
 
 func (c *compiled) accepts(host, path, method []byte) bool {
 	m := &c.Match
@@ -334,14 +327,9 @@ func (s *Switch) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	s.cur.Load().ServeEdge(w, r)
 }
 
-// InlineHandler implements server.Inliner with the current table; the
-// handler it returns serves the request, so a request runs entirely on the
-// table it was routed with, inline or not.
-func (s *Switch) InlineHandler(r *server.Request) server.Handler {
-	return s.cur.Load().InlineHandler(r)
-}
-
-// LoopProxy implements server.LoopProxier with the current table.
-func (s *Switch) LoopProxy(r *server.Request) server.LoopUpstream {
-	return s.cur.Load().LoopProxy(r)
+// Route implements server.Router with the current table: the plan it
+// returns serves the request, so a request runs entirely on the table it
+// was routed with, wherever it is served.
+func (s *Switch) Route(r *server.Request) *server.Plan {
+	return s.cur.Load().Route(r)
 }

@@ -40,7 +40,7 @@
 //	    on a head: a.Head(status, clock): StepRelay or StepRetry
 //	}
 //
-// See ARCHITECTURE.md, "How each engine uses the policy".
+// See docs/decisions/0018-attempt-driver.md.
 //
 // Selection takes no lock, reads no clock and allocates nothing; Done
 // touches the target's own counters (one cache line). Targets hold their
