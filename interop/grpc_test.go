@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testcert"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -156,10 +156,7 @@ func (s *grpcService) FullDuplexCall(st grpc.BidiStreamingServer[testpb.Streamin
 // ends.
 func startGRPCBackend(t *testing.T) (string, *grpcService) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	svc := &grpcService{slept: make(chan error, 16)}
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(grpcMaxMsg), grpc.MaxSendMsgSize(grpcMaxMsg))
 	testpb.RegisterTestServiceServer(srv, svc)

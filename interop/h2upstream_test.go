@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // TestH2UpstreamThroughBinary: the binary proxies HTTP/1.1 clients to an
@@ -19,10 +21,7 @@ import (
 // HTTP/1.1 hop will take.
 func TestH2UpstreamThroughBinary(t *testing.T) {
 	needBinary(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	srv := &http.Server{ReadHeaderTimeout: wsRunTimeout, Protocols: new(http.Protocols),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Trailer", "Grpc-Status")

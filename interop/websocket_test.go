@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/simdedge/simdedge/internal/testcert"
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // The WebSocket exchange (issue 21): messages of sizes from 1 B to 1 MiB,
@@ -71,10 +72,7 @@ type wsBackend struct {
 
 func startWSBackend(t testing.TB) *wsBackend {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	b := &wsBackend{addr: l.Addr().String(), closes: make(chan error, 16)}
 	srv := &http.Server{Handler: http.HandlerFunc(b.serve), ReadHeaderTimeout: wsRunTimeout}
 	go srv.Serve(l)

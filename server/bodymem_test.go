@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // Header-only floods (issue 18, item 1): clients that announce a body and
@@ -93,10 +95,7 @@ func TestHeaderOnlyFloodMemory(t *testing.T) {
 			// A body up to loopBodyMax is waited for on the loop, which
 			// runs no handler until it is complete.
 			if !(testEngine == EngineLoop && cl <= loopBodyMax) {
-				deadline := time.Now().Add(testTimeout)
-				for entered.Load() < floodClients && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
-				}
+				testnet.Poll(testTimeout, func() bool { return entered.Load() >= floodClients })
 				if n := entered.Load(); n < floodClients {
 					t.Fatalf("%d of %d requests reached the handler", n, floodClients)
 				}

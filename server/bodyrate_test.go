@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // The body's minimum rate (issue 18, item 3): a body trickled below
@@ -47,51 +48,6 @@ var trickleBodies = []struct {
 	{"chunked", "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", "1\r\nx\r\n"},
 }
 
-// trickle sends head, then unit every trickleEvery until the server
-// answers or trickleFor passes, and returns the response status and how
-// long after the head it came (0 and an error if none came).
-func trickle(t *testing.T, addr, head, unit string) (int, time.Duration, error) {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	start := time.Now()
-	c.SetDeadline(start.Add(trickleFor + testTimeout))
-	if _, err := io.WriteString(c, head); err != nil {
-		t.Fatal(err)
-	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tk := time.NewTicker(trickleEvery)
-		defer tk.Stop()
-		for time.Since(start) < trickleFor {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-			}
-			if _, err := io.WriteString(c, unit); err != nil {
-				return
-			}
-		}
-	}()
-	defer func() { close(stop); <-done }()
-	c.SetReadDeadline(start.Add(trickleFor))
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return 0, 0, err
-	}
-	var status int
-	if _, err := fmt.Sscanf(line, "HTTP/1.1 %d", &status); err != nil {
-		return 0, 0, fmt.Errorf("status line %q", line)
-	}
-	return status, time.Since(start), nil
-}
-
 // statusEcho answers a body error with StatusFor, as router.Echo does, and
 // a body with its length. It is inline: the loop runs it once a small body
 // is buffered.
@@ -110,7 +66,7 @@ func TestTrickledBodyGets408(t *testing.T) {
 	for _, tc := range trickleBodies {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			status, took, err := trickle(t, addr, tc.head, tc.unit)
+			status, took, err := testnet.Trickle(t, addr, tc.head, tc.unit, trickleEvery, trickleFor)
 			if err != nil {
 				t.Fatalf("no answer while trickling for %v: %v", trickleFor, err)
 			}

@@ -3,10 +3,10 @@ package server
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"testing"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // challenger knows one token's key authorization for one host.
@@ -25,10 +25,7 @@ func (c challenger) HTTPChallenge(host, path []byte) ([]byte, bool) {
 func TestRedirectChallenges(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	s := New(Options{Handler: okHandler("not redirected")})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	ch := challenger{"a.example", "/.well-known/acme-challenge/tok", "tok.thumb"}
 	done := make(chan error, 1)
 	go func() { done <- s.ServeStream(RedirectHTTPSWithChallenges(l, "8443", ch)) }()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/edgetls"
 )
@@ -68,10 +69,7 @@ func startH2C(t *testing.T, h Handler, o Options) (*Server, string) {
 	testenv.CheckGoroutines(t)
 	o.Handler = h
 	s := New(o)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	s.EnableH2C(l)
 	done := make(chan error, 1)
 	go func() { done <- s.ServeTCP(l, testEngine) }()
@@ -96,7 +94,7 @@ func startH2TLS(t *testing.T, h Handler) (*pki, string) {
 
 // h2cClient is x/net/http2's client speaking h2c with prior knowledge.
 func h2cClient() *http.Client {
-	return &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
+	return &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(nil)}
 }
 
 func h2Get(t *testing.T, c *http.Client, url string) (*http.Response, string) {
@@ -141,7 +139,7 @@ func TestH2CGoClient(t *testing.T) {
 // TestH2TLSGoClient: h2 by ALPN on a TLS listener.
 func TestH2TLSGoClient(t *testing.T) {
 	p, addr := startH2TLS(t, h2Handler())
-	c := &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "a.example", RootCAs: p.ca.Pool})}
+	c := &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(&tls.Config{ServerName: "a.example", RootCAs: p.ca.Pool})}
 	resp, body := h2Get(t, c, "https://"+addr+"/")
 	if resp.ProtoMajor != 2 || !strings.HasPrefix(body, "hello h2=true") {
 		t.Fatalf("GET /: proto %d body %q", resp.ProtoMajor, body)
@@ -226,18 +224,6 @@ func TestH2Spec(t *testing.T) {
 	})
 }
 
-// h2Transport is net/http's HTTP/2 client (x/net/http2's, bundled):
-// h2c with prior knowledge when cfg is nil, else h2 over TLS only.
-func h2Transport(cfg *tls.Config) *http.Transport {
-	var p http.Protocols
-	if cfg == nil {
-		p.SetUnencryptedHTTP2(true)
-	} else {
-		p.SetHTTP2(true)
-	}
-	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
-}
-
 // TestH2RequestClone: a clone of an HTTP/2 request owns its head, which
 // Clone rebuilds as HTTP/1.1 to re-parse (an HTTP/2 head has no wire form).
 func TestH2RequestClone(t *testing.T) {
@@ -265,10 +251,7 @@ func TestH2RequestClone(t *testing.T) {
 func TestH2CWithListenerPolicy(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	s := New(Options{Handler: h2Handler()})
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testnet.Listen(t)
 	l := WithPolicy(raw, ListenerPolicy{Rules: access.Rules{
 		Deny: access.NewPrefixes([]netip.Prefix{netip.MustParsePrefix("192.0.2.66/32")})}})
 	s.EnableH2C(l)

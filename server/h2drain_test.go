@@ -2,11 +2,12 @@ package server
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // gateHandler holds requests to /gate until release is closed.
@@ -80,10 +81,7 @@ func TestH2GoAwayOnShutdown(t *testing.T) {
 func TestH2GoAwayOnStopListener(t *testing.T) {
 	g := &gateHandler{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	s := New(Options{Handler: g})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	s.EnableH2C(l)
 	served := make(chan error, 1)
 	go func() { served <- s.ServeTCP(l, testEngine) }()

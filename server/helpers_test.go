@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -31,10 +32,7 @@ func startEngine(t *testing.T, h Handler, o Options, e Engine) (*Server, string)
 	testenv.CheckGoroutines(t)
 	o.Handler = h
 	s := New(o)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan error, 1)
 	go func() { done <- s.ServeTCP(l, e) }()
 	t.Cleanup(func() {
@@ -48,15 +46,10 @@ func startEngine(t *testing.T, h Handler, o Options, e Engine) (*Server, string)
 	return s, l.Addr().String()
 }
 
+// dial connects to addr with testTimeout as the connection's deadline.
 func dial(t *testing.T, addr string) net.Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetDeadline(time.Now().Add(testTimeout))
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testnet.Dial(t, addr, testTimeout)
 }
 
 // readResponse reads one response from br with net/http's reader, the

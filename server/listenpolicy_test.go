@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testcert"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/proxyproto"
 )
@@ -43,10 +44,7 @@ func startPolicyServer(t *testing.T, trusted string, pol ListenerPolicy, tlsConf
 		tp = access.NewPrefixes([]netip.Prefix{netip.MustParsePrefix(trusted)})
 	}
 	s := New(Options{Handler: whoami{}, TrustedProxies: tp, Timeouts: Timeouts{ReadHeader: 2 * time.Second}})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	pl := WithPolicy(l, pol)
 	if tlsConf != nil {
 		go s.ServeTLS(pl, testEngine, TLSOptions{Config: tlsConf})
@@ -214,10 +212,7 @@ func TestListenerRules(t *testing.T) {
 func TestProxyProtocolPerIP(t *testing.T) {
 	tp := access.NewPrefixes([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")})
 	s := New(Options{Handler: whoami{}, TrustedProxies: tp, Limits: Limits{MaxConns: 100, MaxConnsPerIP: 2}})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	go s.ServeTCP(WithPolicy(l, ListenerPolicy{ProxyProtocol: true}), testEngine)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), policyTimeout)

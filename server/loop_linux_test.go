@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // Tests of what only the event-loop engine has: inline serving, the
@@ -54,18 +55,6 @@ func handedOff(s *Server) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.conns)
-}
-
-// waitFor polls cond until it holds or the test timeout passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // mixedHandler serves /inline/* on the loop; everything else (a plain
@@ -141,7 +130,7 @@ func TestLoopHandoffPipelined(t *testing.T) {
 	}
 	c.Close()
 	lp := loopOf(t, s)
-	waitFor(t, "the handed-off connection's slot", func() bool { return lp.count.Load() == 0 })
+	testnet.WaitFor(t, testTimeout, "the handed-off connection's slot", func() bool { return lp.count.Load() == 0 })
 }
 
 // TestLoopHandoffBodyNotBuffered: a body that has not arrived with its head
@@ -224,9 +213,9 @@ func TestLoopWriteTimeout(t *testing.T) {
 	c.(*net.TCPConn).SetReadBuffer(4 << 10)
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	lp := loopOf(t, s)
-	waitFor(t, "the connection", func() bool { return lp.count.Load() == 1 })
+	testnet.WaitFor(t, testTimeout, "the connection", func() bool { return lp.count.Load() == 1 })
 	start := time.Now()
-	waitFor(t, "the write timeout", func() bool { return lp.count.Load() == 0 })
+	testnet.WaitFor(t, testTimeout, "the write timeout", func() bool { return lp.count.Load() == 0 })
 	if el := time.Since(start); el > wt+2*time.Second {
 		t.Errorf("dropped after %v, want about %v", el, wt)
 	}
@@ -244,7 +233,7 @@ func TestLoopShutdownPendingWrite(t *testing.T) {
 	lp := loopOf(t, s)
 	time.Sleep(50 * time.Millisecond)
 	idle := dial(t, addr)
-	waitFor(t, "both connections", func() bool { return lp.count.Load() == 2 })
+	testnet.WaitFor(t, testTimeout, "both connections", func() bool { return lp.count.Load() == 2 })
 	shut := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -271,7 +260,7 @@ func TestLoopClose(t *testing.T) {
 	c := dial(t, addr)
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	lp := loopOf(t, s)
-	waitFor(t, "the connection", func() bool { return lp.count.Load() == 1 })
+	testnet.WaitFor(t, testTimeout, "the connection", func() bool { return lp.count.Load() == 1 })
 	s.Close()
 	if _, err := io.Copy(io.Discard, c); err != nil && !isReset(err) {
 		t.Fatalf("reading after Close: %v", err)
@@ -378,8 +367,8 @@ func TestLoopChurnNoFDLeak(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("client: %v", err)
 	}
-	waitFor(t, "every connection to end", func() bool { return lp.count.Load() == 0 && handedOff(s) == 0 })
-	waitFor(t, "descriptors to come back", func() bool { return testenv.OpenFDs(t) <= before })
+	testnet.WaitFor(t, testTimeout, "every connection to end", func() bool { return lp.count.Load() == 0 && handedOff(s) == 0 })
+	testnet.WaitFor(t, testTimeout, "descriptors to come back", func() bool { return testenv.OpenFDs(t) <= before })
 }
 
 func http1Status(br *bufio.Reader) (int, error) {

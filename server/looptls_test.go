@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/edgetls"
 )
 
@@ -49,22 +50,13 @@ func TestLoopTLSPipelined(t *testing.T) {
 	_, addr := startTLS(t, pathHandler(), edgetls.Options{Certificates: certFiles(p.a)})
 	c := dialTLS(t, p, addr)
 	const n = 100
-	var reqs bytes.Buffer
+	reqs := make([]string, n)
 	for i := range n {
-		fmt.Fprintf(&reqs, "GET /r%d HTTP/1.1\r\nHost: a.example\r\n\r\n", i)
+		reqs[i] = fmt.Sprintf("GET /r%d HTTP/1.1\r\nHost: a.example\r\n\r\n", i)
 	}
-	if _, err := c.Write(reqs.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(c)
-	for i := range n {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("response %d: %v", i, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		if want := fmt.Sprintf("path=/r%d tls=true", i); err != nil || string(b) != want {
-			t.Fatalf("response %d: %q, %v; want %q", i, b, err, want)
+	for i, r := range testnet.Pipeline(t, c, bufio.NewReader(c), reqs) {
+		if want := fmt.Sprintf("path=/r%d tls=true", i); r.Body != want {
+			t.Fatalf("response %d: %q; want %q", i, r.Body, want)
 		}
 	}
 }
@@ -199,19 +191,14 @@ func TestLoopTLSCloseNotify(t *testing.T) {
 func TestLoopTLSGarbageRecord(t *testing.T) {
 	p := newPKI(t)
 	_, addr := startTLS(t, pathHandler(), edgetls.Options{Certificates: certFiles(p.a)})
-	raw, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	raw.SetDeadline(time.Now().Add(testTimeout))
+	raw := testnet.Dial(t, addr, testTimeout)
 	c := tls.Client(raw, &tls.Config{ServerName: "a.example", RootCAs: p.ca.Pool})
 	if err := c.Handshake(); err != nil {
 		t.Fatal(err)
 	}
 	// An application-data record whose ciphertext cannot authenticate.
 	raw.Write([]byte{23, 3, 3, 0, 32, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32})
-	_, err = io.ReadAll(c)
+	_, err := io.ReadAll(c)
 	var ne net.Error
 	if err == nil || errors.As(err, &ne) && ne.Timeout() {
 		t.Fatalf("read after a bad record: %v, want the connection ended", err)
@@ -232,10 +219,7 @@ func TestLoopTLSShutdownHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan error, 1)
 	go func() {
 		done <- s.ServeTLS(l, testEngine, TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})

@@ -6,11 +6,11 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/edgetls"
 	"github.com/simdedge/simdedge/server/metrics"
@@ -32,10 +32,7 @@ func TestTLSObserved(t *testing.T) {
 	}
 	set := metrics.NewSet()
 	s := New(Options{Handler: tlsHandler(), Metrics: set, AccessLog: alog})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	addr := l.Addr().String()
 	done := make(chan error, 1)
 	go func() {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/edgetls"
 )
 
@@ -77,10 +78,7 @@ func startTLSWith(t *testing.T, h Handler, so Options, o edgetls.Options) (*edge
 	}
 	so.Handler = h
 	s := New(so)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan error, 1)
 	go func() {
 		done <- s.ServeTLS(l, testEngine, TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
@@ -272,10 +270,7 @@ func TestTLSBadHandshakes(t *testing.T) {
 // clientHello records the first flight of a Go TLS client.
 func clientHello(t *testing.T) []byte {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	defer l.Close()
 	go func() {
 		c, err := tls.Dial("tcp", l.Addr().String(), &tls.Config{ServerName: "a.example"})
@@ -433,10 +428,7 @@ func TestTLSOpenSSL(t *testing.T) {
 func TestRedirectHTTPS(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	s := New(Options{Handler: okHandler("not redirected")})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan error, 1)
 	go func() { done <- s.ServeStream(RedirectHTTPS(l, "8443")) }()
 	defer func() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // TestServeProxyProtocol: listeners with proxy_protocol on both engines,
@@ -103,10 +104,7 @@ backend b
 // startBackend answers "xff=<X-Forwarded-For>".
 func startBackend(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	s := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "xff="+r.Header.Get("X-Forwarded-For"))
 	}), ReadHeaderTimeout: 10 * time.Second}

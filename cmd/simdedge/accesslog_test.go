@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // Bounds of the end-to-end access-log tests.
@@ -108,10 +109,7 @@ func waitServing(t *testing.T, c *http.Client, url string, logs *syncBuffer) int
 
 func startOriginHTTP(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "origin\n") })}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })

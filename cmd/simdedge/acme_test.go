@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // acmeConfig is a TLS listener under ACME whose directory nobody answers
@@ -144,10 +145,7 @@ func TestReloadACMEListenerFails(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.yaml")
 	plain, tlsAddr := freeAddr(t), freeAddr(t)
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	busy := testnet.Listen(t)
 	defer busy.Close()
 	writeFile(t, file, "listen: \""+plain+"\"\n"+routeV("one"))
 	logs := startServeACME(t, "-config", file)

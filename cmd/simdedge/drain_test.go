@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testcert"
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // Bounds of TestDrainDelay.
@@ -69,7 +70,7 @@ func newDrainClient(url string, tlsCfg *tls.Config, h2 bool) *drainClient {
 	d := &net.Dialer{Timeout: binWait}
 	var tr *http.Transport
 	if h2 {
-		tr = h2Transport(tlsCfg)
+		tr = testnet.H2Transport(tlsCfg)
 	} else {
 		// A Transport with its own TLS config and no
 		// ForceAttemptHTTP2 offers only http/1.1 by ALPN.

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testcert"
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // TestServeHTTP2: the configuration's keys reach the listeners: a TLS
@@ -55,8 +55,8 @@ routes:
 	if p := alpn(addrs[1]); p != "http/1.1" {
 		t.Errorf("http2: false negotiated %q", p)
 	}
-	h2s := &http.Client{Timeout: 10 * time.Second, Transport: h2Transport(&tls.Config{RootCAs: ca.Pool, ServerName: "a.example"})}
-	h2c := &http.Client{Timeout: 10 * time.Second, Transport: h2Transport(nil)}
+	h2s := &http.Client{Timeout: 10 * time.Second, Transport: testnet.H2Transport(&tls.Config{RootCAs: ca.Pool, ServerName: "a.example"})}
+	h2c := &http.Client{Timeout: 10 * time.Second, Transport: testnet.H2Transport(nil)}
 	for _, tc := range []struct {
 		c   *http.Client
 		url string
@@ -71,27 +71,10 @@ routes:
 			t.Errorf("%s: proto %d body %q", tc.url, resp.ProtoMajor, b)
 		}
 	}
-	c, err := net.Dial("tcp", addrs[3])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := testnet.Dial(t, addrs[3], 10*time.Second)
 	io.WriteString(c, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
 	b := make([]byte, 12)
 	if _, err := io.ReadFull(c, b); err != nil || string(b) != "HTTP/1.1 505" {
 		t.Errorf("preface without h2c: %q %v", b, err)
 	}
-}
-
-// h2Transport is net/http's HTTP/2 client (x/net/http2's, bundled):
-// h2c with prior knowledge when cfg is nil, else h2 over TLS only.
-func h2Transport(cfg *tls.Config) *http.Transport {
-	var p http.Protocols
-	if cfg == nil {
-		p.SetUnencryptedHTTP2(true)
-	} else {
-		p.SetHTTP2(true)
-	}
-	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // TestPathKeysReload: the path normalisation keys from a file, at the top
@@ -27,12 +28,8 @@ func TestPathKeysReload(t *testing.T) {
 			_, logs := startServeLogs(t, "-config", file)
 			status := func(addr, target string) int {
 				t.Helper()
-				c, err := net.Dial("tcp", addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
+				c := testnet.Dial(t, addr, 10*time.Second)
+				defer c.Close() // closed on return: status runs many times
 				io.WriteString(c, "GET "+target+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 				if err != nil {

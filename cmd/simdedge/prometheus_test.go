@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -46,17 +45,7 @@ func TestPrometheusScrape(t *testing.T) {
 }
 
 func testPrometheusScrape(t *testing.T, bin, engine, onLoop string) {
-	origin := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "origin\n") })}
-		go srv.Serve(l)
-		t.Cleanup(func() { srv.Close() })
-		return l.Addr().String()
-	}
-	t1, t2 := origin(), origin()
+	t1, t2 := startOriginHTTP(t), startOriginHTTP(t)
 	adminAddr := freeAddr(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.yaml")

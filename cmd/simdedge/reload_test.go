@@ -12,18 +12,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // freeAddr returns a loopback address with a port that was free a moment
 // ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testnet.FreeAddr(t)
 }
 
 // hup sends SIGHUP to this process (runServe's reload) and waits until the
@@ -223,10 +220,7 @@ func TestReloadKeepsUpstreamHealth(t *testing.T) {
 	var badHits sync.Mutex
 	bad := 0
 	origin := func(status int, count bool) string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := testnet.Listen(t)
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if count {
 				badHits.Lock()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/config"
 )
 
@@ -136,10 +137,7 @@ func TestServeConfigFile(t *testing.T) {
 }
 
 func TestServeErrors(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	defer l.Close()
 	var stderr bytes.Buffer
 	if code := runServe(context.Background(), []string{"-listen", l.Addr().String()}, io.Discard, &stderr); code != 1 ||
@@ -245,17 +243,9 @@ routes:
 
 	// The second listener's port is taken: serve fails, and the first
 	// listener's port is free again afterwards.
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	busy := testnet.Listen(t)
 	defer busy.Close()
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := free.Addr().String()
-	free.Close()
+	first := testnet.FreeAddr(t)
 	os.WriteFile(file, []byte("listen: \""+first+"\"\nlisteners: [{transport: tcp, address: \""+busy.Addr().String()+
 		"\"}]\nroutes:\n  - match: {path: /hi}\n    respond: {status: 200}\n"), 0o644)
 	var stderr bytes.Buffer

@@ -76,21 +76,25 @@ var rules = []rule{
 
 	// Above the core: handlers and wiring built on server.
 	{pkg: "server/stdhttp", may: []string{"server"},
-		tests: []string{"server/internal/enginetest"}},
+		tests: []string{"server/internal/enginetest", "server/internal/servetest"}},
 	{pkg: "server/servertest", may: []string{"server", "server/internal/memnet"}},
+	// Starts a server on a loopback listener for the tests of the
+	// packages above server (server's own tests use internal/testnet).
+	{pkg: "server/internal/servetest", may: []string{"server"}},
 	{pkg: "server/compress", may: []string{"server"}},
 	{pkg: "server/files", may: []string{"server"},
-		tests: []string{"server/compress", "server/router", "server/internal/enginetest", "server/servertest"}},
+		tests: []string{"server/compress", "server/router", "server/internal/enginetest", "server/internal/servetest", "server/servertest"}},
 	{pkg: "server/router",
 		may: []string{"server", "server/access", "server/metrics", "server/pathnorm", "server/ratelimit", "server/rewrite"},
 		// Its tests count lookups on a proxy route too.
-		tests: []string{"server/internal/enginetest", "server/proxy", "server/servertest"}},
+		tests: []string{"server/internal/enginetest", "server/internal/servetest", "server/proxy", "server/servertest"}},
 	{pkg: "server/proxy",
 		may: []string{"server", "server/internal/rbuf", "server/pathnorm", "server/proxyproto", "server/trace", "server/upstream"},
 		// The proxy's tests run it behind the router and its policies,
 		// as a configuration would.
 		tests: []string{"server/access", "server/accesslog", "server/compress", "server/edgetls",
-			"server/internal/enginetest", "server/internal/faultsrv", "server/internal/loopstat", "server/metrics", "server/ratelimit",
+			"server/internal/enginetest", "server/internal/faultsrv", "server/internal/loopstat", "server/internal/servetest",
+			"server/metrics", "server/ratelimit",
 			"server/rewrite", "server/router", "server/servertest"}},
 	{pkg: "server/config",
 		may: []string{"server", "server/access", "server/accesslog", "server/compress", "server/edgetls",

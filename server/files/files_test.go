@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 func client(t *testing.T) *http.Client {
@@ -53,12 +53,8 @@ func do(t *testing.T, c *http.Client, method, url string, hdr ...string) (*http.
 // one response.
 func raw(t *testing.T, addr, req string) (*http.Response, []byte) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
+	defer c.Close() // closed on return: callers make many
 	if _, err := io.WriteString(c, req); err != nil {
 		t.Fatal(err)
 	}

@@ -2,18 +2,18 @@ package files_test
 
 import (
 	"bytes"
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/compress"
 	"github.com/simdedge/simdedge/server/files"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -50,22 +50,11 @@ func TestH2FilesAndCompression(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: tab})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.EnableH2C(ln)
-	go s.ServeTCP(ln, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	tr := &http.Transport{Protocols: new(http.Protocols)}
-	tr.Protocols.SetUnencryptedHTTP2(true)
+	addr := servetest.ServeH2C(t, s, testEngine)
+	tr := testnet.H2Transport(nil)
 	c := &http.Client{Timeout: 10 * time.Second, Transport: tr}
 	defer tr.CloseIdleConnections()
-	base := "http://" + ln.Addr().String()
+	base := "http://" + addr
 
 	get := func(path string, hdr ...string) (*http.Response, []byte) {
 		t.Helper()

@@ -1,8 +1,6 @@
 package files_test
 
 import (
-	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -13,6 +11,7 @@ import (
 	"github.com/simdedge/simdedge/server/compress"
 	"github.com/simdedge/simdedge/server/files"
 	"github.com/simdedge/simdedge/server/internal/enginetest"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -35,6 +34,27 @@ type tree struct {
 	big        []byte // over files.InlineMax: the sendfile/hand-off path
 	json       []byte // compressible, over min_length
 	mtime      time.Time
+}
+
+// gzipTable serves the files under root, gzip-compressed under /c/.
+func gzipTable(t *testing.T, root string) *router.Table {
+	t.Helper()
+	fh, err := files.New(files.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := compress.New(compress.Options{Encodings: []string{"gzip"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := router.New([]router.Route{
+		{Match: router.Match{PathPrefix: "/c/"}, Handler: router.Compress(fh, pol)},
+		{Handler: fh},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
 }
 
 // makeTree builds, under a temporary directory:
@@ -133,15 +153,6 @@ func serve(t *testing.T, tr *tree) string {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab)})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	return l.Addr().String()
+	addr := servetest.Serve(t, s, testEngine)
+	return addr
 }

@@ -9,9 +9,6 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
-	"github.com/simdedge/simdedge/server/compress"
-	"github.com/simdedge/simdedge/server/files"
-	"github.com/simdedge/simdedge/server/router"
 	"github.com/simdedge/simdedge/server/servertest"
 )
 
@@ -22,21 +19,7 @@ import (
 func TestMessageTransport(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	tr := makeTree(t)
-	fh, err := files.New(files.Options{Root: tr.root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := compress.New(compress.Options{Encodings: []string{"gzip"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := router.New([]router.Route{
-		{Match: router.Match{PathPrefix: "/c/"}, Handler: router.Compress(fh, pol)},
-		{Handler: fh},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := gzipTable(t, tr.root)
 	s := server.New(server.Options{Handler: tab})
 	l := servertest.NewMessageListener(16 << 10)
 	go s.ServeMessages(l)

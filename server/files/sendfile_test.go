@@ -3,7 +3,6 @@ package files_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,8 +13,10 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/files"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -32,17 +33,8 @@ func serveFiles(t *testing.T, tr *tree, opts server.Options) string {
 	}
 	opts.Handler = router.NewSwitch(tab)
 	s := server.New(opts)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	return l.Addr().String()
+	addr := servetest.Serve(t, s, testEngine)
+	return addr
 }
 
 // TestSendfilePipelined: pipelined requests for large files (sendfile on
@@ -52,12 +44,7 @@ func TestSendfilePipelined(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	tr := makeTree(t)
 	addr := serveFiles(t, tr, server.Options{})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	reqs := "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n" +
 		"GET /small.txt HTTP/1.1\r\nHost: x\r\n\r\n" +
 		"GET /big.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=5-1000004\r\n\r\n" +
@@ -149,10 +136,7 @@ func TestSendfileSlowReader(t *testing.T) {
 	}
 	stuck.Close()
 	slow.Close()
-	deadline := time.Now().Add(testTimeout)
-	for testenv.OpenFDs(t) > fds && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testnet.Poll(testTimeout, func() bool { return testenv.OpenFDs(t) <= fds })
 	if now := testenv.OpenFDs(t); now > fds {
 		ents, _ := os.ReadDir("/proc/self/fd")
 		var names []string

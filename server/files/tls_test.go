@@ -2,9 +2,7 @@ package files_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -12,8 +10,8 @@ import (
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
-	"github.com/simdedge/simdedge/server/compress"
 	"github.com/simdedge/simdedge/server/files"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -24,38 +22,15 @@ import (
 func TestFilesTLS(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	tr := makeTree(t)
-	fh, err := files.New(files.Options{Root: tr.root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := compress.New(compress.Options{Encodings: []string{"gzip"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := router.New([]router.Route{
-		{Match: router.Match{PathPrefix: "/c/"}, Handler: router.Compress(fh, pol)},
-		{Handler: fh},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := gzipTable(t, tr.root)
 	ca := testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
 	s := server.New(server.Options{Handler: router.NewSwitch(tab)})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTLS(l, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
+	addr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
 	htr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "edge.example"}}
 	t.Cleanup(htr.CloseIdleConnections)
 	c := &http.Client{Transport: htr, Timeout: testTimeout}
-	base := "https://" + l.Addr().String()
+	base := "https://" + addr
 	for range 2 { // the second time on the kept-alive connection
 		resp, b := do(t, c, "GET", base+"/small.txt")
 		if resp.StatusCode != 200 || string(b) != "0123456789abcdefghijklmnopqrstuvwxyz\n" {

@@ -1,13 +1,12 @@
 package proxy
 
 import (
-	"context"
 	"io"
-	"net"
 	"testing"
-	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/upstream"
 )
 
@@ -28,34 +27,18 @@ func TestProxyZeroAlloc(t *testing.T) {
 				w.AddHeader("Content-Type", "text/plain")
 				w.WriteString("ok\n")
 			})})
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go origin.ServeTCP(l, testEngine)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-				defer cancel()
-				origin.Shutdown(ctx)
-			})
-			o2, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
+			oaddr := servetest.Serve(t, origin, testEngine)
+			o2 := testnet.Listen(t)
 			o2.Close()
 			// Two targets, one refusing: a warm request still only
 			// selects and reports (the dead one gets ejected).
-			addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String(), o2.Addr().String()},
+			addr, _ := startProxy(t, UpstreamOptions{Targets: []string{oaddr, o2.Addr().String()},
 				Policy: upstream.Options{Balance: b}}, server.Options{})
-			c, err := net.DialTimeout("tcp", addr, testTimeout)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(testTimeout))
+			c := testnet.Dial(t, addr, testTimeout)
 			req := []byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nAccept: */*\r\n\r\n")
 			buf := make([]byte, 4096)
 			var size int
+			var err error
 			for range 20 { // warm: pools, ejection of the dead target
 				c.Write(req)
 				if size, err = c.Read(buf); err != nil {

@@ -2,17 +2,13 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,16 +18,14 @@ import (
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/compress"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
 // startCompressProxy serves a compressing proxy route in front of o.
 func startCompressProxy(t *testing.T, o *origin, encodings ...string) string {
 	t.Helper()
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	pol, err := compress.New(compress.Options{Encodings: encodings, MinLength: 1024})
 	if err != nil {
 		t.Fatal(err)
@@ -41,18 +35,7 @@ func startCompressProxy(t *testing.T, o *origin, encodings ...string) string {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	return l.Addr().String()
+	return servetest.Serve(t, s, testEngine)
 }
 
 // apiJSON is n bytes of an API-like JSON answer.
@@ -226,25 +209,7 @@ func TestCompressProxyStreamBounded(t *testing.T) {
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-		}
-	}()
+	stopSampling := sampleHeapPeak(10 * time.Millisecond)
 	for _, tc := range []struct{ path, coding string }{{"/length", "gzip"}, {"/chunked", "gzip"}, {"/length", "zstd"}} {
 		req, _ := http.NewRequest("GET", "http://"+addr+tc.path, nil)
 		req.Header.Set("Accept-Encoding", tc.coding)
@@ -267,13 +232,12 @@ func TestCompressProxyStreamBounded(t *testing.T) {
 			t.Errorf("%s %s: %d bytes on the wire for %d", tc.path, tc.coding, wire.n, size)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	peak := stopSampling()
 	// The body is 32 MiB; compressing it whole would hold at least that.
 	const bound = 24 << 20
-	t.Logf("heap in use peaked %d MiB above the start", (peak.Load()-min(peak.Load(), base.HeapInuse))>>20)
-	if p := peak.Load(); p > base.HeapInuse+bound {
-		t.Errorf("heap in use peaked %d MiB above the start moving %d MiB; want < %d MiB", (p-base.HeapInuse)>>20, size>>20, bound>>20)
+	t.Logf("heap in use peaked %d MiB above the start", (peak-min(peak, base.HeapInuse))>>20)
+	if peak > base.HeapInuse+bound {
+		t.Errorf("heap in use peaked %d MiB above the start moving %d MiB; want < %d MiB", (peak-base.HeapInuse)>>20, size>>20, bound>>20)
 	}
 }
 

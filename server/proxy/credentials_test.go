@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/base64"
 	"io"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -13,8 +11,10 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -39,10 +39,7 @@ func TestDuplicateAuthorization(t *testing.T) {
 		}
 		w.WriteHeader(401)
 	}))
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	px := New(up, Options{})
 	basic, err := access.NewBasic("edge", map[string]string{"alice": secretHash})
 	if err != nil {
@@ -64,33 +61,18 @@ func TestDuplicateAuthorization(t *testing.T) {
 	s := server.New(server.Options{Handler: tab, LoopProxy: testLoopProxy})
 	ca := testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
-	plain, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	secure, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.EnableH2C(plain)
-	go s.ServeTCP(plain, testEngine)
-	go s.ServeTLS(secure, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"h2", "http/1.1"}}})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
+	plainAddr := servetest.ServeH2C(t, s, testEngine)
+	secureAddr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"h2", "http/1.1"}}})
 	cfg := &tls.Config{ServerName: "edge.example", RootCAs: ca.Pool}
 	clients := []struct {
 		name, base string
 		proto      int
 		tr         *http.Transport
 	}{
-		{"http1", "http://" + plain.Addr().String(), 1, &http.Transport{}},
-		{"http1-tls", "https://" + secure.Addr().String(), 1, &http.Transport{TLSClientConfig: cfg}},
-		{"h2c", "http://" + plain.Addr().String(), 2, h2Transport(nil)},
-		{"h2-tls", "https://" + secure.Addr().String(), 2, h2Transport(cfg)},
+		{"http1", "http://" + plainAddr, 1, &http.Transport{}},
+		{"http1-tls", "https://" + secureAddr, 1, &http.Transport{TLSClientConfig: cfg}},
+		{"h2c", "http://" + plainAddr, 2, testnet.H2Transport(nil)},
+		{"h2-tls", "https://" + secureAddr, 2, testnet.H2Transport(cfg)},
 	}
 	basicOf := func(userPass string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(userPass)) }
 	for _, cl := range clients {

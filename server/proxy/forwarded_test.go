@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
 )
@@ -83,8 +84,8 @@ func TestUntrustedForwardingH2(t *testing.T) {
 		base string
 		c    *http.Client
 	}{
-		{"http://" + h2cAddr, &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}},
-		{"https://" + tlsAddr, &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}},
+		{"http://" + h2cAddr, &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(nil)}},
+		{"https://" + tlsAddr, &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}},
 	} {
 		req, _ := http.NewRequest("GET", tc.base+"/", nil)
 		req.Header.Set("X-Real-IP", "203.0.113.9")

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -13,8 +12,10 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/ratelimit"
 	"github.com/simdedge/simdedge/server/router"
 )
@@ -89,10 +90,7 @@ func TestGate(t *testing.T) {
 		w.WriteHeader(401)
 		io.WriteString(w, "denied by auth for "+r.Header.Get("X-Forwarded-For"))
 	}))
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	px := New(up, Options{})
 	inline := router.Respond(200, "inline\n", nil)
 	lim := func() *ratelimit.Limiter {
@@ -128,18 +126,8 @@ func TestGate(t *testing.T) {
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy,
 		TrustedProxies: access.NewPrefixes([]netip.Prefix{netip.MustParsePrefix("127.0.0.4/32")})})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	base := "http://" + l.Addr().String()
+	addr := servetest.Serve(t, s, testEngine)
+	base := "http://" + addr
 	c1, c2, c3, c4 := clientFrom(t, "127.0.0.1"), clientFrom(t, "127.0.0.2"), clientFrom(t, "127.0.0.3"), clientFrom(t, "127.0.0.4")
 	xff := func(v string) func(*http.Request) {
 		return func(r *http.Request) { r.Header.Set("X-Forwarded-For", v) }
@@ -248,12 +236,7 @@ func TestGate(t *testing.T) {
 // the request through.
 func TestForwardAuthFailures(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadAddr := dead.Addr().String()
-	dead.Close() // connections to it are refused
+	deadAddr := testnet.FreeAddr(t) // connections to it are refused
 	release := make(chan struct{})
 	slow := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -281,19 +264,10 @@ func TestForwardAuthFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
+	addr := servetest.Serve(t, s, testEngine)
 	c := clientFrom(t, "127.0.0.1")
 	for path, want := range map[string]int{"/dead": 502, "/slow": 504} {
-		if a := gateDo(t, c, "http://"+l.Addr().String()+path, nil); a.status != want {
+		if a := gateDo(t, c, "http://"+addr+path, nil); a.status != want {
 			t.Errorf("%s: %d %q, want %d", path, a.status, a.body, want)
 		}
 	}

@@ -17,7 +17,9 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // startProxyH2 serves a proxy to targets on an h2c listener and on a TLS
@@ -45,23 +47,9 @@ func serveH2Edge(t *testing.T, h server.Handler) (h2cAddr, tlsAddr string, ca *t
 	s := server.New(server.Options{Handler: h, LoopProxy: testLoopProxy})
 	ca = testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
-	plain, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	secure, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.EnableH2C(plain)
-	go s.ServeTCP(plain, testEngine)
-	go s.ServeTLS(secure, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"h2", "http/1.1"}}})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	return plain.Addr().String(), secure.Addr().String(), ca
+	h2cAddr = servetest.ServeH2C(t, s, testEngine)
+	tlsAddr = servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"h2", "http/1.1"}}})
+	return h2cAddr, tlsAddr, ca
 }
 
 // h1OriginForH2 answers with what it received: method, target, Host, the
@@ -91,8 +79,8 @@ func TestH2ProxyToHTTP1(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := h1OriginForH2(t)
 	h2cAddr, tlsAddr, ca := startProxyH2(t, []string{o.addr})
-	h2c := &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
-	h2s := &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
+	h2c := &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(nil)}
+	h2s := &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
 	for _, tc := range []struct {
 		name, base string
 		c          *http.Client
@@ -183,18 +171,6 @@ func port(addr string) string {
 	return p
 }
 
-// h2Transport is net/http's HTTP/2 client (x/net/http2's, bundled):
-// h2c with prior knowledge when cfg is nil, else h2 over TLS only.
-func h2Transport(cfg *tls.Config) *http.Transport {
-	var p http.Protocols
-	if cfg == nil {
-		p.SetUnencryptedHTTP2(true)
-	} else {
-		p.SetHTTP2(true)
-	}
-	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
-}
-
 // TestH2ProxyTrailers: an HTTP/1.1 origin's chunked trailers reach an
 // HTTP/2 client as the stream's last HEADERS frame (gRPC's grpc-status
 // travels that way), over h2c and TLS, on every engine.
@@ -208,8 +184,8 @@ func TestH2ProxyTrailers(t *testing.T) {
 		w.Header().Set("X-Checksum", "abc")
 	}))
 	h2cAddr, tlsAddr, ca := startProxyH2(t, []string{o.addr})
-	h2c := &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
-	h2s := &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
+	h2c := &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(nil)}
+	h2s := &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
 	for _, tc := range []struct {
 		name, base string
 		c          *http.Client

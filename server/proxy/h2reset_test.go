@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // resetOrigin is an HTTP/2 (h2c) origin written on x/net/http2's Framer,
@@ -21,10 +23,7 @@ import (
 // deadline passes. On /mid it first sends a 200 head and some DATA.
 func resetOrigin(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {
@@ -88,8 +87,8 @@ func serveResetOrigin(c net.Conn) {
 func TestH2UpstreamResetForwarded(t *testing.T) {
 	addr := resetOrigin(t)
 	h2cAddr, tlsAddr, ca := startProxyH2With(t, UpstreamOptions{Name: "reset", Targets: []string{addr}, HTTP2: true})
-	h2c := &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
-	h2s := &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
+	h2c := &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(nil)}
+	h2s := &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
 	for _, tc := range []struct {
 		name, base string
 		c          *http.Client
@@ -123,10 +122,7 @@ func TestH2UpstreamResetForwarded(t *testing.T) {
 // upstream wrote again (here: never, until its cap).
 func TestH2UpstreamClientReset(t *testing.T) {
 	started, ended := make(chan struct{}, 4), make(chan string, 4)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	srv := &http.Server{ReadHeaderTimeout: testTimeout, Protocols: new(http.Protocols),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			started <- struct{}{}
@@ -148,8 +144,8 @@ func TestH2UpstreamClientReset(t *testing.T) {
 	// what ends the waiting upstream stream before the check's bound.
 	h2cAddr, tlsAddr, ca := startProxyH2With(t, UpstreamOptions{Name: "wait", Targets: []string{l.Addr().String()},
 		HTTP2: true, ResponseHeaderTimeout: 5 * testTimeout})
-	h2c := &http.Client{Transport: h2Transport(nil)}
-	h2s := &http.Client{Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
+	h2c := &http.Client{Transport: testnet.H2Transport(nil)}
+	h2s := &http.Client{Transport: testnet.H2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}
 	for _, tc := range []struct {
 		name, base string
 		c          *http.Client

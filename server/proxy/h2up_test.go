@@ -17,6 +17,7 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/upstream"
 )
@@ -61,10 +62,7 @@ var h2Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 // startH2Origin serves h2Handler, or h if given, over h2c or TLS.
 func startH2Origin(t *testing.T, useTLS bool, h ...http.Handler) *h2Origin {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	o := &h2Origin{addr: l.Addr().String()}
 	srv := &http.Server{ReadHeaderTimeout: testTimeout, ConnState: func(c net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -168,12 +166,8 @@ func TestH2Upstream(t *testing.T) {
 // exchange is full duplex through the proxy. Then the trailers.
 func checkH2Streaming(t *testing.T, addr string) {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(testTimeout))
+	nc := testnet.Dial(t, addr, testTimeout)
+	defer nc.Close() // closed on return: callers make many
 	io.WriteString(nc, "POST /echo HTTP/1.1\r\nHost: x\r\nTE: trailers\r\nTransfer-Encoding: chunked\r\n\r\n")
 	br := bufio.NewReader(nc)
 	head := readHeadString(t, br)
@@ -226,12 +220,7 @@ func checkH2Streaming(t *testing.T, addr string) {
 func TestH2UpstreamFailover(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := startH2Origin(t, false)
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadAddr := dead.Addr().String()
-	dead.Close()
+	deadAddr := testnet.FreeAddr(t) // connections to it are refused
 	addr, _ := startH2Proxy(t, []string{deadAddr, o.addr}, o)
 	c := client(t)
 	for i := range 6 {
@@ -295,42 +284,15 @@ func TestH2UpstreamCap(t *testing.T) {
 		capacity = 2
 		clients  = 10
 	)
-	var cur, peak atomic.Int32
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{ReadHeaderTimeout: testTimeout, Protocols: new(http.Protocols),
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			n := cur.Add(1)
-			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-			}
-			time.Sleep(20 * time.Millisecond)
-			cur.Add(-1)
-			io.WriteString(w, "ok")
-		})}
+	var peak atomic.Int32
+	l := testnet.Listen(t)
+	srv := &http.Server{ReadHeaderTimeout: testTimeout, Protocols: new(http.Protocols), Handler: peakHandler(&peak)}
 	srv.Protocols.SetUnencryptedHTTP2(true)
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String()}, HTTP2: true,
 		Policy: upstream.Options{MaxConnsPerTarget: capacity, QueueTimeout: testTimeout}}, server.Options{})
-	var wg sync.WaitGroup
-	var bad atomic.Int32
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{}}
-			defer c.CloseIdleConnections()
-			for range 3 {
-				if s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil); s != 200 {
-					bad.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if n := bad.Load(); n > 0 {
+	if n := fanOut(t, clients, addr); n > 0 {
 		t.Errorf("%d requests failed, want all served from the queue", n)
 	}
 	if p := peak.Load(); p > capacity || p == 0 {
@@ -344,10 +306,7 @@ func TestH2UpstreamCap(t *testing.T) {
 func TestH2UpstreamRetry5xx(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	var badHits atomic.Int32
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	bad := &http.Server{ReadHeaderTimeout: testTimeout, Protocols: new(http.Protocols),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			badHits.Add(1)

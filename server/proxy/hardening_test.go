@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 )
 
@@ -23,12 +24,8 @@ import (
 // response; the body is read whole.
 func rawExchange(t *testing.T, addr, raw string) (*http.Response, string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
+	defer c.Close()           // closed on return: callers make many
 	go io.WriteString(c, raw) // the server may answer before reading it all
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
@@ -58,12 +55,7 @@ func TestResponseHeaderTimeoutAfterBody(t *testing.T) {
 	// the loop-proxy run); 300 KiB streams.
 	for _, size := range []int{48 << 10, 300 << 10} {
 		t.Run(strconv.Itoa(size), func(t *testing.T) {
-			c, err := net.DialTimeout("tcp", addr, testTimeout)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(testTimeout))
+			c := testnet.Dial(t, addr, testTimeout)
 			fmt.Fprintf(c, "POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size)
 			piece := strings.Repeat("u", size/pieces)
 			sent := 0
@@ -255,10 +247,7 @@ func TestResponseCodingNotDropped(t *testing.T) {
 // not started, since the request was never wholly sent).
 func TestStalledUpstreamDuringUpload(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	held := make(chan net.Conn, 4)
 	go func() {
 		for {
@@ -284,12 +273,7 @@ func TestStalledUpstreamDuringUpload(t *testing.T) {
 	const size = 32 << 20
 	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String()}, ResponseHeaderTimeout: 500 * time.Millisecond},
 		server.Options{Limits: server.Limits{MaxBodyBytes: 2 * size}})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	go func() {
 		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size)
 		chunk := make([]byte, 1<<20)

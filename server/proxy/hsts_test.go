@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"context"
 	"crypto/tls"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/internal/loopstat"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/router"
 )
 
@@ -28,10 +27,7 @@ func TestHSTSProxyRoute(t *testing.T) {
 		w.Header().Set("Strict-Transport-Security", "max-age=1")
 		w.Write([]byte("origin"))
 	}))
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	tab, err := router.New([]router.Route{
 		{Match: router.Match{Path: "/inline"}, Handler: router.HSTS(router.Respond(200, "inline", nil), router.HSTSPolicy{MaxAge: 300})},
 		{Handler: router.HSTS(New(up, Options{}), router.HSTSPolicy{MaxAge: 600})},
@@ -42,22 +38,8 @@ func TestHSTSProxyRoute(t *testing.T) {
 	ca := testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	plain, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	secure, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(plain, testEngine)
-	go s.ServeTLS(secure, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
+	plainAddr := servetest.Serve(t, s, testEngine)
+	secureAddr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "edge.example"}}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := &http.Client{Transport: tr, Timeout: testTimeout}
@@ -68,10 +50,10 @@ func TestHSTSProxyRoute(t *testing.T) {
 		// onLoop: the loop serves it without a hand-off.
 		onLoop bool
 	}{
-		{"http://" + plain.Addr().String() + "/", []string{"max-age=1"}, testLoopProxy},
-		{"https://" + secure.Addr().String() + "/", []string{"max-age=600", "max-age=1"}, testLoopProxy},
-		{"https://" + secure.Addr().String() + "/inline", []string{"max-age=300"}, testEngine == server.EngineLoop},
-		{"http://" + plain.Addr().String() + "/inline", nil, testEngine == server.EngineLoop},
+		{"http://" + plainAddr + "/", []string{"max-age=1"}, testLoopProxy},
+		{"https://" + secureAddr + "/", []string{"max-age=600", "max-age=1"}, testLoopProxy},
+		{"https://" + secureAddr + "/inline", []string{"max-age=300"}, testEngine == server.EngineLoop},
+		{"http://" + plainAddr + "/inline", nil, testEngine == server.EngineLoop},
 	} {
 		before := loopstat.Handoffs.Load()
 		for i := range 2 { // a fresh and a pooled upstream connection

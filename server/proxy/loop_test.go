@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // Tests of the proxy on the event loop itself (server.Options.LoopProxy).
@@ -77,10 +79,7 @@ func startLoopProxy(t *testing.T, uo UpstreamOptions, so server.Options) (addr s
 	so.Handler = loopMux{New(up, Options{})}
 	so.LoopProxy = true
 	s := server.New(so)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan struct{})
 	go func() { s.ServeTCP(l, server.EngineLoop); close(done) }()
 	var once sync.Once
@@ -116,6 +115,24 @@ func pathOrigin(t *testing.T) *origin {
 	}))
 }
 
+// mixedPipeline returns n GET requests, every third one (from the second)
+// for /inline/ and the rest for /p/, with the bodies the loop tests'
+// handlers answer them with: "inline <path>", or "origin <path>" and
+// suffix.
+func mixedPipeline(n int, suffix string) (reqs, want []string) {
+	reqs, want = make([]string, n), make([]string, n)
+	for i := range n {
+		path := fmt.Sprintf("/p/%d", i)
+		want[i] = "origin " + path + suffix
+		if i%3 == 1 {
+			path = fmt.Sprintf("/inline/%d", i)
+			want[i] = "inline " + path
+		}
+		reqs[i] = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"
+	}
+	return reqs, want
+}
+
 // TestLoopProxyPipelined: pipelined requests, proxied and inline mixed,
 // are answered in order, over one upstream keep-alive connection.
 func TestLoopProxyPipelined(t *testing.T) {
@@ -123,37 +140,13 @@ func TestLoopProxyPipelined(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := pathOrigin(t)
 	addr, up, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	const n = 60
-	var reqs bytes.Buffer
-	want := make([]string, n)
-	for i := range n {
-		path := fmt.Sprintf("/p/%d", i)
-		want[i] = "origin " + path
-		if i%3 == 1 {
-			path = fmt.Sprintf("/inline/%d", i)
-			want[i] = "inline " + path
-		}
-		fmt.Fprintf(&reqs, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
-	}
-	if _, err := c.Write(reqs.Bytes()); err != nil {
-		t.Fatal(err)
-	}
+	reqs, want := mixedPipeline(n, "")
 	br := bufio.NewReader(c)
-	for i := range n {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("response %d: %v", i, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 || string(b) != want[i] {
-			t.Fatalf("response %d: %d %q %v, want %q", i, resp.StatusCode, b, err, want[i])
+	for i, r := range testnet.Pipeline(t, c, br, reqs) {
+		if r.Status != 200 || r.Body != want[i] {
+			t.Fatalf("response %d: %d %q, want %q", i, r.Status, r.Body, want[i])
 		}
 	}
 	if got := o.conns.Load(); got != 1 {
@@ -231,10 +224,7 @@ func flakyOrigin(t *testing.T) (addr string, dropped *atomic.Int32) {
 // listener and waits for every connection.
 func rawOrigin(t *testing.T, answer func(c net.Conn, i int, req *http.Request) bool) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	var wg sync.WaitGroup
 	t.Cleanup(func() { l.Close(); wg.Wait() })
 	wg.Add(1)
@@ -316,12 +306,7 @@ func TestLoopProxyBackPressure(t *testing.T) {
 		}
 	}))
 	addr, _, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{})
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * testTimeout))
+	c := testnet.Dial(t, addr, 2*testTimeout)
 	io.WriteString(c, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
 	runtime.GC()
 	var ms runtime.MemStats
@@ -359,10 +344,7 @@ func TestLoopProxyBackPressure(t *testing.T) {
 func TestLoopProxyNoFDLeak(t *testing.T) {
 	needLoopProxyRun(t)
 	testenv.CheckGoroutines(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	oaddr := l.Addr().String()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	serve := func(l net.Listener) *http.Server {
@@ -446,12 +428,8 @@ func cannedOrigin(t *testing.T) string {
 // back until the connection closed, with the Date line removed.
 func exchangeBytes(t *testing.T, addr, raw string) string {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
+	defer c.Close() // closed on return: callers make many
 	io.WriteString(c, raw)
 	b, _ := io.ReadAll(c)
 	var out []string
@@ -473,28 +451,15 @@ func TestLoopProxyMatchesGoroutine(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	oaddr := cannedOrigin(t)
 	loopAddr, up, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{oaddr}}, server.Options{})
-	gup, err := NewUpstream(UpstreamOptions{Targets: []string{oaddr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gup := newUpstream(t, UpstreamOptions{Targets: []string{oaddr}})
 	gs := server.New(server.Options{Handler: loopMux{New(gup, Options{})}})
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go gs.ServeTCP(gl, server.EngineGoroutine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		gs.Shutdown(ctx)
-		gup.Close()
-	})
+	glAddr := servetest.Serve(t, gs, server.EngineGoroutine)
 	for _, path := range []string{"/cl", "/split", "/chunked", "/close", "/interim", "/bad", "/die", "/diechunk", "/nocontent", "/via", "/upgrade"} {
 		for _, method := range []string{"GET", "HEAD"} {
 			raw := "GET /inline/x HTTP/1.1\r\nHost: h\r\n\r\n" +
 				method + " " + path + " HTTP/1.1\r\nHost: h\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n" +
 				"GET /inline/y HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
-			want := exchangeBytes(t, gl.Addr().String(), raw)
+			want := exchangeBytes(t, glAddr, raw)
 			got := exchangeBytes(t, loopAddr, raw)
 			if got != want {
 				t.Errorf("%s %s:\nloop      %q\ngoroutine %q", method, path, got, want)
@@ -527,10 +492,7 @@ func TestLoopProxyIdleSweep(t *testing.T) {
 	if resp, b := get(t, c, req); resp.StatusCode != 200 || string(b) != "ok" {
 		t.Fatalf("got %d %q", resp.StatusCode, b)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for closed.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testnet.Poll(5*time.Second, func() bool { return closed.Load() != 0 })
 	if closed.Load() != 1 {
 		t.Fatalf("origin saw %d connections closed; want the idle pooled one closed by the loop", closed.Load())
 	}
@@ -558,28 +520,15 @@ func TestLoopProxyPanicContained(t *testing.T) {
 	needLoopProxyRun(t)
 	testenv.CheckGoroutines(t)
 	o := pathOrigin(t)
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	s := server.New(server.Options{Handler: panicMux{loopMux{New(up, Options{})}}, LoopProxy: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, server.EngineLoop)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	if got := exchangeBytes(t, l.Addr().String(), "GET /panic HTTP/1.1\r\nHost: h\r\n\r\n"); got != "[]" {
+	addr := servetest.Serve(t, s, server.EngineLoop)
+	if got := exchangeBytes(t, addr, "GET /panic HTTP/1.1\r\nHost: h\r\n\r\n"); got != "[]" {
 		t.Errorf("panicking exchange answered %s, want the connection closed", got)
 	}
 	c := client(t)
-	req, _ := http.NewRequest("GET", "http://"+l.Addr().String()+"/after", nil)
+	req, _ := http.NewRequest("GET", "http://"+addr+"/after", nil)
 	if resp, b := get(t, c, req); resp.StatusCode != 200 || string(b) != "origin /after" {
 		t.Errorf("after the panic: %d %q", resp.StatusCode, b)
 	}

@@ -5,9 +5,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,8 +14,10 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/edgetls"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // TestLoopProxyTLS: the loop proxies requests that arrived over TLS
@@ -41,29 +41,11 @@ func TestLoopProxyTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	s := server.New(server.Options{Handler: loopMux{New(up, Options{})}, LoopProxy: true})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		s.ServeTLS(l, server.EngineLoop, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
-		close(done)
-	}()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		<-done
-		up.Close()
-	})
+	addr := servetest.ServeTLS(t, s, server.EngineLoop, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
 
-	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", l.Addr().String(),
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", addr,
 		&tls.Config{ServerName: "a.example", RootCAs: ca.Pool})
 	if err != nil {
 		t.Fatal(err)
@@ -71,29 +53,11 @@ func TestLoopProxyTLS(t *testing.T) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(testTimeout))
 	const n = 40
-	var reqs bytes.Buffer
-	want := make([]string, n)
-	for i := range n {
-		path := fmt.Sprintf("/p/%d", i)
-		want[i] = "origin " + path + " https"
-		if i%3 == 1 {
-			path = fmt.Sprintf("/inline/%d", i)
-			want[i] = "inline " + path
-		}
-		fmt.Fprintf(&reqs, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
-	}
-	if _, err := c.Write(reqs.Bytes()); err != nil {
-		t.Fatal(err)
-	}
+	reqs, want := mixedPipeline(n, " https")
 	br := bufio.NewReader(c)
-	for i := range n {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("response %d: %v", i, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != 200 || string(b) != want[i] {
-			t.Fatalf("response %d: %d %q %v, want %q", i, resp.StatusCode, b, err, want[i])
+	for i, r := range testnet.Pipeline(t, c, br, reqs) {
+		if r.Status != 200 || r.Body != want[i] {
+			t.Fatalf("response %d: %d %q, want %q", i, r.Status, r.Body, want[i])
 		}
 	}
 	c.Write([]byte("GET /big HTTP/1.1\r\nHost: x\r\n\r\n"))

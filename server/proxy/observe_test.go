@@ -5,15 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/accesslog"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/server/rewrite"
 	"github.com/simdedge/simdedge/server/router"
@@ -182,16 +183,7 @@ func TestProxyZeroAllocObserved(t *testing.T) {
 	origin := server.New(server.Options{Handler: server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
 		w.WriteString("ok\n")
 	})})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go origin.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		origin.Shutdown(ctx)
-	})
+	oaddr := servetest.Serve(t, origin, testEngine)
 	alog, err := accesslog.Open(accesslog.Options{Writer: io.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -199,13 +191,8 @@ func TestProxyZeroAllocObserved(t *testing.T) {
 	defer alog.Close()
 	so := observeOptions
 	so.AccessLog, so.Metrics = alog, metrics.NewSet()
-	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{l.Addr().String()}}, so)
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{oaddr}}, so)
+	c := testnet.Dial(t, addr, testTimeout)
 	req := []byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nTraceparent: " + clientTP + "\r\n\r\n")
 	buf := make([]byte, 4096)
 	var size int
@@ -265,10 +252,7 @@ func TestProxyUpstreamLatency(t *testing.T) {
 // request begins (a generated ID must not be made twice).
 func TestRequestIDTemplate(t *testing.T) {
 	o := startOrigin(t, headerEcho)
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{o.addr}})
 	strip, _ := rewrite.StripPrefix("/x")
 	tab, err := router.New([]router.Route{{
 		Policy:  &router.Policy{Path: strip, Request: fields(t, rewrite.RequestSide, [][2]string{{"X-Edge-Id", "id={request_id}"}}, nil)},
@@ -285,24 +269,14 @@ func TestRequestIDTemplate(t *testing.T) {
 	opts := observeOptions
 	opts.Handler, opts.LoopProxy, opts.AccessLog = router.NewSwitch(tab), testLoopProxy, alog
 	s := server.New(opts)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
+	addr := servetest.Serve(t, s, testEngine)
 	c := client(t)
 	for _, in := range []string{"", "client-id-1", ""} { // generated, kept, generated on a pooled connection
 		hdr := map[string][]string{}
 		if in != "" {
 			hdr["X-Request-Id"] = []string{in}
 		}
-		resp, e := echoGet(t, c, l.Addr().String(), hdr)
+		resp, e := echoGet(t, c, addr, hdr)
 		id := resp.Header.Get("X-Request-Id")
 		if id == "" || in != "" && id != in || e.Header.Get("X-Request-Id") != id || e.Header.Get("X-Edge-Id") != "id="+id {
 			t.Errorf("sent %q: client got %q, upstream X-Request-Id %q X-Edge-Id %q", in, id, e.Header.Get("X-Request-Id"), e.Header.Get("X-Edge-Id"))

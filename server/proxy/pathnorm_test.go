@@ -1,10 +1,8 @@
 package proxy
 
 import (
-	"context"
 	"crypto/tls"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -16,7 +14,9 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/pathnorm"
 	"github.com/simdedge/simdedge/server/rewrite"
 	"github.com/simdedge/simdedge/server/router"
@@ -78,10 +78,7 @@ type normEdge struct {
 // else to target; paths is the server's normalisation.
 func startNormProxy(t *testing.T, target string, paths pathnorm.Options) *normEdge {
 	t.Helper()
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{target}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{target}})
 	re := regexp.MustCompile(`^/files/(.*)$`)
 	toStatic, err := rewrite.RegexReplace(re, "/static/{1}")
 	if err != nil {
@@ -98,28 +95,11 @@ func startNormProxy(t *testing.T, target string, paths pathnorm.Options) *normEd
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy, Paths: paths})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	secure, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ca := testcert.NewCA(t, "edge CA")
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
-	s.EnableH2C(l)
-	go s.ServeTCP(l, testEngine)
-	go s.ServeTLS(secure, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"h2", "http/1.1"}}})
-	e := &normEdge{plain: l.Addr().String(), tls: secure.Addr().String(),
-		h2: &http.Client{Timeout: testTimeout, Transport: h2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}}
-	t.Cleanup(func() {
-		e.h2.CloseIdleConnections()
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
+	e := &normEdge{plain: servetest.ServeH2C(t, s, testEngine), tls: servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}, NextProtos: []string{"h2", "http/1.1"}}}),
+		h2: &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(&tls.Config{ServerName: "edge.example", RootCAs: ca.Pool})}}
+	t.Cleanup(e.h2.CloseIdleConnections)
 	return e
 }
 
@@ -137,7 +117,7 @@ func normGet(t *testing.T, proto string, e *normEdge, target string) int {
 	}
 	scheme, addr, c := "https", e.tls, e.h2
 	if proto == "h2c" {
-		scheme, addr, c = "http", e.plain, &http.Client{Timeout: testTimeout, Transport: h2Transport(nil)}
+		scheme, addr, c = "http", e.plain, &http.Client{Timeout: testTimeout, Transport: testnet.H2Transport(nil)}
 		defer c.CloseIdleConnections()
 	}
 	req, err := http.NewRequest("GET", scheme+"://"+addr+"/", nil)

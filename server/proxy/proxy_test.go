@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,8 +16,10 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 const testTimeout = 20 * time.Second
@@ -33,10 +34,7 @@ type origin struct {
 
 func startOrigin(t *testing.T, h http.Handler, configure ...func(*http.Server)) *origin {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	o := &origin{addr: l.Addr().String()}
 	o.srv = &http.Server{Handler: h, ReadHeaderTimeout: testTimeout, ConnState: func(c net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -60,25 +58,11 @@ func startProxy(t *testing.T, uo UpstreamOptions, so server.Options) (string, *U
 // startProxyWith is startProxy with the proxy's options po.
 func startProxyWith(t *testing.T, uo UpstreamOptions, so server.Options, po Options) (string, *Upstream) {
 	t.Helper()
-	up, err := NewUpstream(uo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, uo)
 	so.Handler = New(up, po)
 	so.LoopProxy = testLoopProxy
 	s := server.New(so)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	return l.Addr().String(), up
+	return servetest.Serve(t, s, testEngine), up
 }
 
 func client(t *testing.T) *http.Client {
@@ -291,9 +275,7 @@ func TestSlowUpstreamAndDeadTarget(t *testing.T) {
 	}
 	// A target nobody listens on: the pool is down, 503 with
 	// Retry-After (issue 19; it was 502 before the upstream policy).
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	dead := l.Addr().String()
-	l.Close()
+	dead := testnet.FreeAddr(t)
 	addr2, _ := startProxy(t, UpstreamOptions{Targets: []string{dead}}, server.Options{})
 	resp, err = client(t).Get("http://" + addr2 + "/")
 	if err != nil {
@@ -450,25 +432,7 @@ func TestHugeBodiesStreamBounded(t *testing.T) {
 		}
 	}))
 	addr, _ := startProxy(t, UpstreamOptions{Targets: []string{o.addr}}, server.Options{Limits: server.Limits{MaxBodyBytes: -1}})
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-		}
-	}()
+	stopSampling := sampleHeapPeak(20 * time.Millisecond)
 	c := client(t)
 	c.Timeout = 5 * time.Minute
 	resp, err := c.Get("http://" + addr + "/big")
@@ -490,11 +454,39 @@ func TestHugeBodiesStreamBounded(t *testing.T) {
 	if received.Load() != size {
 		t.Fatalf("upload: origin received %d of %d", received.Load(), size)
 	}
-	close(stop)
-	wg.Wait()
 	const bound = 64 << 20
-	if p := peak.Load(); p > bound {
+	if p := stopSampling(); p > bound {
 		t.Errorf("heap in use peaked at %d MiB moving %d MiB each way; want < %d MiB", p>>20, size>>20, bound>>20)
+	}
+}
+
+// sampleHeapPeak reads the heap in use every interval, on a goroutine of
+// its own, until the returned stop is called; stop waits for that
+// goroutine and returns the highest value read.
+func sampleHeapPeak(every time.Duration) (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(every):
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak.Load()
 	}
 }
 
@@ -503,4 +495,17 @@ type zeroReader struct{}
 func (zeroReader) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// newUpstream builds an upstream from uo and closes it at cleanup; made
+// before the server that proxies to it, it closes after that server has
+// shut down.
+func newUpstream(t *testing.T, uo UpstreamOptions) *Upstream {
+	t.Helper()
+	up, err := NewUpstream(uo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(up.Close)
+	return up
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/internal/faultsrv"
 	"github.com/simdedge/simdedge/server/upstream"
@@ -135,19 +136,6 @@ func TestBlackHoleBounded(t *testing.T) {
 	}
 }
 
-// waitFor polls cond every few milliseconds until it holds or limit
-// passes, and returns how long it took (or false).
-func waitFor(limit time.Duration, cond func() bool) (time.Duration, bool) {
-	start := time.Now()
-	for time.Since(start) < limit {
-		if cond() {
-			return time.Since(start), true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return time.Since(start), false
-}
-
 // TestActiveHealth: a target failing its checks is out within
 // unhealthy_after x interval and back within healthy_after x interval of
 // passing; while out, no request goes to it (retries and passive health
@@ -165,7 +153,7 @@ func TestActiveHealth(t *testing.T) {
 	}, a)
 	target := up.Pool().Targets()[0]
 	bs[0].Set(faultsrv.Behavior{Kind: faultsrv.Status, Status: 500})
-	took, ok := waitFor(3*interval+slack, func() bool { return !target.Available() })
+	took, ok := testnet.Poll(3*interval+slack, func() bool { return !target.Available() })
 	if !ok {
 		t.Fatalf("failing target still available after %v (window %v)", took, 3*interval)
 	}
@@ -177,7 +165,7 @@ func TestActiveHealth(t *testing.T) {
 		}
 	}
 	bs[0].Set(faultsrv.Behavior{})
-	took, ok = waitFor(2*interval+slack, target.Available)
+	took, ok = testnet.Poll(2*interval+slack, target.Available)
 	if !ok {
 		t.Fatalf("recovered target still out after %v (window %v)", took, 2*interval)
 	}
@@ -441,7 +429,7 @@ func TestQueueTimeout(t *testing.T) {
 				s, _, _ := send(t, c, "GET", "http://"+addr+"/", nil)
 				first <- s
 			}()
-			if _, ok := waitFor(testTimeout, func() bool { return held.Load() == 1 }); !ok {
+			if _, ok := testnet.Poll(testTimeout, func() bool { return held.Load() == 1 }); !ok {
 				t.Fatal("first request never reached the origin")
 			}
 			if tc.want == 200 {
@@ -535,17 +523,17 @@ func TestEjectedIdleNotReused(t *testing.T) {
 	target := up.Pool().Targets()[0]
 	bs[0].Set(faultsrv.Behavior{Kind: faultsrv.Status, Status: 500, Count: 1})
 	c := client(t)
-	if _, ok := waitFor(testTimeout, func() bool {
+	if _, ok := testnet.Poll(testTimeout, func() bool {
 		send(t, c, "GET", "http://"+addr+"/", nil)
 		return !target.Available()
 	}); !ok {
 		t.Fatal("target never ejected")
 	}
-	if _, ok := waitFor(testTimeout, target.Available); !ok {
+	if _, ok := testnet.Poll(testTimeout, target.Available); !ok {
 		t.Fatal("target never returned")
 	}
 	conns, reqs := bs[0].Conns(), bs[0].Requests()
-	if _, ok := waitFor(testTimeout, func() bool {
+	if _, ok := testnet.Poll(testTimeout, func() bool {
 		send(t, c, "GET", "http://"+addr+"/", nil)
 		return bs[0].Requests() > reqs
 	}); !ok {
@@ -606,29 +594,27 @@ func TestMessageTargetsPolicy(t *testing.T) {
 	}
 }
 
-// TestCapBoundsConcurrency: max_conns_per_target bounds the requests a
-// target sees at once; the requests beyond it wait in the queue (on the
-// loop too, woken by the releases) and are all served.
-func TestCapBoundsConcurrency(t *testing.T) {
-	testenv.CheckGoroutines(t)
-	const (
-		capacity = 2
-		clients  = 12
-	)
-	var cur, peak atomic.Int32
-	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// peakHandler answers "ok" after holding each request 20ms, and keeps in
+// peak the most requests it held at once.
+func peakHandler(peak *atomic.Int32) http.Handler {
+	var cur atomic.Int32
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := cur.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
 		time.Sleep(20 * time.Millisecond)
 		cur.Add(-1)
 		io.WriteString(w, "ok")
-	}))
-	addr, up := startProxy(t, UpstreamOptions{Targets: []string{o.addr},
-		Policy: upstream.Options{MaxConnsPerTarget: capacity, QueueTimeout: testTimeout}}, server.Options{})
+	})
+}
+
+// fanOut sends three GETs of / to addr from each of n clients at once,
+// each client on connections of its own, and returns how many were not
+// answered 200.
+func fanOut(t *testing.T, n int, addr string) int32 {
 	var wg sync.WaitGroup
 	var bad atomic.Int32
-	for range clients {
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -642,7 +628,23 @@ func TestCapBoundsConcurrency(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := bad.Load(); n > 0 {
+	return bad.Load()
+}
+
+// TestCapBoundsConcurrency: max_conns_per_target bounds the requests a
+// target sees at once; the requests beyond it wait in the queue (on the
+// loop too, woken by the releases) and are all served.
+func TestCapBoundsConcurrency(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	const (
+		capacity = 2
+		clients  = 12
+	)
+	var peak atomic.Int32
+	o := startOrigin(t, peakHandler(&peak))
+	addr, up := startProxy(t, UpstreamOptions{Targets: []string{o.addr},
+		Policy: upstream.Options{MaxConnsPerTarget: capacity, QueueTimeout: testTimeout}}, server.Options{})
+	if n := fanOut(t, clients, addr); n > 0 {
 		t.Errorf("%d requests failed, want all served from the queue", n)
 	}
 	if p := peak.Load(); p > capacity {

@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/rewrite"
 	"github.com/simdedge/simdedge/server/router"
 )
@@ -45,10 +47,7 @@ func fields(t *testing.T, side rewrite.Side, set, add [][2]string, remove ...str
 // proxy path.
 func startRewriteProxy(t *testing.T, target string) string {
 	t.Helper()
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{target}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{target}})
 	strip, _ := rewrite.StripPrefix("/api")
 	tab, err := router.New([]router.Route{{
 		Match: router.Match{PathRegex: regexp.MustCompile(`^/api/(v[0-9]+)/`), Headers: []router.HeaderMatch{{Name: "X-Tenant", Value: "blue"}}},
@@ -63,18 +62,7 @@ func startRewriteProxy(t *testing.T, target string) string {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: router.NewSwitch(tab), LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	return l.Addr().String()
+	return servetest.Serve(t, s, testEngine)
 }
 
 // TestRewriteProxy: issue 23's route on every engine and both proxy
@@ -145,12 +133,7 @@ func TestRewriteProxyCurl(t *testing.T) {
 		!strings.Contains(out, "X-Served-By: edge") {
 		t.Errorf("curl: %s", out)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := l.Addr().String()
-	l.Close()
+	dead := testnet.FreeAddr(t) // connections to it are refused
 	addr = startRewriteProxy(t, dead)
 	out = run("http://" + addr + "/api/v1/x")
 	if !strings.HasPrefix(out, "HTTP/1.1 50") || !strings.Contains(out, "X-Served-By: edge") || !strings.Contains(out, "X-Version: v1") {
@@ -169,20 +152,8 @@ func TestRewriteProxyZeroAlloc(t *testing.T) {
 		w.AddHeader("Server", "origin")
 		w.WriteString(string(r.Target()[:4]))
 	})})
-	ol, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go origin.ServeTCP(ol, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		origin.Shutdown(ctx)
-	})
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{ol.Addr().String()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	olAddr := servetest.Serve(t, origin, testEngine)
+	up := newUpstream(t, UpstreamOptions{Targets: []string{olAddr}})
 	strip, _ := rewrite.StripPrefix("/api")
 	tab, err := router.New([]router.Route{{
 		Match: router.Match{PathPrefix: "/api/"},
@@ -195,18 +166,7 @@ func TestRewriteProxyZeroAlloc(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: tab, LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	c, err := net.DialTimeout("tcp", l.Addr().String(), testTimeout)
+	c, err := net.DialTimeout("tcp", servetest.Serve(t, s, testEngine), testTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}

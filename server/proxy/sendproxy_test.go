@@ -2,11 +2,11 @@ package proxy
 
 import (
 	"context"
-	"net"
 	"net/netip"
 	"testing"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/proxyproto"
@@ -24,10 +24,7 @@ func TestSendProxyProtocol(t *testing.T) {
 		}),
 		TrustedProxies: access.NewPrefixes([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}),
 	})
-	ol, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ol := testnet.Listen(t)
 	go origin.ServeTCP(server.WithPolicy(ol, server.ListenerPolicy{ProxyProtocol: true}), testEngine)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)

@@ -3,13 +3,13 @@ package proxy
 import (
 	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 )
 
@@ -40,12 +40,7 @@ func TestTrailersForwarded(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := startOrigin(t, trailerOrigin)
 	addr, _ := startProxy(t, UpstreamOptions{Name: "app", Targets: []string{o.addr}}, server.Options{})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	br := bufio.NewReader(c)
 	for _, path := range []string{"/small", "/big"} {
 		for _, te := range []string{"TE: trailers\r\n", "TE: gzip;q=0.5, Trailers\r\n", ""} {
@@ -85,10 +80,7 @@ func TestTrailersForwarded(t *testing.T) {
 // with a Content-Length and no trailers for another client.
 func TestTrailersHeldBody(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	done := make(chan struct{})
 	t.Cleanup(func() { l.Close(); <-done })
 	go func() {
@@ -110,12 +102,7 @@ func TestTrailersHeldBody(t *testing.T) {
 		}
 	}()
 	addr, _ := startProxy(t, UpstreamOptions{Name: "app", Targets: []string{l.Addr().String()}}, server.Options{})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	br := bufio.NewReader(c)
 	for _, te := range []string{"TE: trailers\r\n", "", "TE: trailers\r\n"} {
 		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n"+te+"\r\n")

@@ -1,15 +1,13 @@
 package proxy
 
 import (
-	"bufio"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 )
 
@@ -47,7 +45,7 @@ func TestTrickledBodyProxied408(t *testing.T) {
 		{"chunked", "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", "1\r\nx\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, took, err := trickleTo(t, addr, tc.head, tc.unit)
+			status, took, err := testnet.Trickle(t, addr, tc.head, tc.unit, trickleEvery, trickleFor)
 			if err != nil {
 				t.Fatalf("no answer while trickling for %v: %v", trickleFor, err)
 			}
@@ -57,57 +55,9 @@ func TestTrickledBodyProxied408(t *testing.T) {
 			if took < trickleWindow {
 				t.Errorf("answered after %v, before the %v window", took, trickleWindow)
 			}
-			deadline := time.Now().Add(testTimeout)
-			for active.Load() > 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := active.Load(); n > 0 {
-				t.Errorf("%d upstream connections still open after the 408", n)
+			if _, ok := testnet.Poll(testTimeout, func() bool { return active.Load() == 0 }); !ok {
+				t.Errorf("%d upstream connections still open after the 408", active.Load())
 			}
 		})
 	}
-}
-
-// trickleTo sends head, then unit every trickleEvery until the server
-// answers or trickleFor passes; it returns the status and how long after
-// the head it came.
-func trickleTo(t *testing.T, addr, head, unit string) (int, time.Duration, error) {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	start := time.Now()
-	if _, err := io.WriteString(c, head); err != nil {
-		t.Fatal(err)
-	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tk := time.NewTicker(trickleEvery)
-		defer tk.Stop()
-		for time.Since(start) < trickleFor {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-			}
-			c.SetWriteDeadline(time.Now().Add(testTimeout))
-			if _, err := io.WriteString(c, unit); err != nil {
-				return
-			}
-		}
-	}()
-	defer func() { close(stop); <-done }()
-	c.SetReadDeadline(start.Add(trickleFor))
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return 0, 0, err
-	}
-	var status int
-	if _, err := fmt.Sscanf(line, "HTTP/1.1 %d", &status); err != nil {
-		return 0, 0, fmt.Errorf("status line %q", line)
-	}
-	return status, time.Since(start), nil
 }

@@ -5,12 +5,11 @@ package proxy
 import (
 	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 )
 
@@ -23,12 +22,7 @@ func TestLoopProxyIgnoredUpgrade(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	b := startTunnelBackend(t)
 	addr, up, _ := startLoopProxy(t, UpstreamOptions{Targets: []string{b.addr}}, server.Options{})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	br := bufio.NewReader(c)
 	for _, req := range []string{
 		"GET /x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n",

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"io"
 	"net"
@@ -14,8 +13,10 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/edgetls"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // tunnelBackend is a raw upstream that answers an upgrade request with 101
@@ -32,10 +33,7 @@ type tunnelBackend struct {
 
 func startTunnelBackend(t *testing.T) *tunnelBackend {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	return serveTunnelBackend(t, l)
 }
 
@@ -216,28 +214,10 @@ func TestUpgradeTunnelTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{b.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := newUpstream(t, UpstreamOptions{Targets: []string{b.addr}})
 	s := server.New(server.Options{Handler: New(up, Options{}), LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		s.ServeTLS(l, testEngine, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
-		close(done)
-	}()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		<-done
-		up.Close()
-	})
-	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", l.Addr().String(),
+	addr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", addr,
 		&tls.Config{ServerName: "a.example", RootCAs: ca.Pool})
 	if err != nil {
 		t.Fatal(err)
@@ -255,12 +235,7 @@ func TestUpgradeRefusedOrIgnored(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	b := startTunnelBackend(t)
 	addr, _ := startProxy(t, UpstreamOptions{Name: "ws", Targets: []string{b.addr}}, server.Options{})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	br := bufio.NewReader(c)
 	ask := func(req string) (*http.Response, string) {
 		t.Helper()
@@ -365,12 +340,7 @@ func TestTunnelIdleOff(t *testing.T) {
 	const header = 300 * time.Millisecond
 	addr, _ := startProxy(t, UpstreamOptions{Name: "ws", Targets: []string{b.addr}, ResponseHeaderTimeout: header},
 		server.Options{Timeouts: server.Timeouts{TunnelIdle: -1, ReadHeader: header}})
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	io.WriteString(c, wsHandshake)
 	br := bufio.NewReader(c)
 	if h := readHeadString(t, br); !strings.HasPrefix(h, "HTTP/1.1 101 ") {
@@ -416,12 +386,7 @@ func TestUpgradeRefusedByTargets(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := startH2Origin(t, false)
 	addr, _ := startH2Proxy(t, []string{o.addr}, o)
-	c, err := net.DialTimeout("tcp", addr, testTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := testnet.Dial(t, addr, testTimeout)
 	io.WriteString(c, wsHandshake)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"io"
 	"log/slog"
@@ -16,8 +15,10 @@ import (
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/edgetls"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/upstream"
 )
 
@@ -106,18 +107,8 @@ func startTLSProxy(t *testing.T, addr string, o edgetls.ClientOptions) (string, 
 func startProxyHandler(t *testing.T, up *Upstream, log *slog.Logger) string {
 	t.Helper()
 	s := server.New(server.Options{Handler: New(up, Options{Logger: log}), LoopProxy: testLoopProxy})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(l, testEngine)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		up.Close()
-	})
-	return l.Addr().String()
+	t.Cleanup(up.Close) // after the server has shut down
+	return servetest.Serve(t, s, testEngine)
 }
 
 func fetch(t *testing.T, c *http.Client, edge string) (int, string) {
@@ -279,7 +270,7 @@ func TestHTTPSUpstreamActiveHealth(t *testing.T) {
 			up.Start()
 			target := up.Pool().Targets()[0]
 			if tc.available {
-				took, ok := waitFor(wait, func() bool {
+				took, ok := testnet.Poll(wait, func() bool {
 					be.mu.Lock()
 					defer be.mu.Unlock()
 					return be.checks >= 2
@@ -292,7 +283,7 @@ func TestHTTPSUpstreamActiveHealth(t *testing.T) {
 				}
 				return
 			}
-			if took, ok := waitFor(wait, func() bool { return !target.Available() }); !ok {
+			if took, ok := testnet.Poll(wait, func() bool { return !target.Available() }); !ok {
 				t.Fatalf("target with an unverifiable certificate still in after %v", took)
 			}
 		})

@@ -2,14 +2,14 @@ package router
 
 import (
 	"bufio"
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // The echo route's answers to bodies it cannot take (issue 18), on each
@@ -21,16 +21,7 @@ func TestEchoRejectsBodies(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: tab, Limits: server.Limits{MaxBodyBytes: 10}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(ln, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
+	addr := servetest.Serve(t, s, testEngine)
 	for _, tc := range []struct {
 		name, req string
 		status    int
@@ -41,12 +32,7 @@ func TestEchoRejectsBodies(t *testing.T) {
 		{"fragment", "GET /echo#f HTTP/1.1\r\nHost: x\r\n\r\n", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(10 * time.Second))
+			c := testnet.Dial(t, addr, 10*time.Second)
 			io.WriteString(c, tc.req)
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 			if err != nil {

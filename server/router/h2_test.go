@@ -2,10 +2,8 @@ package router
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -13,7 +11,9 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // startH2CRouter serves a table with a respond route (/r) and an echo
@@ -29,20 +29,7 @@ func startH2CRouter(t *testing.T) string {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: tab})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.EnableH2C(ln)
-	done := make(chan error, 1)
-	go func() { done <- s.ServeTCP(ln, testEngine) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		<-done
-	})
-	return ln.Addr().String()
+	return servetest.ServeH2C(t, s, testEngine)
 }
 
 type h2Echoed struct {
@@ -55,7 +42,7 @@ type h2Echoed struct {
 // client, curl --http2-prior-knowledge and nghttp over h2c.
 func TestH2RouterClients(t *testing.T) {
 	addr := startH2CRouter(t)
-	c := &http.Client{Timeout: 10 * time.Second, Transport: h2Transport(nil)}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: testnet.H2Transport(nil)}
 	resp, err := c.Post("http://"+addr+"/echo?x=1", "text/plain", strings.NewReader(strings.Repeat("b", 100000)))
 	if err != nil {
 		t.Fatal(err)
@@ -103,16 +90,4 @@ func TestH2RouterClients(t *testing.T) {
 	if out != "responded\n" {
 		t.Errorf("nghttp body: %q", out)
 	}
-}
-
-// h2Transport is net/http's HTTP/2 client (x/net/http2's, bundled):
-// h2c with prior knowledge when cfg is nil, else h2 over TLS only.
-func h2Transport(cfg *tls.Config) *http.Transport {
-	var p http.Protocols
-	if cfg == nil {
-		p.SetUnencryptedHTTP2(true)
-	} else {
-		p.SetHTTP2(true)
-	}
-	return &http.Transport{Protocols: &p, TLSClientConfig: cfg}
 }

@@ -1,15 +1,14 @@
 package router
 
 import (
-	"context"
 	"crypto/tls"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testcert"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 )
 
 // TestHSTS: a route's Strict-Transport-Security is sent on TLS listeners
@@ -30,21 +29,8 @@ func TestHSTS(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := server.New(server.Options{Handler: tab})
-	plain, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	secure, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(plain, testEngine)
-	go s.ServeTLS(secure, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
+	plainAddr := servetest.Serve(t, s, testEngine)
+	secureAddr := servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}})
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "edge.example"}}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
@@ -52,11 +38,11 @@ func TestHSTS(t *testing.T) {
 	for _, tc := range []struct {
 		url, hsts string
 	}{
-		{"http://" + plain.Addr().String() + "/hsts", ""},
-		{"http://" + plain.Addr().String() + "/handler", ""},
-		{"https://" + secure.Addr().String() + "/hsts", want},
-		{"https://" + secure.Addr().String() + "/handler", want},
-		{"https://" + secure.Addr().String() + "/plain", ""},
+		{"http://" + plainAddr + "/hsts", ""},
+		{"http://" + plainAddr + "/handler", ""},
+		{"https://" + secureAddr + "/hsts", want},
+		{"https://" + secureAddr + "/handler", want},
+		{"https://" + secureAddr + "/plain", ""},
 	} {
 		resp, err := c.Get(tc.url)
 		if err != nil {

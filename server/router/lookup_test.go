@@ -3,7 +3,6 @@ package router
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/proxy"
@@ -31,10 +31,7 @@ func TestOneLookupPerRequest(t *testing.T) {
 	lookupHook = func() { lookups.Add(1) }
 	t.Cleanup(func() { lookupHook = nil }) // runs last: after every server stopped
 
-	origin, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	origin := testnet.Listen(t)
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Write([]byte("origin"))
@@ -70,10 +67,7 @@ func TestOneLookupPerRequest(t *testing.T) {
 	}
 	for _, loopProxy := range []bool{false, true} {
 		s := server.New(server.Options{Handler: NewSwitch(tab), LoopProxy: loopProxy})
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ln := testnet.Listen(t)
 		s.EnableH2C(ln)
 		ml := servertest.NewMessageListener(1 << 16)
 		done := make(chan error, 2)
@@ -82,7 +76,7 @@ func TestOneLookupPerRequest(t *testing.T) {
 		for _, tr := range []struct {
 			name string
 			rt   *http.Transport
-		}{{"http/1.1", &http.Transport{}}, {"h2c", h2Transport(nil)}} {
+		}{{"http/1.1", &http.Transport{}}, {"h2c", testnet.H2Transport(nil)}} {
 			c := &http.Client{Transport: tr.rt, Timeout: 10 * time.Second}
 			for _, p := range paths {
 				tr.rt.CloseIdleConnections()

@@ -1,7 +1,6 @@
 package router
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,7 +10,9 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/pathnorm"
 )
 
@@ -44,19 +45,8 @@ var normCases = []struct{ target, status, echoed string }{
 func TestPathNormalizedRouter(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: NewSwitch(normTable(t))})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.EnableH2C(ln)
-	go s.ServeTCP(ln, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
-	addr := ln.Addr().String()
-	h2 := &http.Client{Timeout: 10 * time.Second, Transport: h2Transport(nil)}
+	addr := servetest.ServeH2C(t, s, testEngine)
+	h2 := &http.Client{Timeout: 10 * time.Second, Transport: testnet.H2Transport(nil)}
 	defer h2.CloseIdleConnections()
 	for _, c := range normCases {
 		// HTTP/1.1, raw bytes.
@@ -116,22 +106,8 @@ func checkNorm(t *testing.T, proto, target, status, echoed, out string) {
 func TestZeroAllocNormalized(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: normTable(t)})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(ln, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	addr := servetest.Serve(t, s, testEngine)
+	c := testnet.Dial(t, addr, 10*time.Second)
 	for _, req := range []string{
 		"GET /pub/../admin/x HTTP/1.1\r\nHost: localhost\r\n\r\n",
 		"GET //pub/./%61/b HTTP/1.1\r\nHost: localhost\r\n\r\n",
@@ -159,25 +135,13 @@ func TestZeroAllocNormalized(t *testing.T) {
 func TestListenerPaths(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: normTable(t)})
-	off, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	on, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	off := testnet.Listen(t)
 	s.SetListenerPaths(off, &pathnorm.Options{Off: true})
-	go s.ServeTCP(off, testEngine)
-	go s.ServeTCP(on, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
+	offAddr := servetest.ServeListener(t, s, off, testEngine)
+	onAddr := servetest.Serve(t, s, testEngine)
 	for _, c := range []struct {
 		addr, status, echoed string
-	}{{off.Addr().String(), "200", "/pub/../admin/x"}, {on.Addr().String(), "403", ""}} {
+	}{{offAddr, "200", "/pub/../admin/x"}, {onAddr, "403", ""}} {
 		conn, err := net.Dial("tcp", c.addr)
 		if err != nil {
 			t.Fatal(err)

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/rewrite"
 )
 
@@ -141,10 +143,7 @@ func startPolicyServer(t *testing.T) string {
 func startPolicyServerStop(t *testing.T) (addr string, stop func()) {
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: NewSwitch(policyTable(t))})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testnet.Listen(t)
 	s.EnableH2C(ln) // HTTP/1.1 as before; TestPolicyNetHTTP also speaks h2c
 	done := make(chan struct{})
 	go func() {
@@ -186,8 +185,7 @@ func TestPolicyNetHTTP(t *testing.T) {
 		tr := &http.Transport{}
 		name := "http1"
 		if h2 { // the same over HTTP/2 streams (h2c)
-			tr.Protocols = new(http.Protocols)
-			tr.Protocols.SetUnencryptedHTTP2(true)
+			tr = testnet.H2Transport(nil)
 			name = "h2c"
 		}
 		t.Run(name, func(t *testing.T) { policyNetHTTP(t, tr) })
@@ -292,12 +290,7 @@ func TestPolicyCurl(t *testing.T) {
 func TestPolicyInjection(t *testing.T) {
 	addr, stop := startPolicyServerStop(t)
 	t.Cleanup(stop)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := testnet.Dial(t, addr, 10*time.Second)
 	br := bufio.NewReader(c)
 	io.WriteString(c, "GET /inj/v1%0d%0aSet-Cookie:%20x=1/ HTTP/1.1\r\nHost: h\r\n\r\n")
 	resp, err := http.ReadResponse(br, nil)
@@ -318,12 +311,7 @@ func TestPolicyInjection(t *testing.T) {
 	orig := requestID
 	t.Cleanup(func() { requestID = orig })
 	requestID = func(*server.Request) []byte { return []byte("id\r\nSet-Cookie: x=1") }
-	c2, err := net.Dial("tcp", startPolicyServer(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	c2.SetDeadline(time.Now().Add(10 * time.Second))
+	c2 := testnet.Dial(t, startPolicyServer(t), 10*time.Second)
 	br = bufio.NewReader(c2)
 	for _, target := range []string{"/inj/x", "/idredirect"} {
 		io.WriteString(c2, "GET "+target+" HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -360,22 +348,8 @@ func TestPolicyZeroAlloc(t *testing.T) {
 	}
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: tab})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(ln, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	addr := servetest.Serve(t, s, testEngine)
+	c := testnet.Dial(t, addr, 10*time.Second)
 	for _, req := range []string{
 		"GET /api/x?y HTTP/1.1\r\nHost: localhost\r\nX-Debug: 1\r\n\r\n",
 		"GET /r/x?y HTTP/1.1\r\nHost: localhost\r\n\r\n",

@@ -3,17 +3,17 @@ package router
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/servertest"
 )
 
@@ -143,22 +143,8 @@ func TestZeroAllocRouted(t *testing.T) {
 	})
 	testenv.CheckGoroutines(t)
 	s := server.New(server.Options{Handler: tab})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeTCP(ln, testEngine)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	addr := servetest.Serve(t, s, testEngine)
+	c := testnet.Dial(t, addr, 10*time.Second)
 	for _, req := range []string{
 		"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n",
 		"POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nhi",

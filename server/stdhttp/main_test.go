@@ -2,7 +2,6 @@ package stdhttp_test
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"io"
 	"net"
@@ -11,8 +10,10 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testcert"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/internal/enginetest"
+	"github.com/simdedge/simdedge/server/internal/servetest"
 	"github.com/simdedge/simdedge/server/stdhttp"
 )
 
@@ -47,30 +48,17 @@ func serveOn(t *testing.T, h http.Handler, o server.Options, tlsCfg *tls.Config)
 	t.Helper()
 	o.Handler = stdhttp.Handler(h)
 	s := server.New(o)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if tlsCfg != nil {
-		go s.ServeTLS(ln, testEngine, server.TLSOptions{Config: tlsCfg})
-	} else {
-		s.EnableH2C(ln)
-		go s.ServeTCP(ln, testEngine)
+		return servetest.ServeTLS(t, s, testEngine, server.TLSOptions{Config: tlsCfg})
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	return ln.Addr().String()
+	return servetest.ServeH2C(t, s, testEngine)
 }
 
 // client returns an HTTP/1.1 client, or an h2c one.
 func client(t *testing.T, h2c bool) *http.Client {
-	tr := &http.Transport{Protocols: new(http.Protocols)}
-	if h2c {
-		tr.Protocols.SetUnencryptedHTTP2(true)
-	} else {
+	tr := testnet.H2Transport(nil)
+	if !h2c {
+		tr = &http.Transport{Protocols: new(http.Protocols)}
 		tr.Protocols.SetHTTP1(true)
 	}
 	t.Cleanup(tr.CloseIdleConnections)

@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/simdedge/simdedge/internal/testnet"
 )
 
 // TestRecorder: the recorder keeps request lines as sent, malformed or
@@ -59,10 +61,7 @@ func TestRecorder(t *testing.T) {
 // h2cServer is a net/http server that speaks h2c with prior knowledge and
 // answers 204: a server that refuses malformed requests its own way.
 func h2cServer(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testnet.Listen(t)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusNoContent)
@@ -79,11 +78,7 @@ func h2cServer(t *testing.T) string {
 // does that refuses everything: its side first, then, after reading what
 // the client still sends for a moment, the connection.
 func refusingServer(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := testnet.Listen(t)
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -148,12 +143,7 @@ func TestH2Request(t *testing.T) {
 	if out := h2Request(refusingServer(t), false, requestFields("http", "/")); out.String() != "GOAWAY ENHANCE_YOUR_CALM" {
 		t.Errorf("refusing server: %s, want GOAWAY ENHANCE_YOUR_CALM", out)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
-	if out := h2Request(l.Addr().String(), false, requestFields("http", "/")); out.err == nil {
+	if out := h2Request(testnet.FreeAddr(t), false, requestFields("http", "/")); out.err == nil {
 		t.Errorf("closed port: %s, want an error", out)
 	}
 }
