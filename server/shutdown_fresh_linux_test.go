@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/internal/memnet"
 	"github.com/simdedge/simdedge/server/metrics"
 )
@@ -47,7 +48,7 @@ func testShutdownSparesFresh(t *testing.T, h Handler) {
 	silent := dial(t, addr)
 	// Both accepted (not merely queued in the backlog, which closing the
 	// listener would reset).
-	waitFor(t, "two accepted connections", func() bool {
+	testnet.WaitFor(t, testTimeout, "two accepted connections", func() bool {
 		ls := set.Listeners()
 		return len(ls) == 1 && ls[0].Totals().Opened == 2
 	})
@@ -58,7 +59,7 @@ func testShutdownSparesFresh(t *testing.T, h Handler) {
 		defer cancel()
 		shut <- s.Shutdown(ctx)
 	}()
-	waitFor(t, "Shutdown to begin", s.closing.Load)
+	testnet.WaitFor(t, testTimeout, "Shutdown to begin", s.closing.Load)
 	time.Sleep(freshRace)
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	resp, body := readResponse(t, bufio.NewReader(c), "GET")
@@ -113,7 +114,7 @@ func TestShutdownServesLateAccept(t *testing.T) {
 		defer cancel()
 		shut <- s.Shutdown(ctx)
 	}()
-	waitFor(t, "Shutdown to begin", s.closing.Load)
+	testnet.WaitFor(t, testTimeout, "Shutdown to begin", s.closing.Load)
 	client, srv := net.Pipe()
 	defer client.Close()
 	client.SetDeadline(time.Now().Add(testTimeout))
