@@ -33,29 +33,8 @@ mkdir -p "$OUT"
 
 # Ports (127.0.0.1), apart from run.sh's and rewrite.sh's.
 P_BACKEND=19280
-mkdir -p "$W/nginx/logs"
-cat >"$W/nginx/nginx.conf" <<NGINX
-daemon off;
-master_process off;
-worker_processes 1;
-error_log $W/nginx/logs/error.log warn;
-pid $W/nginx/nginx.pid;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $W/nginx; proxy_temp_path $W/nginx; fastcgi_temp_path $W/nginx; uwsgi_temp_path $W/nginx; scgi_temp_path $W/nginx;
-	keepalive_requests 1000000;
-	server { listen 127.0.0.1:$P_BACKEND; location / { default_type text/plain; return 200 "ok\n"; } }
-}
-NGINX
-
-start() { # name cpu cmd...
-	local name=$1 cpu=$2
-	shift 2
-	taskset -c "$cpu" "$@" >"$W/$name.out" 2>&1 &
-	PIDS+=($!)
-	eval "PID_$name=$!"
-}
+. bench/load/lib.sh
+nginx_conf nginx "listen 127.0.0.1:$P_BACKEND; $NGINX_OK"
 start backend 1 nginx -p "$W/nginx" -c "$W/nginx/nginx.conf"
 
 # name -> port, build, path, engine
@@ -96,8 +75,6 @@ for n in "${NAMES[@]}"; do
 	curl -sf -o /dev/null "http://127.0.0.1:$p${pre}x" || { echo "$n on $p not answering" >&2; exit 1; }
 done
 
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
 echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD) vs $SIMDEDGE_BASE; rounds=$ROUNDS duration=$DURATION conns=$CONNS; $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 for r in $(seq "$ROUNDS"); do
 	echo "## round $r"

@@ -40,27 +40,8 @@ routes:
     response_headers: {remove: [Server]}
     proxy: {upstream: backend}
 YAML
-mkdir -p "$W/nginx/logs"
-cat > "$W/nginx/nginx.conf" <<NGINX
-daemon off;
-master_process off;
-worker_processes 1;
-error_log $W/nginx/logs/error.log warn;
-pid $W/nginx/nginx.pid;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $W/nginx; proxy_temp_path $W/nginx; fastcgi_temp_path $W/nginx; uwsgi_temp_path $W/nginx; scgi_temp_path $W/nginx;
-	keepalive_requests 1000000;
-	server { listen 127.0.0.1:$P_BACKEND; location / { default_type text/plain; return 200 "ok\n"; } }
-}
-NGINX
-start() { # name cpu cmd...
-	local name=$1 cpu=$2; shift 2
-	taskset -c "$cpu" "$@" >"$W/$name.out" 2>&1 &
-	PIDS+=($!)
-	eval "PID_$name=$!"
-}
+. bench/load/lib.sh
+nginx_conf nginx "listen 127.0.0.1:$P_BACKEND; $NGINX_OK"
 start backend 1 nginx -p "$W/nginx" -c "$W/nginx/nginx.conf"
 start plain 0 "$W/simdedge" serve -config "$W/plain.yaml"
 start policy 0 "$W/simdedge" serve -config "$W/policy.yaml"
@@ -76,8 +57,6 @@ for p in $PORTS; do
 done
 curl -sfi "http://127.0.0.1:$P_POLICY$URL" | grep -qi '^server:' && { echo "policy route kept Server"; exit 1; }
 
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
 run() { # name pid port
 	local t0 t1 out reqs rps
 	t0=$(ticks "$2")

@@ -43,37 +43,12 @@ routes:
     proxy: {upstream: backend}
 YAML
 
-nginx_conf() { # name port body
-	mkdir -p "$W/$1/logs"
-	cat > "$W/$1/nginx.conf" <<NGINX
-daemon off;
-master_process off;
-worker_processes 1;
-error_log $W/$1/logs/error.log warn;
-pid $W/$1/nginx.pid;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $W/$1; proxy_temp_path $W/$1; fastcgi_temp_path $W/$1; uwsgi_temp_path $W/$1; scgi_temp_path $W/$1;
-	keepalive_requests 1000000;
-	upstream backend { server 127.0.0.1:$P_BACKEND; keepalive 128; }
-	server {
-		listen 127.0.0.1:$2;
-		location / { $3 }
-	}
-}
-NGINX
-}
-nginx_conf nginx-origin $P_NGINX 'default_type text/plain; return 200 "ok\n";'
-nginx_conf nginx-backend $P_BACKEND 'default_type text/plain; return 200 "ok\n";'
-nginx_conf nginx-proxy $P_NGINX_PROXY 'proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection "";'
+. bench/load/lib.sh
+nginx_conf nginx-origin "listen 127.0.0.1:$P_NGINX; $NGINX_OK"
+nginx_conf nginx-backend "listen 127.0.0.1:$P_BACKEND; $NGINX_OK"
+nginx_conf nginx-proxy "listen 127.0.0.1:$P_NGINX_PROXY; location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\"; }" \
+	"upstream backend { server 127.0.0.1:$P_BACKEND; keepalive 128; }"
 
-start() { # name cpu cmd...
-	local name=$1 cpu=$2; shift 2
-	taskset -c "$cpu" "$@" >"$W/$name.out" 2>&1 &
-	PIDS+=($!)
-	eval "PID_$name=$!"
-}
 start backend 1 nginx -p "$W/nginx-backend" -c "$W/nginx-backend/nginx.conf"
 start simdedge 0 "$W/simdedge" serve -config "$W/origin.yaml"
 start nethttp 0 "$W/peers" -kind nethttp -listen 127.0.0.1:$P_NETHTTP
@@ -87,8 +62,6 @@ for p in $P_SIMDEDGE $P_NETHTTP $P_FASTHTTP $P_NGINX $P_SD_PROXY $P_NGINX_PROXY 
 	curl -sf -o /dev/null "http://127.0.0.1:$p/healthz" || { echo "server on $p not answering"; exit 1; }
 done
 
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
 run() { # name pid port
 	local t0 t1 out reqs rps
 	t0=$(ticks "$2")

@@ -46,34 +46,8 @@ sd_conf "$W/a.yaml" $P_A loop 1
 sd_conf "$W/b.yaml" $P_B loop 1
 sd_conf "$W/g.yaml" $P_G goroutine 1
 sd_conf "$W/plain.yaml" $P_PLAIN loop 0
-mkdir -p "$W/nginx/logs"
-cat >"$W/nginx/nginx.conf" <<NGINX
-daemon off;
-master_process off;
-worker_processes 1;
-error_log $W/nginx/logs/error.log warn;
-pid $W/nginx/nginx.pid;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $W/nginx; proxy_temp_path $W/nginx; fastcgi_temp_path $W/nginx; uwsgi_temp_path $W/nginx; scgi_temp_path $W/nginx;
-	keepalive_requests 100000000;
-	server {
-		listen 127.0.0.1:$P_NGINX ssl;
-		ssl_certificate $W/cert.pem;
-		ssl_certificate_key $W/key.pem;
-		ssl_protocols TLSv1.3;
-		location / { default_type text/plain; return 200 "ok\n"; }
-	}
-}
-NGINX
-
-start() { # name cpu cmd...
-	local name=$1 cpu=$2; shift 2
-	taskset -c "$cpu" "$@" >"$W/$name.out" 2>&1 &
-	PIDS+=($!)
-	eval "PID_$name=$!"
-}
+. bench/load/lib.sh
+nginx_conf nginx "listen 127.0.0.1:$P_NGINX ssl; ssl_certificate $W/cert.pem; ssl_certificate_key $W/key.pem; ssl_protocols TLSv1.3; $NGINX_OK"
 start loopA 0 "$W/simdedge" serve -config "$W/a.yaml"
 start loopB 0 env SIMDEDGE_LOOP_TLS=off "$W/simdedge" serve -config "$W/b.yaml"
 start goroutine 0 "$W/simdedge" serve -config "$W/g.yaml"
@@ -84,8 +58,6 @@ for u in https://127.0.0.1:$P_A https://127.0.0.1:$P_B https://127.0.0.1:$P_G ht
 	curl -sfk --tlsv1.3 -o /dev/null "$u/healthz" || { echo "server at $u not answering"; exit 1; }
 done
 
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
 run() { # name pid url
 	local t0 t1 out reqs rps
 	t0=$(ticks "$2")
