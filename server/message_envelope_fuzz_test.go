@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/simdedge/simdedge/parse/json/envelope"
+	"github.com/simdedge/simdedge/server/pathnorm"
 )
 
 // envelopeFuzzServer answers with what the handler saw, one field a line:
@@ -145,11 +146,17 @@ func FuzzServeEnvelopeFields(f *testing.F) {
 
 // handlerView is what envelopeFuzzServer's handler answers for a served
 // envelope: its fields, values trimmed of optional whitespace (RFC 9110
-// §5.5, as the parser does for a request on the wire).
+// §5.5, as the parser does for a request on the wire), and the target in
+// its normal form (the server's default path options, as for a request on
+// the wire: "/." reaches the handler as "/").
 func handlerView(v *envelope.View) []byte {
 	var b []byte
 	b = append(append(b, v.Method()...), '\n')
-	b = append(append(b, v.Target()...), '\n')
+	target, _, err := pathnorm.Target(nil, v.Target(), &pathnorm.Options{})
+	if err != nil {
+		target = v.Target()
+	}
+	b = append(append(b, target...), '\n')
 	for i := range v.NumHeaders() {
 		name, value := v.Header(i)
 		b = append(append(b, name...), ": "...)
