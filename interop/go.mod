@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	github.com/miekg/dns v1.1.73 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
