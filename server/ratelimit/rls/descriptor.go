@@ -138,13 +138,19 @@ func Expand(ds []Descriptor, env *rewrite.Env) [][]Value {
 	return out
 }
 
-// clean makes b a bounded UTF-8 string.
+// clean makes b a UTF-8 string of at most MaxValueLen bytes, cut at a
+// rune boundary.
 func clean(b []byte) string {
-	if len(b) > MaxValueLen {
-		b = b[:MaxValueLen]
+	s := string(b[:min(len(b), 4*MaxValueLen)])
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	if utf8.Valid(b) {
-		return string(b)
+	if len(s) <= MaxValueLen {
+		return s
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	n := MaxValueLen
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
