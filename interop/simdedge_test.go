@@ -74,11 +74,17 @@ func freePort(t testing.TB) int {
 func startSimdedge(t testing.TB, conf, addr string) (stop func()) {
 	t.Helper()
 	needBinary(t)
+	return startSimdedgeBin(t, simdedgeBin, conf, addr)
+}
+
+// startSimdedgeBin is startSimdedge with another build of the binary.
+func startSimdedgeBin(t testing.TB, bin, conf, addr string) (stop func()) {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "simdedge.yaml")
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(simdedgeBin, "serve", "-config", file)
+	cmd := exec.Command(bin, "serve", "-config", file)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
