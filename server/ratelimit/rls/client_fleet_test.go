@@ -125,3 +125,33 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("no domain: %v", err)
 	}
 }
+
+// BenchmarkLimit is one ShouldRateLimit round trip over loopback to an
+// in-process service that answers at once: the client's share of a
+// limited request's cost (expansion, marshalling, gRPC, the wait), with
+// the service's own work in the same process. The reference service with
+// Redis adds its own: bench/load/globalrl.sh measures that end to end.
+func BenchmarkLimit(b *testing.B) {
+	s := &service{n: 1 << 62}
+	ln := testnet.Listen(b)
+	g := grpc.NewServer()
+	rlsv3.RegisterRateLimitServiceServer(g, s)
+	go g.Serve(ln)
+	b.Cleanup(g.Stop)
+	c, err := New(Options{Address: ln.Addr().String(), Domain: "edge",
+		Descriptors: []Descriptor{desc("remote_address", "{client_ip}")}, Timeout: callWait})
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := &rewrite.Env{ClientIP: []byte("192.0.2.1"), Path: []byte("/x")}
+	c.Limit(env) // connect
+	b.ReportAllocs()
+	for b.Loop() {
+		if st, _ := c.Limit(env); st != 0 {
+			b.Fatal(st)
+		}
+		s.mu.Lock()
+		s.reqs = s.reqs[:0] // the fake keeps what it is asked
+		s.mu.Unlock()
+	}
+}
