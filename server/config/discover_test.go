@@ -1,8 +1,15 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/simdedge/simdedge/internal/testdns"
+	"github.com/simdedge/simdedge/server/router"
+	"github.com/simdedge/simdedge/server/upstream"
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 // resolve and dns+srv:// targets (issue 32): accepted with their defaults,
@@ -54,5 +61,76 @@ func TestResolveFailureFailsBuild(t *testing.T) {
 	}
 	if _, err := c.Build(BuildOptions{}); err == nil || !strings.Contains(err.Error(), "upstreams[0].resolve: cannot resolve") {
 		t.Fatalf("build error %v, want cannot resolve", err)
+	}
+}
+
+// discoverWait bounds waiting for a watcher to report a change (TTL 1 s).
+const discoverWait = 15 * time.Second
+
+// TestDiscoveryRefreshKeepsTargets: a changed DNS answer signals
+// OnDiscover; Refresh then builds the new snapshot as a reload does: the
+// target that stays is the same policy target (its health state, counters
+// and idle connections carried), the one that left is retired by the old
+// snapshot's Close, the watcher carries over without a lookup, and the
+// router serves the new table.
+func TestDiscoveryRefreshKeepsTargets(t *testing.T) {
+	z := testdns.NewZone(1)
+	z.SetA("api.test", "127.0.0.2", "127.0.0.3")
+	dns := testdns.Serve(t, z)
+	c, err := Parse([]byte(fmt.Sprintf("upstreams: [{name: api, targets: ['api.test:9'], resolve: {servers: ['%s'], family: ipv4}}]\nroutes: [{proxy: {upstream: api}}]\n", dns)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signal := make(chan struct{}, 1)
+	o := BuildOptions{OnDiscover: func() {
+		select {
+		case signal <- struct{}{}:
+		default:
+		}
+	}}
+	s1, err := c.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := router.NewSwitch(s1.Table)
+	s1.Start(nil)
+	old := map[string]*upstream.Target{}
+	for _, tg := range s1.Upstreams["api"].Pool().Targets() {
+		old[tg.Address()] = tg
+	}
+	if len(old) != 2 || old["127.0.0.2:9"] == nil {
+		t.Fatalf("first answer: %v", old)
+	}
+	z.SetA("api.test", "127.0.0.3", "127.0.0.4")
+	select {
+	case <-signal:
+	case <-time.After(discoverWait):
+		t.Fatal("no discovery change signalled")
+	}
+	questions := z.Count(dnsmessage.TypeA)
+	o.Previous = s1
+	s2, err := c.Refresh(o, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if z.Count(dnsmessage.TypeA) != questions {
+		t.Error("the rebuild looked the names up again instead of taking the watcher's answer")
+	}
+	got := map[string]*upstream.Target{}
+	for _, tg := range s2.Upstreams["api"].Pool().Targets() {
+		got[tg.Address()] = tg
+	}
+	if len(got) != 2 || got["127.0.0.4:9"] == nil || got["127.0.0.3:9"] != old["127.0.0.3:9"] {
+		t.Errorf("after the change: %v; the staying target must be the same one", got)
+	}
+	if !old["127.0.0.2:9"].Retired() {
+		t.Error("the departed target was not retired (its connections would be reused)")
+	}
+	if got["127.0.0.3:9"].Retired() {
+		t.Error("the staying target was retired")
+	}
+	if s2.discovery["api"] != s1.discovery["api"] {
+		t.Error("the watcher did not carry over")
 	}
 }

@@ -67,30 +67,38 @@ func exchange(ctx context.Context, server, name string, typ dnsmessage.Type) ([]
 	if err != nil {
 		return nil, err
 	}
-	var p dnsmessage.Parser
-	h, err := p.Start(ans)
-	if err != nil || h.ID != id || !h.Response {
-		return nil, ErrBadAnswer
-	}
-	if h.Truncated {
+	recs, truncated, err := parseAnswer(ans, id)
+	if truncated {
 		if ans, err = roundTrip(ctx, "tcp", server, msg); err != nil {
 			return nil, err
 		}
-		if h, err = p.Start(ans); err != nil || h.ID != id || !h.Response {
-			return nil, ErrBadAnswer
-		}
+		recs, _, err = parseAnswer(ans, id)
+	}
+	return recs, err
+}
+
+// parseAnswer reads an answer to the query id: its answer and additional
+// records, or whether it was truncated (then the caller asks over TCP).
+// The bytes come from the network: every malformation is ErrBadAnswer.
+func parseAnswer(ans []byte, id uint16) (out []record, truncated bool, err error) {
+	var p dnsmessage.Parser
+	h, err := p.Start(ans)
+	if err != nil || h.ID != id || !h.Response {
+		return nil, false, ErrBadAnswer
+	}
+	if h.Truncated {
+		return nil, true, nil
 	}
 	switch h.RCode {
 	case dnsmessage.RCodeSuccess:
 	case dnsmessage.RCodeNameError:
-		return nil, ErrNXDomain
+		return nil, false, ErrNXDomain
 	default:
-		return nil, ErrServFail
+		return nil, false, ErrServFail
 	}
 	if err := p.SkipAllQuestions(); err != nil {
-		return nil, ErrBadAnswer
+		return nil, false, ErrBadAnswer
 	}
-	var out []record
 	for section := 0; section < 3; section++ {
 	records:
 		for {
@@ -107,7 +115,10 @@ func exchange(ctx context.Context, server, name string, typ dnsmessage.Type) ([]
 				break records
 			}
 			if err != nil {
-				return nil, ErrBadAnswer
+				return nil, false, ErrBadAnswer
+			}
+			if len(out) >= maxRecords {
+				return nil, false, ErrBadAnswer
 			}
 			r := record{typ: rh.Type, name: rh.Name.String(), ttl: rh.TTL}
 			switch {
@@ -138,15 +149,19 @@ func exchange(ctx context.Context, server, name string, typ dnsmessage.Type) ([]
 				}
 			}
 			if err != nil {
-				return nil, ErrBadAnswer
+				return nil, false, ErrBadAnswer
 			}
 			if r.typ != 0 {
 				out = append(out, r)
 			}
 		}
 	}
-	return out, nil
+	return out, false, nil
 }
+
+// maxRecords bounds the records taken from one answer (a 64 KiB TCP
+// answer holds at most a few thousand; a pool takes MaxTargets).
+const maxRecords = 4096
 
 // roundTrip sends msg to server over network and returns the reply.
 func roundTrip(ctx context.Context, network, server string, msg []byte) ([]byte, error) {

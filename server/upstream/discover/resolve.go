@@ -88,8 +88,23 @@ func (r *Resolver) Options() Options { return r.o }
 // answer is what one name resolved to.
 type answer struct {
 	targets []upstream.TargetSpec
-	// ttl is the answer's smallest TTL; 0 when the resolver gave none.
+	// ttl is the answer's smallest TTL, noTTL when the resolver gave
+	// none (the system resolver). A TTL of 0 is a TTL ("do not cache").
 	ttl time.Duration
+}
+
+// noTTL marks an answer without a TTL.
+const noTTL time.Duration = -1
+
+// minTTL is the smaller of two TTLs, either of which may be noTTL.
+func minTTL(a, b time.Duration) time.Duration {
+	switch {
+	case a == noTTL:
+		return b
+	case b == noTTL:
+		return a
+	}
+	return min(a, b)
 }
 
 // Resolve looks every name up and returns the targets in a stable order
@@ -100,7 +115,7 @@ func (r *Resolver) Resolve(ctx context.Context, names []Name) ([]upstream.Target
 	defer cancel()
 	var out []upstream.TargetSpec
 	seen := map[string]bool{}
-	var ttl time.Duration
+	ttl := noTTL
 	for _, n := range names {
 		a, err := r.lookup(ctx, n)
 		if err == nil && len(a.targets) == 0 {
@@ -115,16 +130,14 @@ func (r *Resolver) Resolve(ctx context.Context, names []Name) ([]upstream.Target
 				out = append(out, t)
 			}
 		}
-		if a.ttl > 0 && (ttl == 0 || a.ttl < ttl) {
-			ttl = a.ttl
-		}
+		ttl = minTTL(ttl, a.ttl)
 	}
 	return out, r.refresh(ttl), nil
 }
 
 // refresh is when to look again after an answer whose smallest TTL is ttl.
 func (r *Resolver) refresh(ttl time.Duration) time.Duration {
-	if !r.o.RespectTTL || ttl == 0 {
+	if !r.o.RespectTTL || ttl == noTTL {
 		return r.o.Interval
 	}
 	return min(max(ttl, MinRefresh), MaxRefresh)
@@ -151,23 +164,20 @@ func (r *Resolver) lookup(ctx context.Context, n Name) (answer, error) {
 // addresses.
 func (r *Resolver) lookupIP(ctx context.Context, host string, glue []record) ([]netip.Addr, time.Duration, error) {
 	var ips []netip.Addr
-	var ttl uint32
-	take := func(recs []record) {
-		for _, rec := range recs {
-			if rec.ip == nil || !sameName(rec.name, host) || !r.wants(rec.typ) {
-				continue
-			}
-			if ip, ok := netip.AddrFromSlice(rec.ip); ok {
-				ips = append(ips, ip.Unmap())
-				if ttl == 0 || rec.ttl < ttl {
-					ttl = rec.ttl
-				}
-			}
+	ttl := noTTL
+	take := func(rec record) {
+		if ip, ok := netip.AddrFromSlice(rec.ip); ok {
+			ips = append(ips, ip.Unmap())
+			ttl = minTTL(ttl, seconds(rec.ttl))
 		}
 	}
-	take(glue)
+	for _, rec := range glue {
+		if rec.ip != nil && sameName(rec.name, host) && r.wants(rec.typ) {
+			take(rec)
+		}
+	}
 	if len(ips) > 0 {
-		return sortAddrs(ips), seconds(ttl), nil
+		return sortAddrs(ips), ttl, nil
 	}
 	if len(r.o.Servers) == 0 {
 		network := map[Family]string{FamilyAny: "ip", FamilyIPv4: "ip4", FamilyIPv6: "ip6"}[r.o.Family]
@@ -175,7 +185,7 @@ func (r *Resolver) lookupIP(ctx context.Context, host string, glue []record) ([]
 		for i := range got {
 			got[i] = got[i].Unmap()
 		}
-		return sortAddrs(got), 0, err
+		return sortAddrs(got), noTTL, err
 	}
 	var types []dnsmessage.Type
 	if r.o.Family != FamilyIPv6 {
@@ -187,22 +197,17 @@ func (r *Resolver) lookupIP(ctx context.Context, host string, glue []record) ([]
 	for _, typ := range types {
 		recs, err := r.ask(ctx, host, typ)
 		if err != nil && !(errors.Is(err, ErrNXDomain) && typ == dnsmessage.TypeAAAA && len(ips) > 0) {
-			return nil, 0, err
+			return nil, noTTL, err
 		}
 		// A CNAME chain ends at the records of its last name: take
 		// every address record of the answer.
 		for _, rec := range recs {
 			if rec.ip != nil && rec.typ == typ {
-				if ip, ok := netip.AddrFromSlice(rec.ip); ok {
-					ips = append(ips, ip.Unmap())
-					if ttl == 0 || rec.ttl < ttl {
-						ttl = rec.ttl
-					}
-				}
+				take(rec)
 			}
 		}
 	}
-	return sortAddrs(ips), seconds(ttl), nil
+	return sortAddrs(ips), ttl, nil
 }
 
 // lookupSRV resolves an SRV name: the records of the lowest priority
@@ -214,6 +219,7 @@ func (r *Resolver) lookupSRV(ctx context.Context, name string) (answer, error) {
 		port, weight uint16
 		priority     uint16
 		ttl          uint32
+		hasTTL       bool
 	}
 	var srvs []srv
 	var glue []record
@@ -232,7 +238,7 @@ func (r *Resolver) lookupSRV(ctx context.Context, name string) (answer, error) {
 		}
 		for _, rec := range recs {
 			if rec.typ == dnsmessage.TypeSRV {
-				srvs = append(srvs, srv{rec.target, rec.port, rec.weight, rec.priority, rec.ttl})
+				srvs = append(srvs, srv{rec.target, rec.port, rec.weight, rec.priority, rec.ttl, true})
 			} else {
 				glue = append(glue, rec)
 			}
@@ -242,28 +248,24 @@ func (r *Resolver) lookupSRV(ctx context.Context, name string) (answer, error) {
 		return answer{}, ErrEmpty
 	}
 	low := slices.MinFunc(srvs, func(a, b srv) int { return cmp.Compare(a.priority, b.priority) }).priority
-	var a answer
-	var ttl uint32
+	a := answer{ttl: noTTL}
 	for _, s := range srvs {
 		if s.priority != low || s.target == "." {
 			continue // "." : the service is decidedly not available (RFC 2782)
 		}
-		if s.ttl > 0 && (ttl == 0 || s.ttl < ttl) {
-			ttl = s.ttl
+		if s.hasTTL {
+			a.ttl = minTTL(a.ttl, seconds(s.ttl))
 		}
 		ips, ipTTL, err := r.lookupIP(ctx, s.target, glue)
 		if err != nil {
 			return answer{}, err
 		}
-		if ipTTL > 0 && (ttl == 0 || ipTTL < seconds(ttl)) {
-			ttl = uint32(ipTTL / time.Second)
-		}
+		a.ttl = minTTL(a.ttl, ipTTL)
 		w := min(max(int(s.weight), 1), maxSRVWeight)
 		for _, ip := range ips {
 			a.targets = append(a.targets, upstream.TargetSpec{Address: netip.AddrPortFrom(ip, s.port).String(), Weight: w})
 		}
 	}
-	a.ttl = seconds(ttl)
 	return a, nil
 }
 
