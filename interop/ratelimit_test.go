@@ -68,12 +68,7 @@ var fleetBin struct {
 func needFleetBinary(t *testing.T) string {
 	t.Helper()
 	fleetBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "simdedge-fleet-")
-		if err != nil {
-			fleetBin.err = err.Error()
-			return
-		}
-		bin := filepath.Join(dir, "simdedge")
+		bin := filepath.Join(binDir, "simdedge-fleet")
 		cmd := exec.Command("go", "build", "-tags", "fleet", "-o", bin, "./cmd/simdedge")
 		cmd.Dir = ".."
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -29,6 +29,9 @@ var simdedgeBin string
 // buildErr says why simdedgeBin is empty.
 var buildErr string
 
+// binDir holds the binaries the tests build; TestMain removes it.
+var binDir string
+
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
 func runMain(m *testing.M) int {
@@ -38,6 +41,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	binDir = dir
 	bin := filepath.Join(dir, "simdedge")
 	// Built in the root module (the parent directory): the binary users
 	// run, with none of this module's test-only dependencies.
