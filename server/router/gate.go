@@ -15,8 +15,9 @@ import (
 // (server.Plan.Gate), run in this order: allow/deny by client address
 // (403), the rate limit (429 with Retry-After), on a route with Basic or
 // forward auth a repeated Authorization field (400,
-// access.Credentials), Basic auth (401 with WWW-Authenticate), forward
-// auth (the auth service's answer), then the route's action. The policy
+// access.Credentials), the global limit (429, or its failure mode's
+// 500), Basic auth (401 with WWW-Authenticate), forward auth (the auth
+// service's answer), then the route's action. The policy
 // lives in server/access and server/ratelimit; the server's plan runner
 // decides where each step runs:
 //
@@ -26,7 +27,8 @@ import (
 //   - Basic auth runs inline when the credentials are missing (401) or
 //     were verified before (access.Basic's cache); credentials that need
 //     bcrypt hand the request to a goroutine, as a Go handler does;
-//   - forward auth always runs on a goroutine (a network round trip).
+//   - forward auth and the global limit always run on a goroutine (a
+//     network round trip).
 type GatePolicy struct {
 	// Rules are the allow and deny lists (deny wins).
 	Rules access.Rules
