@@ -200,3 +200,16 @@ func FuzzParseAnswer(f *testing.F) {
 		}
 	})
 }
+
+// TestResolveSystem: without servers the system resolver answers (here
+// from /etc/hosts), and with no TTL the interval applies.
+func TestResolveSystem(t *testing.T) {
+	got, after, err := New(Options{Interval: 7 * time.Second, RespectTTL: true, Family: FamilyIPv4}).
+		Resolve(context.Background(), names(t, "localhost:80"))
+	if err != nil {
+		t.Skipf("the system resolver does not know localhost here: %v", err)
+	}
+	if addrs(got) != "127.0.0.1:80/2" || after != 7*time.Second {
+		t.Errorf("localhost: %q after %v, want 127.0.0.1:80 after the interval", addrs(got), after)
+	}
+}
