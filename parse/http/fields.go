@@ -168,15 +168,26 @@ func (p *Parser) lineEnd(buf []byte, c int, bad error) (int, error) {
 // parseFields walks field lines from pos to the empty line that ends the
 // head and returns the offset just past that line. It appends each field
 // to *hdrs and records framing fields in f.
+//
+// The walk is one chain of dependent steps per line (each line starts
+// where the last ended), so the line end is found first, straight from
+// the line's start: c, the first control byte at or after pos. Every byte
+// of a field name is a tchar, which is never a control byte, so c is at or
+// past the name's end ne, and when buf[ne] is the colon it is exactly the
+// first control byte of the value. The name and value are then worked out
+// from pos and c beside the next line's walk, not before it.
 func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f *framing) (int, error) {
 	buf := s.buf
+	hs := *hdrs
 	first := true
 	for {
 		if pos >= len(buf) {
+			*hdrs = hs
 			return 0, more(capped, ErrHeaderTooLarge)
 		}
 		switch c := buf[pos]; {
 		case c == '\r' || c == '\n':
+			*hdrs = hs
 			// The empty line ending the head (RFC 9112 §2.1).
 			end, err := p.lineEnd(buf, pos, ErrBareCR)
 			if err == ErrNeedMore {
@@ -184,6 +195,7 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 			}
 			return end, err
 		case ascii.IsOWS(c):
+			*hdrs = hs
 			// RFC 9112 §5.2: obs-fold is rejected; §2.2: whitespace
 			// between the start line and the first field is rejected.
 			if first {
@@ -193,37 +205,24 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		}
 		first = false
 
-		// s.nextNonTchar(pos) and s.nextCtl(v), with their fast paths
+		// s.nextNonTchar(pos) and s.nextCtl(pos), with their fast paths
 		// written out: Go's inliner will not take them whole (the slow
 		// call alone exceeds its budget), and these two scans are the
-		// walk's inner loop.
+		// walk's inner loop. The control scan crosses blocks in place
+		// (values are often longer than what is left of a block); only
+		// leaving the window calls out, and it comes second so that a
+		// line crossing the window's end moves the window once.
 		var ne int
-		if rel := uint(pos - s.base); rel < uint(s.end-s.base) && ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar]>>(rel%asm.BlockSize) != 0 {
-			ne = pos + bits.TrailingZeros64(^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar]>>(rel%asm.BlockSize))
+		if rel := uint(pos - s.base); rel < uint(s.end-s.base) {
+			if w := ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
+				ne = pos + bits.TrailingZeros64(w)
+			} else {
+				ne = s.nextNonTcharSlow(pos)
+			}
 		} else {
 			ne = s.nextNonTcharSlow(pos)
 		}
-		if ne >= len(buf) {
-			return 0, more(capped, ErrHeaderTooLarge)
-		}
-		if buf[ne] != ':' {
-			if ascii.IsOWS(buf[ne]) && ne > pos {
-				return 0, ErrSpaceBeforeColon
-			}
-			return 0, ErrInvalidHeaderName
-		}
-		if ne == pos {
-			return 0, ErrInvalidHeaderName // empty name
-		}
-		name := buf[pos:ne]
-
-		v := ne + 1
-		for v < len(buf) && ascii.IsOWS(buf[v]) {
-			v++
-		}
-		// The value scan crosses blocks in place (values are often longer
-		// than what is left of a block); only leaving the window calls out.
-		c := v
+		c := pos
 		for {
 			rel := uint(c - s.base)
 			if rel >= uint(s.end-s.base) {
@@ -236,18 +235,44 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 			}
 			c += asm.BlockSize - int(rel%asm.BlockSize)
 		}
+		if ne >= len(buf) {
+			*hdrs = hs
+			return 0, more(capped, ErrHeaderTooLarge)
+		}
+		if buf[ne] != ':' {
+			*hdrs = hs
+			if ascii.IsOWS(buf[ne]) && ne > pos {
+				return 0, ErrSpaceBeforeColon
+			}
+			return 0, ErrInvalidHeaderName
+		}
+		if ne == pos {
+			*hdrs = hs
+			return 0, ErrInvalidHeaderName // empty name
+		}
+		name := buf[pos:ne]
+
+		// HTAB is the one control byte a value may hold: step over it.
 		for c < len(buf) && buf[c] == '\t' {
 			c = s.nextCtl(c + 1)
 		}
 		if c >= len(buf) {
+			*hdrs = hs
 			return 0, more(capped, ErrHeaderTooLarge)
 		}
 		next, err := p.lineEnd(buf, c, ErrInvalidHeaderValue)
 		if err != nil {
+			*hdrs = hs
 			if err == ErrNeedMore {
 				err = more(capped, ErrHeaderTooLarge)
 			}
 			return 0, err
+		}
+		// The value is what lies between the colon and c, less OWS on
+		// both sides; c is past every OWS byte the skip can reach.
+		v := ne + 1
+		for v < c && ascii.IsOWS(buf[v]) {
+			v++
 		}
 		e := c
 		for e > v && ascii.IsOWS(buf[e-1]) {
@@ -255,14 +280,14 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		}
 		value := buf[v:e]
 
-		if len(*hdrs) >= p.maxHeaders {
+		if len(hs) >= p.maxHeaders {
+			*hdrs = hs
 			return 0, ErrTooManyHeaders
 		}
 		// Grow by one and fill the element in place: append of a
 		// composite literal builds the 48-byte Header on the stack and
 		// copies it with wide loads that miss store forwarding, which
 		// cost a quarter of the walk (measured, Go 1.26, AVX-512 host).
-		hs := *hdrs
 		if len(hs) < cap(hs) {
 			hs = hs[:len(hs)+1]
 		} else {
@@ -270,9 +295,9 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		}
 		h := &hs[len(hs)-1]
 		h.Name, h.Value = name, value
-		*hdrs = hs
 		if k := kindOf(name); k != fieldOther {
 			if err := f.field(k, value); err != nil {
+				*hdrs = hs
 				return 0, err
 			}
 		}

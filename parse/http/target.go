@@ -79,19 +79,13 @@ func ValidHost(h []byte) bool {
 		}
 		return validPort(h[end+1:])
 	}
-	host := h
-	if i := lastIndexByte(h, ':'); i >= 0 {
-		if !allDigits(h[i+1:]) {
-			return false
-		}
-		host = h[:i]
-	}
-	if len(host) == 0 {
-		return false
-	}
-	for _, b := range host {
+	// One pass: reg-name bytes up to the first other byte, which may
+	// only be the colon before an all-digit port. (The port check after
+	// the first colon rejects a second colon, as "host is everything up
+	// to the last colon, and holds no colon" would.)
+	for i, b := range h {
 		if !regNameSet[b] {
-			return false
+			return b == ':' && i > 0 && allDigits(h[i+1:])
 		}
 	}
 	return true
@@ -114,15 +108,6 @@ func allDigits(b []byte) bool {
 func indexByte(b []byte, c byte) int {
 	for i, x := range b {
 		if x == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func lastIndexByte(b []byte, c byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == c {
 			return i
 		}
 	}
