@@ -179,8 +179,24 @@ func (p *Parser) lineEnd(buf []byte, c int, bad error) (int, error) {
 func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f *framing) (int, error) {
 	buf := s.buf
 	hs := *hdrs
-	first := true
+	start := pos
+	var pend pending
 	for {
+		if s.masks {
+			var short bool
+			pos, hs, short = s.fastFields(pos, hs, p.maxHeaders, &pend)
+			if pend.n > 0 {
+				if err := recordPending(hs, &pend, f); err != nil {
+					*hdrs = hs
+					return 0, err
+				}
+			}
+			// Out of classified bytes: grow the window and go on, if
+			// it can grow (each round consumes a line or grows).
+			if short && s.grow() {
+				continue
+			}
+		}
 		if pos >= len(buf) {
 			*hdrs = hs
 			return 0, more(capped, ErrHeaderTooLarge)
@@ -198,12 +214,11 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 			*hdrs = hs
 			// RFC 9112 §5.2: obs-fold is rejected; §2.2: whitespace
 			// between the start line and the first field is rejected.
-			if first {
+			if pos == start {
 				return 0, ErrLeadingWhitespace
 			}
 			return 0, ErrObsFold
 		}
-		first = false
 
 		// s.nextNonTchar(pos) and s.nextCtl(pos), with their fast paths
 		// written out: Go's inliner will not take them whole (the slow

@@ -89,8 +89,12 @@ func (s *scanner) init(buf []byte) {
 	}
 }
 
-// fill classifies the window starting at p.
+// fill classifies the window starting at p: it grows the window when p
+// lies in what growing would cover, and otherwise starts a new one at p.
 func (s *scanner) fill(p int) {
+	if p >= s.end && s.grow() && p < s.end {
+		return
+	}
 	size := windowBytes
 	if s.fills == 0 {
 		size = firstBlocks * asm.BlockSize
@@ -99,6 +103,24 @@ func (s *scanner) fill(p int) {
 	e := min(len(s.buf), p+size)
 	asm.Classify(s.m[:], s.buf[p:e], headTable)
 	s.base, s.end = p, e
+}
+
+// grow classifies the bytes after the window into the mask slots after
+// its blocks, keeping base, and reports whether the window grew. It does
+// not when the window already ends at the input's end or fills all its
+// slots. A head that outgrows its first window (most heads over 512
+// bytes) is then classified once, with no byte classified twice, and a
+// line across the old end reads its masks from both parts.
+func (s *scanner) grow() bool {
+	used := s.end - s.base
+	if s.end >= len(s.buf) || used >= windowBytes || used%asm.BlockSize != 0 {
+		return false
+	}
+	e := min(len(s.buf), s.base+windowBytes)
+	asm.Classify(s.m[used/asm.BlockSize*numClasses:], s.buf[s.end:e], headTable)
+	s.fills++
+	s.end = e
+	return true
 }
 
 // next returns the offset of the first byte at or after p whose bit is set
