@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/binary"
 	"math/bits"
 
 	"github.com/simdedge/simdedge/asm"
@@ -88,49 +89,82 @@ const (
 	fieldTransferEncoding
 )
 
-// kindOf recognises the framing fields. Names are all tchar here, so
-// OR-ing 0x20 folds letters and leaves every other tchar unchanged unless
-// it could only collide with a non-tchar byte; lengths filter first so most
-// fields cost one switch.
+// framingFields are the fields kindOf recognises, by lower-case name. The
+// names differ in length, which kindOf's table relies on.
+var framingFields = [...]struct {
+	name string
+	kind fieldKind
+}{
+	{"host", fieldHost},
+	{"expect", fieldExpect},
+	{"upgrade", fieldUpgrade},
+	{"connection", fieldConnection},
+	{"content-length", fieldContentLength},
+	{"transfer-encoding", fieldTransferEncoding},
+}
+
+// foldedKey is a name of 4 to 24 bytes as words with every byte ORed with
+// 0x20 (foldedWords): its first and last 8 bytes (4 for a name shorter
+// than 8) and, past 16 bytes, bytes 8 to 16, so that every byte is in one
+// of them.
+type foldedKey struct{ lo, hi, mid uint64 }
+
+// foldedWords folds b (4 <= len(b) <= 24) into its key. OR-ing 0x20 folds
+// ASCII letters to lower case and leaves every other byte that can meet
+// a lower-case letter or "-" of a literal unchanged: a byte that folds
+// onto a letter is that letter in either case, and only CR folds onto
+// "-", which no name or value holds. So for the names and values compared
+// here, equal keys mean equal under ASCII case folding.
+func foldedWords(b []byte) foldedKey {
+	const fold8, fold4 = lanes01 * 0x20, 0x20202020
+	if len(b) < 8 {
+		return foldedKey{
+			lo: uint64(binary.LittleEndian.Uint32(b) | fold4),
+			hi: uint64(binary.LittleEndian.Uint32(b[len(b)-4:]) | fold4),
+		}
+	}
+	k := foldedKey{
+		lo: binary.LittleEndian.Uint64(b) | fold8,
+		hi: binary.LittleEndian.Uint64(b[len(b)-8:]) | fold8,
+	}
+	if len(b) > 16 {
+		k.mid = binary.LittleEndian.Uint64(b[8:]) | fold8
+	}
+	return k
+}
+
+// framingByLen[n] is the framing field whose name has n bytes, if any,
+// with its key and its first letter (maybeFraming's quick test).
+var framingByLen = func() (t [32]struct {
+	key   foldedKey
+	first byte
+	kind  fieldKind
+}) {
+	for _, f := range framingFields {
+		e := &t[len(f.name)]
+		e.key, e.first, e.kind = foldedWords([]byte(f.name)), f.name[0], f.kind
+	}
+	return t
+}()
+
+// kindOf recognises the framing fields: one table entry by length, then
+// one comparison of two or three words. name is all tchar.
 func kindOf(name []byte) fieldKind {
-	switch len(name) {
-	case len("host"):
-		if foldedIs(name, "host") {
-			return fieldHost
-		}
-	case len("expect"):
-		if foldedIs(name, "expect") {
-			return fieldExpect
-		}
-	case len("upgrade"):
-		if foldedIs(name, "upgrade") {
-			return fieldUpgrade
-		}
-	case len("connection"):
-		if foldedIs(name, "connection") {
-			return fieldConnection
-		}
-	case len("content-length"):
-		if foldedIs(name, "content-length") {
-			return fieldContentLength
-		}
-	case len("transfer-encoding"):
-		if foldedIs(name, "transfer-encoding") {
-			return fieldTransferEncoding
-		}
+	if len(name) >= len(framingByLen) {
+		return fieldOther
+	}
+	e := &framingByLen[len(name)]
+	if e.kind != fieldOther && foldedWords(name) == e.key {
+		return e.kind
 	}
 	return fieldOther
 }
 
-// foldedIs compares a tchar-only name with a lower-case literal of the same
-// length.
-func foldedIs(name []byte, lit string) bool {
-	for i := 0; i < len(lit); i++ {
-		if name[i]|0x20 != lit[i] {
-			return false
-		}
-	}
-	return true
+// maybeFraming reports whether name could be a framing field: false means
+// kindOf(name) is fieldOther. It costs one load and compare, so most
+// fields skip kindOf. name is non-empty.
+func maybeFraming(name []byte) bool {
+	return len(name) < len(framingByLen) && framingByLen[len(name)].first == name[0]|0x20
 }
 
 // more is the error for input that ends before the head does: ErrNeedMore,

@@ -36,26 +36,6 @@ type pending struct {
 	idx [maxPending]int32
 }
 
-// framingFirst[n] is the lower-case first letter of the framing field name
-// of length n (kindOf's names all differ in length), or 0. A name whose
-// length and first letter do not match is no framing field, so most fields
-// cost fastFields one load and compare instead of a kindOf call.
-var framingFirst = func() (t [32]byte) {
-	for _, name := range framingNames {
-		t[len(name)] = name[0]
-	}
-	return t
-}()
-
-// framingNames are the names kindOf recognises, lower case.
-var framingNames = [...]string{"host", "expect", "upgrade", "connection", "content-length", "transfer-encoding"}
-
-// maybeFraming reports whether name could be a framing field: false means
-// kindOf(name) is fieldOther. name is non-empty.
-func maybeFraming(name []byte) bool {
-	return len(name) < len(framingFirst) && framingFirst[len(name)] == name[0]|0x20
-}
-
 // fastFields walks field lines from pos while each is a tchar name, a
 // colon, and a value without HTAB that ends in CRLF, all within the window
 // and the name within two blocks; while hs has room (cap and maxHeaders);

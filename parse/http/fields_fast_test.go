@@ -82,3 +82,64 @@ func TestFastFieldsAlignments(t *testing.T) {
 		}
 	}
 }
+
+// kindOfRef is kindOf's definition: the framing field whose name equals
+// name under ASCII case folding.
+func kindOfRef(name []byte) fieldKind {
+	for _, f := range framingFields {
+		if EqualFold(name, f.name) {
+			return f.kind
+		}
+	}
+	return fieldOther
+}
+
+// TestKindOf checks kindOf and maybeFraming against the definition for
+// each framing name in every case pattern of its first bytes, and with
+// each byte replaced by every tchar; and that the names' lengths differ.
+func TestKindOf(t *testing.T) {
+	seen := map[int]bool{}
+	for _, f := range framingFields {
+		if seen[len(f.name)] {
+			t.Fatalf("two framing names of length %d", len(f.name))
+		}
+		seen[len(f.name)] = true
+		if len(f.name) < 4 || len(f.name) > 24 {
+			t.Fatalf("%q: foldedWords takes 4 to 24 bytes", f.name)
+		}
+		check := func(name []byte) {
+			t.Helper()
+			want := kindOfRef(name)
+			if got := kindOf(name); got != want {
+				t.Fatalf("kindOf(%q) = %v, want %v", name, got, want)
+			}
+			if want != fieldOther && !maybeFraming(name) {
+				t.Fatalf("maybeFraming(%q) = false", name)
+			}
+		}
+		for mask := range 1 << 8 {
+			name := []byte(f.name)
+			for i := range name {
+				if mask>>(i%8)&1 != 0 && name[i] >= 'a' && name[i] <= 'z' {
+					name[i] -= 'a' - 'A'
+				}
+			}
+			check(name)
+		}
+		for i := range f.name {
+			for b := range 256 {
+				if !tcharSet[b] {
+					continue
+				}
+				name := []byte(f.name)
+				name[i] = byte(b)
+				check(name)
+			}
+		}
+	}
+	for _, n := range []string{"", "h", "ho", "hos", "hostt", "x-host", "content-lengths"} {
+		if got := kindOf([]byte(n)); got != fieldOther {
+			t.Fatalf("kindOf(%q) = %v", n, got)
+		}
+	}
+}

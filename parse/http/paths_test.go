@@ -1,6 +1,8 @@
 package http
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/simdedge/simdedge/asm"
@@ -56,5 +58,54 @@ func TestValidTargetPaths(t *testing.T) {
 			}
 		}
 		asm.SetLevel(prev)
+	}
+}
+
+// validHostRef is ValidHost as RFC 3986 reads: an IP-literal, or a
+// non-empty reg-name up to the last colon and digits after it.
+func validHostRef(h []byte) bool {
+	if len(h) == 0 {
+		return false
+	}
+	if h[0] == '[' {
+		return ValidHost(h) // the IP-literal branch is unchanged
+	}
+	host := h
+	if i := bytes.LastIndexByte(h, ':'); i >= 0 {
+		for _, c := range h[i+1:] {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		host = h[:i]
+	}
+	if len(host) == 0 {
+		return false
+	}
+	for _, b := range host {
+		if !isRegNameByte(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestValidHostPaths checks ValidHost's one-pass, four-bytes-a-step scan
+// against validHostRef: every length up to 40, each byte value at each
+// position of a reg-name, and with a port.
+func TestValidHostPaths(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		for _, suffix := range []string{"", ":", ":80", ":8a", "::80"} {
+			base := []byte(strings.Repeat("a", n) + suffix)
+			for at := range n {
+				for b := range 256 {
+					h := bytes.Clone(base)
+					h[at] = byte(b)
+					if got, want := ValidHost(h), validHostRef(h); got != want {
+						t.Fatalf("ValidHost(%q) = %v, want %v", h, got, want)
+					}
+				}
+			}
+		}
 	}
 }

@@ -82,14 +82,31 @@ func ValidHost(h []byte) bool {
 	// One pass: reg-name bytes up to the first other byte, which may
 	// only be the colon before an all-digit port. (The port check after
 	// the first colon rejects a second colon, as "host is everything up
-	// to the last colon, and holds no colon" would.)
-	for i, b := range h {
-		if !regNameSet[b] {
+	// to the last colon, and holds no colon" would.) Four bytes a step
+	// while all four are reg-name bytes: one branch instead of four.
+	i := 0
+	for ; i+4 <= len(h); i += 4 {
+		if regNameBit[h[i]]&regNameBit[h[i+1]]&regNameBit[h[i+2]]&regNameBit[h[i+3]] == 0 {
+			break
+		}
+	}
+	for ; i < len(h); i++ {
+		if b := h[i]; !regNameSet[b] {
 			return b == ':' && i > 0 && allDigits(h[i+1:])
 		}
 	}
 	return true
 }
+
+// regNameBit is regNameSet as 0 and 1, for ValidHost's four-byte test.
+var regNameBit = func() (t [256]uint8) {
+	for i, in := range regNameSet {
+		if in {
+			t[i] = 1
+		}
+	}
+	return t
+}()
 
 // validPort accepts what may follow an IP-literal: nothing, or ":" digits.
 func validPort(p []byte) bool {
