@@ -1,8 +1,10 @@
 package http
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/simdedge/simdedge/asm"
@@ -120,5 +122,30 @@ func BenchmarkPhases(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// BenchmarkHeadWithBody parses a 90-byte head followed by bodies of several
+// sizes, the case that bounds how many bytes the first Classify call may
+// cover (scan.go): every byte classified past the head is wasted.
+func BenchmarkHeadWithBody(b *testing.B) {
+	head := "POST /upload HTTP/1.1\r\nHost: example.com\r\nContent-Length: %d\r\nContent-Type: text/plain\r\n\r\n"
+	for _, n := range []int{0, 400, 900, 4096} {
+		in := []byte(fmt.Sprintf(head, n) + strings.Repeat("x", n))
+		for _, lvl := range asm.Levels() {
+			b.Run(fmt.Sprintf("body%d/%v", n, lvl), func(b *testing.B) {
+				prev := asm.SetLevel(lvl)
+				defer asm.SetLevel(prev)
+				var req Request
+				b.SetBytes(int64(len(in)))
+				start := processCPU()
+				for b.Loop() {
+					if _, err := ParseRequest(in, &req); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }
