@@ -14,6 +14,8 @@ import (
 
 // Header is one field line: views into the parsed buffer, valid while that
 // buffer is (see Request). Value has no leading or trailing whitespace.
+// Each view's capacity ends with it, so an append to one copies instead of
+// writing over the buffer.
 type Header struct {
 	Name  []byte
 	Value []byte
@@ -299,7 +301,7 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 			*hdrs = hs
 			return 0, ErrInvalidHeaderName // empty name
 		}
-		name := buf[pos:ne]
+		name := buf[pos:ne:ne]
 
 		// HTAB is the one control byte a value may hold: step over it.
 		for c < len(buf) && buf[c] == '\t' {
@@ -327,7 +329,7 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		for e > v && ascii.IsOWS(buf[e-1]) {
 			e--
 		}
-		value := buf[v:e]
+		value := buf[v:e:e]
 
 		if len(hs) >= p.maxHeaders {
 			*hdrs = hs

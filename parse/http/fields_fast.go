@@ -51,6 +51,12 @@ type pending struct {
 // lowest bits (CR and LF): the only step that waits on the line before is
 // clearing them, and each line's name and value are worked out beside the
 // next line's walk.
+//
+// Every offset it reads at or cuts at lies below the window's end, which
+// is at most len(buf), so it reads and cuts with byteAt and view
+// (unsafe.go) rather than repeat the compiler's bounds checks: ~10 ns on
+// the 703-byte corpus request (BenchmarkPhases/avx512/all, 164 against
+// 154 ns, AMD EPYC Zen 4, Go 1.26).
 func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, pend *pending) (int, Headers, bool) {
 	buf := s.buf
 	base, end := s.base, s.end
@@ -82,7 +88,7 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, pend *pending)
 			pend.n = np
 			return pos, hs, true
 		}
-		if buf[c] != '\r' || buf[c+1] != '\n' {
+		if byteAt(buf, c) != '\r' || byteAt(buf, c+1) != '\n' {
 			break
 		}
 		// The name: tchars from pos (the first byte must be one, else
@@ -102,20 +108,20 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, pend *pending)
 			w = ^m[nb%windowBlocks*numClasses+classTchar]
 			ne = base + int(nb*asm.BlockSize) + bits.TrailingZeros64(w)
 		}
-		if ne >= c || buf[ne] != ':' {
+		if ne >= c || byteAt(buf, ne) != ':' {
 			break
 		}
 		v := ne + 1
-		for v < c && ascii.IsOWS(buf[v]) {
+		for v < c && ascii.IsOWS(byteAt(buf, v)) {
 			v++
 		}
 		e := c
-		for e > v && ascii.IsOWS(buf[e-1]) {
+		for e > v && ascii.IsOWS(byteAt(buf, e-1)) {
 			e--
 		}
 		hs = hs[:len(hs)+1]
 		h := &hs[len(hs)-1]
-		h.Name, h.Value = buf[pos:ne], buf[v:e]
+		h.Name, h.Value = view(buf, pos, ne), view(buf, v, e)
 		if maybeFraming(h.Name) {
 			pend.idx[np] = int32(len(hs) - 1)
 			np++
