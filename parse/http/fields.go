@@ -220,7 +220,7 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 	for {
 		if s.masks {
 			var short bool
-			pos, hs, short = s.fastFields(pos, hs, p.maxHeaders, &pend)
+			pos, hs, short = s.fastFields(pos, hs, p.maxHeaders, f, &pend)
 			if pend.n > 0 {
 				if err := recordPending(hs, &pend, f); err != nil {
 					*hdrs = hs

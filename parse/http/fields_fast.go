@@ -19,11 +19,12 @@ import (
 // the same lines with the same results (the fuzz targets compare the
 // masks walk with the scalar one, which never runs fastFields).
 //
-// A framing field (kindOf) is not recorded here, since recording calls
-// out: fastFields notes its index in pending, and parseFields records the
-// noted fields, in order, as soon as fastFields returns and before it
+// A framing field (kindOf) is mostly not recorded here, since recording
+// calls out: fastFields notes its index in pending, and parseFields records
+// the noted fields, in order, as soon as fastFields returns and before it
 // looks at any later line, so errors come out in the order they would
-// have line by line.
+// have line by line. The two that every request carries and that cannot
+// fail, Host and "Connection: keep-alive", are recorded in place.
 
 // maxPending bounds the framing fields one fastFields run notes; a run
 // stops at the next one when full.
@@ -57,7 +58,7 @@ type pending struct {
 // (unsafe.go) rather than repeat the compiler's bounds checks: ~10 ns on
 // the 703-byte corpus request (BenchmarkPhases/avx512/all, 164 against
 // 154 ns, AMD EPYC Zen 4, Go 1.26).
-func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, pend *pending) (int, Headers, bool) {
+func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pend *pending) (int, Headers, bool) {
 	buf := s.buf
 	base, end := s.base, s.end
 	m := &s.m
@@ -123,8 +124,22 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, pend *pending)
 		h := &hs[len(hs)-1]
 		h.Name, h.Value = view(buf, pos, ne), view(buf, v, e)
 		if maybeFraming(h.Name) {
-			pend.idx[np] = int32(len(hs) - 1)
-			np++
+			// Host and "Connection: keep-alive", which nearly every
+			// request carries, are recorded here; recording them can
+			// fail no check, so taking them before the noted fields
+			// changes no verdict. The rest are noted.
+			switch k := foldedWords(h.Name); {
+			case len(h.Name) == len("host") && k == framingByLen[len("host")].key:
+				if f.hosts++; f.hosts == 1 {
+					f.host = h.Value
+				}
+			case len(h.Name) == len("connection") && k == framingByLen[len("connection")].key &&
+				len(h.Value) == len("keep-alive") && foldedWords(h.Value) == keepAliveKey:
+				f.keepAlive = true
+			default:
+				pend.idx[np] = int32(len(hs) - 1)
+				np++
+			}
 		}
 		pos = c + 2
 		// Take the CR's bit and the LF's, which is the next one up or,

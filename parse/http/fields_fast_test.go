@@ -24,6 +24,7 @@ func TestFastFieldsAlignments(t *testing.T) {
 		strings.Repeat("N", 70) + ": " + strings.Repeat("v", 3),
 		"Long: " + strings.Repeat("x", 150),
 		"Connection: keep-alive, Upgrade",
+		"Connection: Keep-Alive",
 		"Upgrade: websocket",
 		"Expect: 100-continue",
 	}
@@ -33,7 +34,7 @@ func TestFastFieldsAlignments(t *testing.T) {
 	bad := []string{
 		"Bad: a\rb", "Bad: a\nb", "Bad : x", " folded", "Bad: a\x00b", "Bad: a\x7fb",
 		"Bad\x01: x", ": empty", "Content-Length: 6", "Content-Length: x",
-		"Transfer-Encoding: chunked", "Host: a b",
+		"Transfer-Encoding: chunked", "Host: a b", "HOST: example.com",
 	}
 	build := func(pad int, ls []string) []byte {
 		var b strings.Builder
