@@ -258,11 +258,12 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 
 		// s.nextNonTchar(pos) and s.nextCtl(pos), with their fast paths
 		// written out: Go's inliner will not take them whole (the slow
-		// call alone exceeds its budget), and these two scans are the
-		// walk's inner loop. The control scan crosses blocks in place
-		// (values are often longer than what is left of a block); only
-		// leaving the window calls out, and it comes second so that a
-		// line crossing the window's end moves the window once.
+		// call alone exceeds its budget). The control scan crosses
+		// blocks in place (ctlInWindow; values are often longer than
+		// what is left of a block); only leaving the window calls out,
+		// and it comes second so that a line crossing the window's end
+		// moves the window once. (Most lines never get here: fastFields
+		// takes them.)
 		var ne int
 		if rel := uint(pos - s.base); rel < uint(s.end-s.base) {
 			if w := ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
@@ -273,18 +274,9 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 		} else {
 			ne = s.nextNonTcharSlow(pos)
 		}
-		c := pos
-		for {
-			rel := uint(c - s.base)
-			if rel >= uint(s.end-s.base) {
-				c = s.nextCtlSlow(c)
-				break
-			}
-			if w := s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl] >> (rel % asm.BlockSize); w != 0 {
-				c += bits.TrailingZeros64(w)
-				break
-			}
-			c += asm.BlockSize - int(rel%asm.BlockSize)
+		c, ok := s.ctlInWindow(pos)
+		if !ok {
+			c = s.nextCtlSlow(c)
 		}
 		if ne >= len(buf) {
 			*hdrs = hs

@@ -220,7 +220,10 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 		return 0, ErrInvalidMethod
 	}
 	t := m + 1
-	c := s.nextCtl(t)
+	c, ok := s.ctlInWindow(t)
+	if !ok {
+		c = s.nextCtlSlow(c)
+	}
 	if c >= len(buf) || c+1 >= len(buf) && buf[c] == '\r' {
 		if tooLong(len(buf)) {
 			return 0, ErrRequestLineTooLong

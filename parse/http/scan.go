@@ -195,6 +195,24 @@ func (s *scanner) nextCtl(p int) int {
 	return s.nextCtlSlow(p)
 }
 
+// ctlInWindow is nextCtl's search across the blocks of the window, without
+// calls so that it inlines: it returns the offset of the first control
+// byte at or after p and true, or the window's end and false when the
+// window holds none from p (then nextCtlSlow goes on from there). A
+// request line or field value often runs past the end of its block.
+func (s *scanner) ctlInWindow(p int) (int, bool) {
+	for {
+		rel := uint(p - s.base)
+		if rel >= uint(s.end-s.base) {
+			return p, false
+		}
+		if w := s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl] >> (rel % asm.BlockSize); w != 0 {
+			return p + bits.TrailingZeros64(w), true
+		}
+		p += asm.BlockSize - int(rel%asm.BlockSize)
+	}
+}
+
 func (s *scanner) nextCtlSlow(p int) int {
 	if s.masks {
 		return s.next(p, classCtl)
