@@ -55,6 +55,15 @@ func TestValidTargetPaths(t *testing.T) {
 						in[at] = old
 					}
 				}
+				// "!" and '"' end the vector scan early: each byte value
+				// after one must still be judged.
+				for _, first := range []byte{'!', '"'} {
+					in[0] = first
+					for b := 0; b < 256; b++ {
+						in[n-1] = byte(b)
+						check()
+					}
+				}
 			}
 		}
 		asm.SetLevel(prev)
