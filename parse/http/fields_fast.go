@@ -34,7 +34,7 @@ const maxPending = 8
 // Headers it appended to.
 type pending struct {
 	n   int
-	idx [maxPending]int32
+	idx [maxPending]int
 }
 
 // fastFields walks field lines from pos while each is a tchar name, a
@@ -137,7 +137,7 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 				len(h.Value) == len("keep-alive") && foldedWords(h.Value) == keepAliveKey:
 				f.keepAlive = true
 			default:
-				pend.idx[np] = int32(len(hs) - 1)
+				pend.idx[np] = len(hs) - 1
 				np++
 			}
 		}
