@@ -20,15 +20,20 @@ func validTargetRef(t []byte) bool {
 
 // TestValidTargetPaths checks validTarget at every asm level (vector scans
 // above targetKernelMin, the word loop below) and the word loop itself
-// against the per-byte definition: every length up to a few blocks, every
-// start alignment, and each byte value at the first, a middle and the last
-// position.
+// against the per-byte definition: every length up to past one block and
+// a spread beyond, every start alignment, and each byte value at the
+// first, a middle and the last position.
 func TestValidTargetPaths(t *testing.T) {
 	buf := make([]byte, 200)
+	var lengths []int
+	for n := 0; n <= 72; n++ {
+		lengths = append(lengths, n)
+	}
+	lengths = append(lengths, 95, 127, 128, 129, 150)
 	for _, lvl := range asm.Levels() {
 		prev := asm.SetLevel(lvl)
 		for off := 0; off < 8; off++ {
-			for n := 0; n+off <= len(buf) && n <= 150; n++ {
+			for _, n := range lengths {
 				for i := range buf {
 					buf[i] = 'a' + byte(i%26)
 				}
