@@ -25,6 +25,14 @@ func classify(dst []uint64, src []byte, t *ClassTable) {
 	}
 }
 
+func bitPositions(dst []uint32, masks []uint64, base uint32) int {
+	if active == Generic {
+		return bitPositionsGeneric(dst, masks, base)
+	}
+	return bitPositionsBMI(dst, masks, base) // both levels: see _gen/bitpos.go
+
+}
+
 func prefixSum8(dst, src []uint8, carry uint8, excl bool) uint8 {
 	switch active {
 	case AVX512:

@@ -25,3 +25,7 @@ func indexNotInRange(b []byte, lo, hi byte) int { return indexNotInRangeGeneric(
 func toLower(dst, src []byte) { toLowerGeneric(dst, src) }
 
 func validUTF8(b []byte) bool { return validUTF8Generic(b) }
+
+func bitPositions(dst []uint32, masks []uint64, base uint32) int {
+	return bitPositionsGeneric(dst, masks, base)
+}
