@@ -26,7 +26,7 @@ import (
 // avo takes it in the old "+build" syntax, where a comma means "and".
 const buildConstraint = "!purego,!noasm"
 
-var family = flag.String("kernel", "", "kernel family to generate: classify, prefixsum, scan, lower, utf8 or bitpos")
+var family = flag.String("kernel", "", "kernel family to generate: classify, prefixsum, scan, lower, utf8, bitpos or jsonindex")
 
 func main() {
 	flag.Parse()
@@ -58,6 +58,8 @@ func main() {
 		validUTF8AVX512(tabs, inc64)
 	case "bitpos":
 		bitPositionsBMI()
+	case "jsonindex":
+		jsonStructuralsBMI()
 	default:
 		fmt.Fprintf(os.Stderr, "_gen: unknown -kernel %q\n", *family)
 		os.Exit(2)

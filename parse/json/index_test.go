@@ -155,3 +155,11 @@ func FuzzIndex(f *testing.F) {
 		compareIndexEngine(t, in)
 	})
 }
+
+// TestIndexLayout checks that the marks layout the second stage reads is
+// the one asm.JSONStructurals writes.
+func TestIndexLayout(t *testing.T) {
+	if markStop != asm.JSONStops || markClasses != asm.JSONMaskWords || indexTable.Classes() != asm.JSONClasses {
+		t.Fatal("index.mk's layout differs from asm.JSONStructurals'")
+	}
+}
