@@ -25,14 +25,6 @@ func classify(dst []uint64, src []byte, t *ClassTable) {
 	}
 }
 
-func bitPositions(dst []uint32, masks []uint64, base uint32) int {
-	if active == Generic {
-		return bitPositionsGeneric(dst, masks, base)
-	}
-	return bitPositionsBMI(dst, masks, base) // both levels: see _gen/bitpos.go
-
-}
-
 func jsonStructurals(pos []uint32, masks, cls []uint64, base uint32, c *JSONCarry) int {
 	if active == Generic {
 		return jsonStructuralsGeneric(pos, masks, cls, base, &c.s)

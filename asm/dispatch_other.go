@@ -26,10 +26,6 @@ func toLower(dst, src []byte) { toLowerGeneric(dst, src) }
 
 func validUTF8(b []byte) bool { return validUTF8Generic(b) }
 
-func bitPositions(dst []uint32, masks []uint64, base uint32) int {
-	return bitPositionsGeneric(dst, masks, base)
-}
-
 func jsonStructurals(pos []uint32, masks, cls []uint64, base uint32, c *JSONCarry) int {
 	return jsonStructuralsGeneric(pos, masks, cls, base, &c.s)
 }
