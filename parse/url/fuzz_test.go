@@ -75,11 +75,11 @@ func FuzzFastPath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, input string) {
 		var fast URL
-		if !fast.parseFast(input, false) {
+		if !fast.parseFast(input) {
 			return
 		}
 		var full URL
-		if err := full.parseFull(input, nil, false); err != nil {
+		if err := full.parseFull(input, nil); err != nil {
 			t.Fatalf("fast path accepted %q, full parser failed: %v", input, err)
 		}
 		if d := sameURL(&fast, &full); d != "" {

@@ -14,11 +14,11 @@ func TestFastPathAgreesOnSeeds(t *testing.T) {
 	accepted := 0
 	for _, in := range seedInputs(t) {
 		var fast, full URL
-		if !fast.parseFast(in, false) {
+		if !fast.parseFast(in) {
 			continue
 		}
 		accepted++
-		if err := full.parseFull(in, nil, false); err != nil {
+		if err := full.parseFull(in, nil); err != nil {
 			t.Errorf("%q: fast path accepted, full parser: %v", in, err)
 			continue
 		}
