@@ -138,11 +138,14 @@ func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult
 	var pathClass uint8
 	for p < len(input) {
 		c := fastClass[input[p]]
-		pathClass |= c
 		if c&fastPathStop == 0 {
+			pathClass |= c
 			p++
 			continue
 		}
+		// A stop byte is '/' (never encoded) or ends or rejects the
+		// path, so it leaves pathClass alone: the '?' or '#' after the
+		// path must not mark the path as needing encoding.
 		b := input[p]
 		if b == '?' || b == '#' {
 			break
@@ -167,31 +170,40 @@ func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult
 
 	// Serialize straight into the buffer.
 	b := buf[:0]
-	b = append(b, input[:hs]...)
-	u.schemeEnd = uint32(len(input[:hs]) - len("://"))
-	at := uint32(len(b))
+	u.schemeEnd = uint32(hs - len("://"))
+	at := uint32(hs)
 	u.userStart, u.userEnd, u.passStart, u.passEnd, u.hostStart = at, at, at, at, at
-	switch {
-	case isIPv4:
-		b = appendIPv4(b, ipv4)
-	case hostClass&fastHostUpper != 0:
-		b = append(b, host...)
-		asm.ToLowerInPlace(b[at:])
-	default:
-		b = append(b, host...)
-	}
-	u.hostEnd = uint32(len(b))
-	if port != omitted {
-		b = appendPort(append(b, ':'), port)
-	}
-	u.pathStart = uint32(len(b))
-	switch {
-	case path == "":
-		b = append(b, '/')
-	case pathClass&fastPathEnc == 0:
-		b = append(b, path...)
-	default:
-		b = appendEncoded(b, path, pathSet)
+	if !isIPv4 && hostClass&fastHostUpper == 0 && hs+len(host) == ps && path != "" && pathClass&fastPathEnc == 0 {
+		// The common case: the host stays as it is, there is no port
+		// and the path needs no encoding, so scheme, host and path are
+		// the input's first bytes unchanged: one copy instead of three.
+		b = append(b, input[:ps+len(path)]...)
+		u.hostEnd = at + uint32(len(host))
+		u.pathStart = u.hostEnd
+	} else {
+		b = append(b, input[:hs]...)
+		switch {
+		case isIPv4:
+			b = appendIPv4(b, ipv4)
+		case hostClass&fastHostUpper != 0:
+			b = append(b, host...)
+			asm.ToLowerInPlace(b[at:])
+		default:
+			b = append(b, host...)
+		}
+		u.hostEnd = uint32(len(b))
+		if port != omitted {
+			b = appendPort(append(b, ':'), port)
+		}
+		u.pathStart = uint32(len(b))
+		switch {
+		case path == "":
+			b = append(b, '/')
+		case pathClass&fastPathEnc == 0:
+			b = append(b, path...)
+		default:
+			b = appendEncoded(b, path, pathSet)
+		}
 	}
 	u.queryStart, u.fragStart = omitted, omitted
 	if p < len(input) && input[p] == '?' {
