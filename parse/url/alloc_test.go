@@ -36,6 +36,9 @@ var oneAllocInputs = []string{
 // TestParseOneAlloc: Parse makes exactly one allocation per URL, the URL
 // and its href together, for every way through it.
 func TestParseOneAlloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops sync.Pool items, so pooled scratch allocates")
+	}
 	base, err := Parse("https://base.example/dir/file?bq#bf", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +68,9 @@ func TestParseOneAlloc(t *testing.T) {
 // allocates; a host with percent-escapes may decode to non-ASCII), and
 // that the URL's buffer was sized once: its length is its href's.
 func TestParseOneAllocWPT(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops sync.Pool items, so pooled scratch allocates")
+	}
 	checked := 0
 	for _, tc := range loadJSONObjects[urlTest](t, "wpt/urltestdata.json") {
 		if tc.Failure || !isASCII(tc.Input) || strings.Contains(tc.Hostname, "xn--") || strings.Contains(authority(tc.Input), "%") {
@@ -136,7 +142,9 @@ func TestCloneOneAllocCanParseNone(t *testing.T) {
 		if c := u.Clone(); c.Href() != u.Href() || sameURL(c, u) != "" || unsafe.SliceData(c.href) == unsafe.SliceData(u.href) {
 			t.Errorf("Clone(%.40q) differs or shares the buffer", in)
 		}
-		if a := testing.AllocsPerRun(20, func() { _ = CanParse(in, nil) }); a != 0 {
+		// CanParse's record comes from a pool, which the race detector
+		// drains at random.
+		if a := testing.AllocsPerRun(20, func() { _ = CanParse(in, nil) }); a != 0 && !raceEnabled {
 			t.Errorf("CanParse(%.40q): %v allocations, want 0", in, a)
 		}
 	}
