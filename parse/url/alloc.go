@@ -66,8 +66,9 @@ const (
 // newURL returns a zero URL whose href is empty with capacity at least n,
 // in one allocation when n <= maxBlockHref. The blocks up to 256 bytes,
 // where nearly all URLs fall, are picked by a switch on the 16-byte class
-// (a jump table of direct calls, which the compiler inlines), the rest
-// from blockSizes; TestURLBlockSizes checks that both pick the same block.
+// (direct calls, which the compiler inlines, instead of blockSizes' func
+// values), the rest from blockSizes; TestURLBlockSizes checks that both
+// pick the same block for every length.
 func newURL(n int) *URL {
 	switch (n + urlSize + 15) / 16 {
 	case 0, 1, 2, 3, 4, 5, 6, 7, 8:

@@ -3,10 +3,10 @@ package url
 // Parse parses input, resolved against base when base is non-nil (the
 // standard's "API URL parser" with the new URL(input, base) semantics).
 //
-// A successful Parse makes one allocation (for hrefs up to maxBlockHref
-// bytes, and except for hosts whose IDNA processing allocates): the URL
-// and its href buffer, sized once to the exact href length, share one
-// object (see newURL). The parse itself runs in scratch storage: a stack
+// A successful Parse makes one allocation (for hrefs up to about 32 KiB,
+// and except for hosts whose IDNA processing allocates): the URL and its
+// href buffer, sized once for the exact href length, share one object
+// (see newURL). The parse itself runs in scratch storage: a stack
 // buffer for the fast path, a pooled record for the state machine. A
 // failed Parse allocates the returned *Error.
 func Parse(input string, base *URL) (*URL, error) {
