@@ -25,7 +25,23 @@
 // work of receiving a frame runs inside the injecting syscall, as it would
 // run in a NIC's softirq), gen-cpu-ns/op (the injecting thread alone).
 //
+// # TCP
+//
+// BenchmarkTCPKeepAlive compares TCP on gVisor over AF_XDP (xdp/netstack)
+// with kernel TCP, the same server core and handler on one veth pair, fed
+// by a raw-frame client (tcpGen, tcpgen_test.go): an AF_PACKET socket in
+// the client namespace from which it speaks just enough TCP to open
+// keep-alive connections and send GETs, each request carrying the
+// acknowledgement of the previous response. No client kernel TCP is on
+// the path, so the figure is not set by a client's delayed-ACK and
+// quick-ACK choices (the kernel-client benchmark in xdp/netstack saw about
+// two frames in per request, the client kernel's pure ACKs among them).
+// cpu-ns/op is the server's CPU per request: the process's CPU time minus
+// the generator thread's, plus the generator's time inside send(2), where
+// the kernel receives the request (veth, XDP, then the AF_XDP copy or the
+// whole kernel TCP receive path), work a NIC would bill to the server.
+//
 // Needs root (network namespaces, BPF); run with bench/xdp/run.sh, which
 // interleaves the two transports over rounds and compares them with
-// benchstat.
+// benchstat (BENCH=TCPKeepAlive for the TCP benchmark).
 package xdp
