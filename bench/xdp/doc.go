@@ -36,10 +36,19 @@
 // the path, so the figure is not set by a client's delayed-ACK and
 // quick-ACK choices (the kernel-client benchmark in xdp/netstack saw about
 // two frames in per request, the client kernel's pure ACKs among them).
+// The requests are not injected with BPF_PROG_TEST_RUN as the datagrams
+// are: a live-frames run repeats one frame, and TCP's frames differ per
+// connection and per request, so each run would carry a single frame and
+// the syscall's per-run setup with it. They go out of the client's veth
+// instead, and reach the server's veth, and its XDP program, as a NIC's
+// frames would.
+//
 // cpu-ns/op is the server's CPU per request: the process's CPU time minus
 // the generator thread's, plus the generator's time inside send(2), where
 // the kernel receives the request (veth, XDP, then the AF_XDP copy or the
-// whole kernel TCP receive path), work a NIC would bill to the server.
+// whole kernel TCP receive path), work a NIC would bill to the server; it
+// also holds the packet socket's own sending, the same for both
+// transports.
 //
 // Needs root (network namespaces, BPF); run with bench/xdp/run.sh, which
 // interleaves the two transports over rounds and compares them with
