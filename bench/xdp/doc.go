@@ -43,12 +43,14 @@
 // instead, and reach the server's veth, and its XDP program, as a NIC's
 // frames would.
 //
-// cpu-ns/op is the server's CPU per request: the process's CPU time minus
-// the generator thread's, plus the generator's time inside send(2), where
-// the kernel receives the request (veth, XDP, then the AF_XDP copy or the
-// whole kernel TCP receive path), work a NIC would bill to the server; it
-// also holds the packet socket's own sending, the same for both
-// transports.
+// The generator is a process of its own (this test binary again, in the
+// client namespace), so the server's process holds none of its work.
+// cpu-ns/op is the server's CPU per request: the server process's CPU time
+// plus the generator's time inside send(2), where the kernel receives the
+// request (veth, XDP, then the AF_XDP copy or the whole kernel TCP receive
+// path), work a NIC would bill to the server; it also holds the packet
+// socket's own sending, the same for both transports. gen-cpu-ns/op is the
+// generator process's CPU time, send-cpu-ns/op its part inside send(2).
 //
 // Needs root (network namespaces, BPF); run with bench/xdp/run.sh, which
 // interleaves the two transports over rounds and compares them with

@@ -1,16 +1,12 @@
 package xdp
 
 import (
-	"fmt"
 	"net"
 	"net/netip"
 	"os"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
@@ -131,54 +127,6 @@ func newTCPRig(tb testing.TB) *tcpRig {
 // tcpResult is one closed-loop run of the generator.
 type tcpResult struct {
 	wall, cpu, genCPU, sendCPU time.Duration
-}
-
-// run opens conns connections to port, warms them up and sends n
-// requests, on a thread of its own (so that its CPU time can be told
-// from the server's). cpu is the process's CPU time minus the generator
-// thread's, plus the thread's time inside send(2): the kernel's work of
-// receiving each request (veth, XDP, then the AF_XDP copy or the whole
-// kernel TCP receive path) runs inside that syscall, and a NIC would bill
-// it to the server's CPU.
-func (r *tcpRig) run(port uint16, conns, n int) (res tcpResult, err error) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread() // the thread dies with the goroutine: it was in another namespace
-		var g *tcpGen
-		err = xdptest.InNS(r.v.ClientNS, func() error {
-			var err error
-			g, err = newTCPGen(r.clientIfindex, r.cliMAC, r.srvMAC, genIP, r.v.ServerIP, port, conns, request)
-			return err
-		})
-		if err != nil {
-			return
-		}
-		defer g.Close()
-		if err = g.Open(genTimeout); err != nil {
-			return
-		}
-		if err = g.Run(2*conns, genTimeout); err != nil {
-			return
-		}
-		var self0, self1, thr0, thr1 unix.Rusage
-		unix.Getrusage(unix.RUSAGE_SELF, &self0)
-		unix.Getrusage(unix.RUSAGE_THREAD, &thr0)
-		send0 := g.sendCPU
-		start := time.Now()
-		err = g.Run(n, genTimeout)
-		res.wall = time.Since(start)
-		unix.Getrusage(unix.RUSAGE_SELF, &self1)
-		unix.Getrusage(unix.RUSAGE_THREAD, &thr1)
-		res.sendCPU = g.sendCPU - send0
-		res.genCPU = cpuTime(&thr1) - cpuTime(&thr0)
-		res.cpu = cpuTime(&self1) - cpuTime(&self0) - res.genCPU + res.sendCPU
-	}()
-	<-done
-	if err != nil {
-		return res, fmt.Errorf("port %d: %w; stack %+v", port, err, r.st.Stats())
-	}
-	return res, nil
 }
 
 // TestTCPGen checks that the generator's requests are answered by each
