@@ -11,11 +11,16 @@ export PATH := $(PATH):/usr/local/go/bin
 # rdma transport, built with -tags rdma), haproxy (a PROXY protocol sender in
 # front of the server, cmd/simdedge TestServeProxyProtocol), nghttp2-client
 # (nghttp, an HTTP/2 client for the h2 tests), systemd (systemd-analyze,
-# which checks the units in packaging/systemd).
-TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus haproxy nghttp2-client systemd
+# which checks the units in packaging/systemd), redis-server (the store of the
+# reference rate-limit service in interop's TestGlobalRateLimitReference).
+TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus haproxy nghttp2-client systemd redis-server
 # h2spec, the HTTP/2 conformance suite that server TestH2Spec runs; go install
 # puts it in GOPATH/bin, which the tests look in through PATH.
 H2SPEC := github.com/summerwind/h2spec/cmd/h2spec@latest
+# Envoy's reference rate-limit service (its binary is service_cmd, in
+# GOPATH/bin), which interop's global rate-limit test runs against Redis;
+# pinned, as it is a test peer. .ci/run sets REQUIRE_RATELIMIT=1.
+RATELIMIT := github.com/envoyproxy/ratelimit/src/service_cmd@v1.4.1-0.20260122083618-3fb702589d36
 export PATH := $(PATH):$(shell $(GO) env GOPATH 2>/dev/null)/bin
 # The load benchmarks' wrk and nginx-light are installed by bench/cmd/benchrun.
 # Packages whose code has concurrency (or lazy shared state), run under the
@@ -73,6 +78,7 @@ deps:
 	fi
 	$(GO) mod download
 	@command -v h2spec >/dev/null || { echo "installing h2spec"; $(GO) install $(H2SPEC); }
+	@command -v service_cmd >/dev/null || { echo "installing envoyproxy/ratelimit"; $(GO) install $(RATELIMIT); }
 	cd bench && $(GO) mod download
 	cd asm/_gen && $(GO) mod download
 	cd fuzz && $(GO) mod download
@@ -88,6 +94,7 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags fleet ./server/... ./cmd/...
 	GOARCH=arm64 $(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	cd asm/_gen && $(GO) vet ./...
@@ -109,6 +116,7 @@ test-tags:
 	$(GO) test -count=1 -tags purego ./...
 	$(GO) test -count=1 -tags noasm ./...
 	$(GO) test -count=1 -tags simdedgedebug ./server/...
+	$(GO) test -count=1 -tags fleet ./server/ratelimit/... ./server/config/... ./server/router/...
 
 test-race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
