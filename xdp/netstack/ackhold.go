@@ -32,9 +32,17 @@ const DefaultACKDelay = time.Millisecond
 //   - a segment without ACK (a bare RST) sends the held ACK first.
 //
 // Otherwise a timer sends it after one to two delays.
+//
+// An ACK for bulk data is never held: when the segments received on the
+// connection since it last sent add up to a full segment (an upload, a
+// large request), the ACK goes out at once, as RFC 5681 §4.2 asks of a
+// delayed ACK (at least every second full-sized segment). Holding it
+// would stall a sender that waits for it to send the next flight.
 type ackHolder struct {
 	e     *endpoint
 	delay time.Duration
+	bulk  uint32 // received bytes that make the next ACK immediate
+	rx    []rxSlot
 
 	count atomic.Int32 // len(held), read without the lock on every send
 
@@ -52,14 +60,47 @@ type flowKey struct {
 	rport, lport uint16
 }
 
+// rxSlot counts the payload bytes received on one connection since it
+// last sent a segment. The slots are a direct-mapped table written by the
+// RX goroutines and read by senders without a lock: a collision or a race
+// only makes one ACK wait or not, never loses one.
+type rxSlot struct {
+	key     atomic.Uint64 // flowKey.pack(); 0 is free
+	pending atomic.Uint32
+}
+
+// rxSlots is the size of the table (a power of two): 64 KiB.
+const rxSlots = 4096
+
+func (k flowKey) pack() uint64 {
+	return uint64(binary.BigEndian.Uint32(k.remote[:]))<<32 | uint64(k.rport)<<16 | uint64(k.lport)
+}
+
+func (h *ackHolder) slot(key uint64) *rxSlot {
+	return &h.rx[(key*0x9e3779b97f4a7c15)>>(64-12)]
+}
+
+// received counts a received segment's payload (called before gVisor
+// sees the segment, so an ACK of it finds it counted).
+func (h *ackHolder) received(k flowKey, payload int) {
+	key := k.pack()
+	s := h.slot(key)
+	if s.key.Load() != key {
+		s.key.Store(key)
+		s.pending.Store(uint32(payload))
+		return
+	}
+	s.pending.Add(uint32(payload))
+}
+
 type heldACK struct {
 	buf   *[]byte // from endpoint.frames
 	n     int
 	epoch uint64
 }
 
-func newACKHolder(e *endpoint, delay time.Duration) *ackHolder {
-	h := &ackHolder{e: e, delay: delay, held: make(map[flowKey]heldACK)}
+func newACKHolder(e *endpoint, delay time.Duration, mss int) *ackHolder {
+	h := &ackHolder{e: e, delay: delay, bulk: uint32(mss), rx: make([]rxSlot, rxSlots), held: make(map[flowKey]heldACK)}
 	h.timer = time.AfterFunc(time.Hour, h.expire)
 	h.timer.Stop()
 	return h
@@ -86,12 +127,37 @@ func tcpSegment(frame []byte) (k flowKey, pureACK, hasACK, ok bool) {
 	return k, pureACK, hasACK, true
 }
 
+// rxSegment reads the flow and payload length of a received frame whose
+// IPv4 header deliver has checked; ok is false for anything but TCP.
+func rxSegment(frame []byte) (k flowKey, payload int, ok bool) {
+	ip := frame[ipStart:]
+	ihl := int(ip[0]&0x0f) * 4
+	total := int(binary.BigEndian.Uint16(ip[2:]))
+	if ip[9] != uint8(header.TCPProtocolNumber) || total > len(ip) || total < ihl+header.TCPMinimumSize {
+		return k, 0, false
+	}
+	tcp := ip[ihl:total]
+	doff := int(tcp[12]>>4) * 4
+	if doff < header.TCPMinimumSize || doff > len(tcp) {
+		return k, 0, false
+	}
+	k = flowKey{remote: [4]byte(ip[12:16]), rport: binary.BigEndian.Uint16(tcp[0:]), lport: binary.BigEndian.Uint16(tcp[2:])}
+	return k, len(tcp) - doff, true
+}
+
 // send transmits frame now, or holds it, or drops a held ACK it
 // supersedes. It is called for every frame the stack sends; the error is
 // frame's own transmit error.
 func (h *ackHolder) send(frame []byte) error {
 	k, pure, hasACK, ok := tcpSegment(frame)
-	if !ok || !pure && h.count.Load() == 0 {
+	if !ok {
+		return h.e.transmit(frame)
+	}
+	bulk := false
+	if key := k.pack(); h.slot(key).key.Load() == key {
+		bulk = h.slot(key).pending.Swap(0) >= h.bulk
+	}
+	if !pure && h.count.Load() == 0 {
 		return h.e.transmit(frame)
 	}
 	h.mu.Lock()
@@ -100,7 +166,7 @@ func (h *ackHolder) send(frame []byte) error {
 		delete(h.held, k)
 		h.count.Add(-1)
 	}
-	if pure && !had && !h.closed {
+	if pure && !had && !bulk && !h.closed {
 		buf := h.e.frames.Get().(*[]byte)
 		h.held[k] = heldACK{buf: buf, n: copy(*buf, frame), epoch: h.epoch}
 		h.count.Add(1)

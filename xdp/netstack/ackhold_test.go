@@ -162,3 +162,27 @@ func TestACKHolderRules(t *testing.T) {
 		}
 	})
 }
+
+// TestUploadACKsNotHeld: the ACKs of an upload go out at once. Held, they
+// would stall a sender that waits for them to send its next flight (RFC
+// 5681 §4.2: at least every second full-sized segment is acknowledged).
+func TestUploadACKsNotHeld(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	// A delay long enough that each held ACK would show in the counters
+	// and in the test's time.
+	p := newPair(t, Config{ACKDelay: 50 * time.Millisecond}, nil)
+	serve(t, p, echo, server.Options{})
+	c := p.mustDial(t)
+	body := bytes.Repeat([]byte("x"), 1<<20)
+	io.WriteString(c, "POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n")
+	if _, err := c.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	if resp, got := readResp(t, bufio.NewReader(c)); resp.StatusCode != 200 || got != "POST /up 1048576" {
+		t.Fatalf("got %d %q", resp.StatusCode, got)
+	}
+	// The last ACK of the body may wait for the response; no other.
+	if d := p.srv.Stats().TxACKsDelayed; d > 1 {
+		t.Errorf("%d ACKs of the upload were held until their delay ran out, want at most 1", d)
+	}
+}

@@ -61,7 +61,7 @@ func newEndpoint(dev Device, addr netip.Addr, maxNeighbors int, ackDelay time.Du
 	frameLen := dev.MTU() + header.EthernetMinimumSize
 	e.frames.New = func() any { b := make([]byte, frameLen); return &b }
 	if ackDelay > 0 {
-		e.acks = newACKHolder(e, ackDelay)
+		e.acks = newACKHolder(e, ackDelay, dev.MTU()-header.IPv4MinimumSize-header.TCPMinimumSize)
 	}
 	return e
 }
@@ -106,6 +106,12 @@ func (e *endpoint) deliver(frame []byte) {
 	src := [4]byte(frame[ipSrcOff : ipSrcOff+4])
 	if srcMAC := frame[ethSrc : ethSrc+header.EthernetAddressSize]; srcMAC[0]&1 == 0 {
 		e.neigh.learn(src, [6]byte(srcMAC))
+	}
+
+	if e.acks != nil {
+		if k, n, ok := rxSegment(frame); ok && n > 0 {
+			e.acks.received(k, n)
+		}
 	}
 
 	e.mu.RLock()
