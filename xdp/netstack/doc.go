@@ -45,7 +45,8 @@
 // the application can answer. The link endpoint therefore holds each pure
 // ACK for up to Config.ACKDelay and drops it when the connection's next
 // segment (normally the response) carries the same acknowledgement, so a
-// keep-alive request costs one frame out, as on kernel TCP (ackhold.go).
+// keep-alive request costs one frame out, as on kernel TCP. The ACKs of
+// bulk data (a full segment received) go out at once (ackhold.go).
 //
 // Only IPv4 is served.
 package netstack
