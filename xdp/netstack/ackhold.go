@@ -37,7 +37,9 @@ const DefaultACKDelay = time.Millisecond
 // connection since it last sent add up to a full segment (an upload, a
 // large request), the ACK goes out at once, as RFC 5681 §4.2 asks of a
 // delayed ACK (at least every second full-sized segment). Holding it
-// would stall a sender that waits for it to send the next flight.
+// would stall a sender that waits for it to send the next flight. Nor is
+// an ACK held whose connection the table below does not know (it never
+// sent data, or another connection took its slot): when in doubt, send.
 type ackHolder struct {
 	e     *endpoint
 	delay time.Duration
@@ -62,22 +64,27 @@ type flowKey struct {
 
 // rxSlot counts the payload bytes received on one connection since it
 // last sent a segment. The slots are a direct-mapped table written by the
-// RX goroutines and read by senders without a lock: a collision or a race
-// only makes one ACK wait or not, never loses one.
+// RX goroutines and read by senders without a lock. A collision costs a
+// merge (the ACK of a connection that lost its slot goes out at once);
+// only two RX queues writing one slot at the same instant can leave a
+// count with the wrong key, and then one ACK waits its delay.
 type rxSlot struct {
 	key     atomic.Uint64 // flowKey.pack(); 0 is free
 	pending atomic.Uint32
 }
 
-// rxSlots is the size of the table (a power of two): 64 KiB.
-const rxSlots = 4096
+// rxSlotBits sizes the table: 4096 slots, 64 KiB.
+const (
+	rxSlotBits = 12
+	rxSlots    = 1 << rxSlotBits
+)
 
 func (k flowKey) pack() uint64 {
 	return uint64(binary.BigEndian.Uint32(k.remote[:]))<<32 | uint64(k.rport)<<16 | uint64(k.lport)
 }
 
 func (h *ackHolder) slot(key uint64) *rxSlot {
-	return &h.rx[(key*0x9e3779b97f4a7c15)>>(64-12)]
+	return &h.rx[(key*0x9e3779b97f4a7c15)>>(64-rxSlotBits)]
 }
 
 // received counts a received segment's payload (called before gVisor
@@ -153,9 +160,9 @@ func (h *ackHolder) send(frame []byte) error {
 	if !ok {
 		return h.e.transmit(frame)
 	}
-	bulk := false
+	small := false // known, and less than a full segment since it last sent
 	if key := k.pack(); h.slot(key).key.Load() == key {
-		bulk = h.slot(key).pending.Swap(0) >= h.bulk
+		small = h.slot(key).pending.Swap(0) < h.bulk
 	}
 	if !pure && h.count.Load() == 0 {
 		return h.e.transmit(frame)
@@ -166,7 +173,7 @@ func (h *ackHolder) send(frame []byte) error {
 		delete(h.held, k)
 		h.count.Add(-1)
 	}
-	if pure && !had && !bulk && !h.closed {
+	if pure && !had && small && !h.closed {
 		buf := h.e.frames.Get().(*[]byte)
 		h.held[k] = heldACK{buf: buf, n: copy(*buf, frame), epoch: h.epoch}
 		h.count.Add(1)

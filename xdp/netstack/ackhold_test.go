@@ -128,6 +128,8 @@ func TestACKHolderRules(t *testing.T) {
 		{"duplicate ACKs all go out", [][]byte{ack(1), ack(1), ack(1)}, [][]byte{ack(1), ack(1)}},
 		{"bare RST after the ACK", [][]byte{ack(7), segFrame(clientAddr, 40000, header.TCPFlagRst, 0, 0)},
 			[][]byte{ack(7), segFrame(clientAddr, 40000, header.TCPFlagRst, 0, 0)}},
+		{"unknown connection: sent at once", [][]byte{segFrame(clientAddr, 40002, header.TCPFlagAck, 1, 0)},
+			[][]byte{segFrame(clientAddr, 40002, header.TCPFlagAck, 1, 0)}},
 		{"other connections untouched", [][]byte{ack(1), segFrame(clientAddr, 40001, header.TCPFlagAck|header.TCPFlagPsh, 1, 5)},
 			[][]byte{segFrame(clientAddr, 40001, header.TCPFlagAck|header.TCPFlagPsh, 1, 5)}},
 	} {
@@ -135,6 +137,11 @@ func TestACKHolderRules(t *testing.T) {
 			d := &recDev{}
 			e := newEndpoint(d, serverAddr, 16, time.Hour)
 			defer e.detach()
+			// The client sent a request on each connection: only
+			// then are its ACKs held.
+			for _, port := range []uint16{40000, 40001} {
+				e.acks.received(flowKey{remote: clientAddr.As4(), rport: port, lport: testPort}, 100)
+			}
 			for _, f := range tc.frames {
 				if err := e.acks.send(f); err != nil {
 					t.Fatal(err)
@@ -154,6 +161,7 @@ func TestACKHolderRules(t *testing.T) {
 	t.Run("close drops what is held", func(t *testing.T) {
 		d := &recDev{}
 		e := newEndpoint(d, serverAddr, 16, time.Millisecond)
+		e.acks.received(flowKey{remote: clientAddr.As4(), rport: 40000, lport: testPort}, 100)
 		e.acks.send(ack(1))
 		e.detach()
 		time.Sleep(10 * time.Millisecond)
@@ -184,5 +192,27 @@ func TestUploadACKsNotHeld(t *testing.T) {
 	// The last ACK of the body may wait for the response; no other.
 	if d := p.srv.Stats().TxACKsDelayed; d > 1 {
 		t.Errorf("%d ACKs of the upload were held until their delay ran out, want at most 1", d)
+	}
+}
+
+// TestBulkACKSentAtOnce: after a full segment's worth of data the ACK goes
+// out at once; after a small request it is held.
+func TestBulkACKSentAtOnce(t *testing.T) {
+	d := &recDev{}
+	e := newEndpoint(d, serverAddr, 16, time.Hour)
+	defer e.detach()
+	k := flowKey{remote: clientAddr.As4(), rport: 40000, lport: testPort}
+	ack := segFrame(clientAddr, 40000, header.TCPFlagAck, 1, 0)
+	e.acks.received(k, 100)
+	e.acks.send(ack)
+	if n := d.count(); n != 0 {
+		t.Fatalf("the ACK of a 100-byte request went out (%d frames), want it held", n)
+	}
+	e.acks.send(segFrame(clientAddr, 40000, header.TCPFlagAck|header.TCPFlagPsh, 1, 5)) // the response
+	e.acks.received(k, 1000)
+	e.acks.received(k, testMTU-40-1000)
+	e.acks.send(ack)
+	if got := d.await(t, 2); len(got) != 2 || !bytes.Equal(got[1], ack) {
+		t.Fatalf("sent %d frames, want the response and then the ACK of a full segment", len(got))
 	}
 }
