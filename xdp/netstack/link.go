@@ -171,9 +171,18 @@ func (e *endpoint) writeOne(buf []byte, pkt *stack.PacketBuffer) tcpip.Error {
 		e.stats.txNoNeighbor.Add(1)
 		return &tcpip.ErrHostUnreachable{}
 	}
+	// The packet's views, walked in place: AsSlices would allocate a
+	// slice of them for every frame (two allocations per request).
+	views, skip := pkt.AsViewList()
 	off := 0
-	for _, v := range pkt.AsSlices() {
-		off += copy(buf[off:], v)
+	for v := views.Front(); v != nil; v = v.Next() {
+		b := v.AsSlice()
+		if skip >= len(b) {
+			skip -= len(b)
+			continue
+		}
+		off += copy(buf[off:], b[skip:])
+		skip = 0
 	}
 	frame := buf[:off]
 	copy(frame[:header.EthernetAddressSize], dst[:])
