@@ -71,6 +71,9 @@ func (c *Config) WithDefaults() *Config {
 	}
 	e.HTTP2 = c.HTTP2.withDefaults()
 	e.Log = c.Log.withDefaults()
+	if x := c.XDS(); x != nil {
+		e.Dynamic = &Dynamic{XDS: x.withDefaults()}
+	}
 	e.Paths = c.Paths.withDefaults()
 	var a Admin
 	if c.Admin != nil {
