@@ -63,6 +63,10 @@ func validateConfig(file string, w io.Writer) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	// dynamic.xds needs a fleet build, and its TLS files (fleet.go).
+	if err := checkFleet(cfg); err != nil {
+		return nil, err
+	}
 	// Build too, so that references a parse cannot see (handlers,
 	// builtins) are checked; the builtin demo needs no running server.
 	builtins := map[string][]string{}

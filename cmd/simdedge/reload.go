@@ -34,6 +34,8 @@ type running struct {
 	set      *listenerSet
 	metrics  *metrics.Set // nil without an admin listener
 	pid      *pidFile     // nil without -pidfile
+	// fleet is the xDS client (fleet.go); nil without dynamic.xds.
+	fleet *fleet
 }
 
 // reload applies the file's configuration as a whole or not at all, and
@@ -78,6 +80,18 @@ func (r *running) apply() error {
 	if err := overrideListen(cfg, r.listen); err != nil {
 		return err
 	}
+	// With dynamic.xds, the file's static part goes beside what the
+	// control plane last sent.
+	if cfg, err = r.fleet.reload(cfg); err != nil {
+		return err
+	}
+	return r.applyConfig(cfg)
+}
+
+// applyConfig makes cfg the running configuration, as a whole or not at
+// all: a reload of the file, or an update from the control plane (which
+// is NACKed when this fails).
+func (r *running) applyConfig(cfg *config.Config) error {
 	if err := checkReloadable(r.cfg, cfg); err != nil {
 		return err
 	}

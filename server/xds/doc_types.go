@@ -70,17 +70,16 @@ type PrefixReplace struct {
 
 // Upstream is upstreams[].
 type Upstream struct {
-	Name              string         `yaml:"name"`
-	Targets           []Target       `yaml:"targets"`
-	Balance           string         `yaml:"balance,omitempty"`
-	Hash              *Hash          `yaml:"hash,omitempty"`
-	Health            *Health        `yaml:"health,omitempty"`
-	Retries           *Retries       `yaml:"retries,omitempty"`
-	Timeouts          *Timeouts      `yaml:"timeouts,omitempty"`
-	MaxConnsPerTarget int            `yaml:"max_conns_per_target,omitempty"`
-	Queue             *Queue         `yaml:"queue,omitempty"`
-	cluster           string         // the xDS cluster it comes from
-	policy            *routeUpstream // the route's part (nil: the cluster's own)
+	Name              string    `yaml:"name"`
+	Targets           []Target  `yaml:"targets"`
+	Balance           string    `yaml:"balance,omitempty"`
+	Hash              *Hash     `yaml:"hash,omitempty"`
+	Health            *Health   `yaml:"health,omitempty"`
+	Retries           *Retries  `yaml:"retries,omitempty"`
+	Timeouts          *Timeouts `yaml:"timeouts,omitempty"`
+	MaxConnsPerTarget int       `yaml:"max_conns_per_target,omitempty"`
+	Queue             *Queue    `yaml:"queue,omitempty"`
+	cluster           string    // the xDS cluster it comes from
 }
 
 // Target is upstreams[].targets[].

@@ -299,12 +299,17 @@ func (a at) header(h *routev3.HeaderMatcher, p string, m *Match) error {
 		return a.invalid(p+".name", "missing or too long")
 	}
 	var v any
+	// The deprecated exact_match, prefix_match and safe_regex_match are
+	// what older control planes still send.
 	switch s := h.GetHeaderMatchSpecifier().(type) {
 	case *routev3.HeaderMatcher_ExactMatch:
+		//lint:ignore SA1019 still sent by older control planes
 		v = s.ExactMatch
 	case *routev3.HeaderMatcher_PrefixMatch:
+		//lint:ignore SA1019 still sent by older control planes
 		v = map[string]string{"prefix": s.PrefixMatch}
 	case *routev3.HeaderMatcher_SafeRegexMatch:
+		//lint:ignore SA1019 still sent by older control planes
 		re, err := a.regex(s.SafeRegexMatch, p+".safe_regex_match")
 		if err != nil {
 			return err

@@ -1,0 +1,245 @@
+//go:build fleet
+
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"os"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/simdedge/simdedge/server/config"
+	"github.com/simdedge/simdedge/server/edgetls"
+	"github.com/simdedge/simdedge/server/xds"
+	"go.yaml.in/yaml/v3"
+)
+
+// errFleetListen: -listen replaces the one tcp listener of a file; the
+// listeners of a dynamic configuration come from the control plane.
+var errFleetListen = errors.New("-listen cannot be combined with dynamic.xds: the listeners come from the control plane (or write listen in the file)")
+
+// fleet follows the control plane of dynamic.xds: its client's Apply
+// translates what arrives (server/xds), puts it beside the file's static
+// part and hands the result to the serve loop, which applies it as a
+// reload; the loop's verdict is the ACK or the NACK.
+type fleet struct {
+	x      *config.XDS
+	file   string
+	client *xds.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+	ch     chan fleetUpdate
+	ctx    context.Context
+	log    *slog.Logger
+
+	mu sync.Mutex
+	// static is the file (its bytes and parsed form); a reload replaces
+	// it.
+	static    []byte
+	staticCfg *config.Config
+	// last is the translation last applied, which a reload of the file
+	// merges again.
+	last *xds.Fragment
+	// started: the serve loop runs, updates go to ch; before, the
+	// newest complete configuration waits in pending for initial.
+	started bool
+	pending *config.Config
+	arrived chan struct{}
+}
+
+// checkFleet checks what the xDS client needs of the file beyond config:
+// its TLS files.
+func checkFleet(cfg *config.Config) error {
+	x := cfg.XDS()
+	if x == nil {
+		return nil
+	}
+	_, err := fleetTLS(x)
+	return err
+}
+
+func fleetTLS(x *config.XDS) (*tls.Config, error) {
+	t := x.ClientTLS()
+	if t == nil {
+		return nil, nil
+	}
+	o := edgetls.ClientOptions{CA: t.CA, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+	if t.ClientCert != nil {
+		o.Cert = edgetls.CertFiles{Cert: t.ClientCert.Cert, Key: t.ClientCert.Key}
+	}
+	c, err := edgetls.ClientConfig(o)
+	if err != nil {
+		return nil, errors.New("dynamic.xds.tls: " + err.Error())
+	}
+	return c, nil
+}
+
+// startFleet starts the client when cfg has dynamic.xds (nil otherwise).
+func startFleet(ctx context.Context, cfg *config.Config, file, listen string, log *slog.Logger) (*fleet, error) {
+	x := cfg.XDS()
+	if x == nil {
+		return nil, nil
+	}
+	if listen != "" {
+		return nil, errFleetListen
+	}
+	if file == "" {
+		return nil, errors.New("dynamic.xds: needs a configuration file")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := fleetTLS(x)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	f := &fleet{x: x, file: file, cancel: cancel, done: make(chan struct{}), ch: make(chan fleetUpdate),
+		ctx: cctx, log: log, static: b, staticCfg: cfg, arrived: make(chan struct{}, 1)}
+	f.client = xds.New(xds.Options{Server: x.Server, NodeID: x.NodeID, Cluster: x.Cluster, TLS: tc, Apply: f.apply, Logger: log})
+	go func() {
+		defer close(f.done)
+		f.client.Run(cctx)
+	}()
+	log.Info("xds: following the control plane", "server", x.Server, "node_id", x.NodeID)
+	return f, nil
+}
+
+// apply is the client's Apply: translate, merge, and have the serve loop
+// apply the result (or, before it runs, keep it for initial).
+func (f *fleet) apply(r *xds.Resources) error {
+	fr, err := xds.Translate(r)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	static, scfg := f.static, f.staticCfg
+	f.mu.Unlock()
+	cfg, err := xds.Merge(static, scfg, fr)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if !f.started {
+		f.pending, f.last = cfg, fr
+		f.mu.Unlock()
+		select {
+		case f.arrived <- struct{}{}:
+		default:
+		}
+		return nil
+	}
+	f.mu.Unlock()
+	reply := make(chan error, 1)
+	select {
+	case f.ch <- fleetUpdate{cfg, reply}:
+	case <-f.ctx.Done():
+		return f.ctx.Err()
+	}
+	select {
+	case err = <-reply:
+	case <-f.ctx.Done():
+		return f.ctx.Err()
+	}
+	if err == nil {
+		f.mu.Lock()
+		f.last = fr
+		f.mu.Unlock()
+	}
+	return err
+}
+
+// initial waits for the first complete configuration from the control
+// plane, for initial_fetch_timeout when the file has routes of its own
+// (then it serves those alone until the control plane answers), and
+// without end when it has none.
+func (f *fleet) initial(ctx context.Context, cfg *config.Config) (*config.Config, error) {
+	if f == nil {
+		return cfg, nil
+	}
+	var timeout <-chan time.Time
+	if len(cfg.Routes) > 0 {
+		t := time.NewTimer(time.Duration(cfg.WithDefaults().XDS().InitialFetchTimeout))
+		defer t.Stop()
+		timeout = t.C
+	} else {
+		f.log.Info("xds: waiting for the control plane (the file has no routes of its own)")
+	}
+	select {
+	case <-f.arrived:
+	case <-timeout:
+		f.log.Warn("xds: no configuration from the control plane within initial_fetch_timeout; serving the file's", "server", f.x.Server)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started = true
+	if f.pending != nil {
+		cfg = f.pending
+	}
+	return cfg, nil
+}
+
+// updates are the configurations for the serve loop to apply.
+func (f *fleet) updates() <-chan fleetUpdate {
+	if f == nil {
+		return nil
+	}
+	return f.ch
+}
+
+// reload is a reload of the file: its static part with the last
+// translation beside it. dynamic.xds itself cannot change.
+func (f *fleet) reload(cfg *config.Config) (*config.Config, error) {
+	if f == nil {
+		return cfg, checkFleet(cfg)
+	}
+	if !reflect.DeepEqual(cfg.XDS(), f.x) {
+		return nil, unreloadable("dynamic.xds", "")
+	}
+	b, err := os.ReadFile(f.file)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	last := f.last
+	f.mu.Unlock()
+	merged := cfg
+	if last != nil {
+		if merged, err = xds.Merge(b, cfg, last); err != nil {
+			return nil, err
+		}
+	}
+	f.mu.Lock()
+	f.static, f.staticCfg = b, cfg
+	f.mu.Unlock()
+	return merged, nil
+}
+
+// stop ends the client and waits for it.
+func (f *fleet) stop() {
+	if f == nil {
+		return
+	}
+	f.cancel()
+	<-f.done
+}
+
+// adminConfig appends the client's state to the admin /config, as a
+// second YAML document.
+func (f *fleet) adminConfig(b []byte) []byte {
+	if f == nil {
+		return b
+	}
+	s, err := yaml.Marshal(map[string]xds.Status{"xds_status": f.client.Status()})
+	if err != nil {
+		return b
+	}
+	return append(append(b, "---\n"...), s...)
+}

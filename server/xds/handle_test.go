@@ -1,0 +1,121 @@
+package xds
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// sent is one request the client sent.
+type sent struct {
+	typ, version, nonce string
+	names               []string
+	detail              string
+}
+
+func response(t *testing.T, typ, version string, ms ...proto.Message) *discoveryv3.DiscoveryResponse {
+	t.Helper()
+	r := &discoveryv3.DiscoveryResponse{TypeUrl: typ, VersionInfo: version, Nonce: "n" + version}
+	for _, m := range ms {
+		a, err := anypb.New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Resources = append(r.Resources, a)
+	}
+	return r
+}
+
+// TestHandle walks the state-of-the-world exchange: CDS and LDS are
+// ACKed and make the client subscribe to EDS and RDS by name; the set is
+// applied once complete; an invalid update is NACKed with the version
+// last accepted and the field named, and the accepted state stays.
+func TestHandle(t *testing.T) {
+	var applied []*Resources
+	var applyErr error
+	c := New(Options{Server: "test", Apply: func(r *Resources) error {
+		if applyErr != nil {
+			return applyErr
+		}
+		applied = append(applied, r)
+		return nil
+	}})
+	var out []sent
+	send := func(typ, version, nonce string, detail error) error {
+		s := sent{typ: typ, version: version, nonce: nonce, names: c.sub[typ]}
+		if detail != nil {
+			s.detail = detail.Error()
+		}
+		out = append(out, s)
+		return nil
+	}
+	fx := testResources()
+	step := func(resp *discoveryv3.DiscoveryResponse) {
+		t.Helper()
+		if err := c.handle(resp, send); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(response(t, ClusterType, "1", fx.Clusters["backend"]))
+	step(response(t, ListenerType, "1", fx.Listeners["edge"]))
+	if len(applied) != 0 {
+		t.Fatal("applied before the routes and endpoints arrived")
+	}
+	want := []sent{
+		{typ: ClusterType, version: "1", nonce: "n1"},
+		{typ: EndpointType, names: []string{"backend"}},
+		{typ: ListenerType, version: "1", nonce: "n1"},
+		{typ: RouteType, names: []string{"local"}},
+	}
+	if !sameSent(out, want) {
+		t.Fatalf("requests = %+v\nwant %+v", out, want)
+	}
+	if !c.Status().Waiting {
+		t.Error("status does not say it waits")
+	}
+	step(response(t, EndpointType, "1", fx.Endpoints["backend"]))
+	step(response(t, RouteType, "1", fx.Routes["local"]))
+	if len(applied) != 1 || c.Status().Applied != 1 || c.Status().Waiting {
+		t.Fatalf("applied %d times, status %+v", len(applied), c.Status())
+	}
+	// An invalid route configuration: NACKed, version 1 stays.
+	rc := testRoutes("local", "backend")
+	rc.VirtualHosts[0].Routes[0].Match.PathSpecifier = nil
+	out = nil
+	step(response(t, RouteType, "2", rc))
+	if len(out) != 1 || out[0].version != "1" || out[0].nonce != "n2" || !strings.Contains(out[0].detail, `virtual_hosts[0].routes[0].match: needs prefix, path or safe_regex`) {
+		t.Fatalf("NACK = %+v", out)
+	}
+	st := c.Status()
+	if st.Versions[RouteType] != "1" || st.Nacks != 1 || st.LastNack == nil || st.LastNack.Version != "2" || len(applied) != 1 {
+		t.Errorf("after the NACK: %+v", st)
+	}
+	// A refusal by Apply (the serve loop's reload failed) is a NACK too.
+	applyErr = errors.New("config: refused")
+	out = nil
+	step(response(t, EndpointType, "2", testAssignment("backend", ep{host: "127.0.0.1", port: 9005})))
+	if len(out) != 1 || out[0].version != "1" || out[0].detail != "config: refused" || !proto.Equal(c.res.Endpoints["backend"], fx.Endpoints["backend"]) {
+		t.Errorf("apply refused: %+v", out)
+	}
+}
+
+func sameSent(a, b []sent) bool {
+	return slices.EqualFunc(a, b, func(x, y sent) bool {
+		return x.typ == y.typ && x.version == y.version && x.nonce == y.nonce && slices.Equal(x.names, y.names) && x.detail == y.detail
+	})
+}
+
+func TestBackoff(t *testing.T) {
+	c := New(Options{BackoffMin: 100e6, BackoffMax: 1e9})
+	for fails := range 40 {
+		d := c.backoff(fails)
+		if d < 50e6 || d > 1.05e9 {
+			t.Fatalf("backoff(%d) = %v", fails, d)
+		}
+	}
+}
