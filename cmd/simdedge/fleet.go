@@ -118,8 +118,13 @@ func (f *fleet) apply(r *xds.Resources) error {
 		return err
 	}
 	f.mu.Lock()
-	static, scfg := f.static, f.staticCfg
+	static, scfg, last := f.static, f.staticCfg, f.last
 	f.mu.Unlock()
+	if last != nil && reflect.DeepEqual(last, fr) {
+		// A resource sent again unchanged (another type's update, a
+		// reconnection): nothing to rebuild.
+		return nil
+	}
 	cfg, err := xds.Merge(static, scfg, fr)
 	if err != nil {
 		return err
@@ -231,8 +236,9 @@ func (f *fleet) stop() {
 	<-f.done
 }
 
-// adminConfig appends the client's state to the admin /config, as a
-// second YAML document.
+// adminConfig appends the client's state to the admin /config as the
+// top-level key xds_status (not a configuration key: the admin shows it
+// beside the configuration it explains, and a file with it is refused).
 func (f *fleet) adminConfig(b []byte) []byte {
 	if f == nil {
 		return b
@@ -241,5 +247,5 @@ func (f *fleet) adminConfig(b []byte) []byte {
 	if err != nil {
 		return b
 	}
-	return append(append(b, "---\n"...), s...)
+	return append(b, s...)
 }

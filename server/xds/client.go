@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -27,6 +28,9 @@ const (
 	keepaliveTimeout = 10 * time.Second
 	// maxResponse bounds one discovery response (gRPC's receive limit).
 	maxResponse = 64 << 20
+	// nackHoldMin and nackHoldMax bound the delay of a repeated NACK.
+	nackHoldMin = 250 * time.Millisecond
+	nackHoldMax = 30 * time.Second
 )
 
 // Options configure a Client.
@@ -62,6 +66,15 @@ type Client struct {
 	// nonce is the last response nonce per type, sent back with every
 	// request of that type.
 	nonce map[string]string
+	// nacked is the version last NACKed per type, and nacks how many
+	// times in a row: a control plane that sends the same refused
+	// version again at once (go-control-plane's cache answers a NACK,
+	// which carries the older version, with the newer) gets its NACK
+	// after a growing delay (nackHold), not in a busy loop.
+	nacked map[string]string
+	nacks  map[string]int
+	// held sends a request after a delay, on the current stream.
+	held func(d time.Duration, req func() error)
 }
 
 // New returns a Client; Run starts it.
@@ -75,7 +88,7 @@ func New(o Options) *Client {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{o: o, sub: map[string][]string{}, nonce: map[string]string{}}
+	c := &Client{o: o, sub: map[string][]string{}, nonce: map[string]string{}, nacked: map[string]string{}, nacks: map[string]int{}}
 	c.st.s = Status{Server: o.Server, Versions: map[string]string{}}
 	return c
 }
@@ -149,8 +162,13 @@ func (c *Client) stream(ctx context.Context, ads discoveryv3.AggregatedDiscovery
 	}
 	node := &corev3.Node{Id: c.o.NodeID, Cluster: c.o.Cluster, UserAgentName: "simdedge"}
 	first := true
+	// Sends come from this goroutine and from held NACKs (handle.go):
+	// gRPC allows one sender at a time.
+	var mu sync.Mutex
 	send := func(typ string, version, nonce string, detail error) error {
 		req := &discoveryv3.DiscoveryRequest{TypeUrl: typ, VersionInfo: version, ResourceNames: c.sub[typ], ResponseNonce: nonce}
+		mu.Lock()
+		defer mu.Unlock()
 		if first {
 			req.Node, first = node, false
 		}
@@ -158,6 +176,19 @@ func (c *Client) stream(ctx context.Context, ads discoveryv3.AggregatedDiscovery
 			req.ErrorDetail = nackStatus(detail)
 		}
 		return s.Send(req)
+	}
+	c.held = func(d time.Duration, req func() error) {
+		go func() {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-sctx.Done():
+			case <-t.C:
+				if req() != nil {
+					cancel()
+				}
+			}
+		}()
 	}
 	// A new stream asks again for everything it follows, with the
 	// versions it has: a server whose state is the same need not resend.

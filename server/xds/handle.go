@@ -49,8 +49,18 @@ func (c *Client) handle(resp *discoveryv3.DiscoveryResponse, send sender) error 
 			s.Nacks++
 			s.LastNack = &Nack{Type: typ, Version: resp.GetVersionInfo(), Error: err.Error(), At: time.Now()}
 		})
-		return send(typ, last, resp.GetNonce(), err)
+		nonce := resp.GetNonce()
+		if c.nacked[typ] == resp.GetVersionInfo() && c.held != nil {
+			n := c.nacks[typ]
+			c.nacks[typ]++
+			c.held(min(nackHoldMin<<min(n, 16), nackHoldMax), func() error { return send(typ, last, nonce, err) })
+			return nil
+		}
+		c.nacked[typ], c.nacks[typ] = resp.GetVersionInfo(), 1
+		return send(typ, last, nonce, err)
 	}
+	delete(c.nacked, typ)
+	delete(c.nacks, typ)
 	c.res = cand
 	c.st.update(func(s *Status) {
 		s.Acks++

@@ -31,30 +31,28 @@ func variantName(cluster string, p *routeUpstream) string {
 	if p == nil {
 		return cluster
 	}
-	var b strings.Builder
-	b.WriteString(cluster)
-	b.WriteByte('~')
+	var parts []string
 	if p.total != "" {
-		b.WriteString("t" + p.total)
+		parts = append(parts, "t"+p.total)
 	}
 	if p.try != "" {
-		b.WriteString(",try" + p.try)
+		parts = append(parts, "try"+p.try)
 	}
 	if r := p.retries; r != nil {
 		if r.Attempts != nil {
-			b.WriteString(",r" + strconv.Itoa(*r.Attempts))
+			parts = append(parts, "r"+strconv.Itoa(*r.Attempts))
 		}
 		if len(r.On) > 0 {
-			b.WriteString(",on" + strings.Join(r.On, "+"))
+			parts = append(parts, "on"+strings.Join(r.On, "+"))
 		}
 		if r.Backoff != "" {
-			b.WriteString(",b" + r.Backoff)
+			parts = append(parts, "b"+r.Backoff)
 		}
 	}
 	if p.hashKey != "" {
-		b.WriteString(",h" + p.hashKey)
+		parts = append(parts, "h"+p.hashKey)
 	}
-	return b.String()
+	return cluster + "~" + strings.Join(parts, ",")
 }
 
 // routeRef is a route's use of a cluster.
