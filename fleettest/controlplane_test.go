@@ -99,4 +99,3 @@ func (cp *controlPlane) set(t *testing.T, s *state, nodes []string) {
 		}
 	}
 }
-
