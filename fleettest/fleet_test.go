@@ -92,6 +92,12 @@ func TestFleetPropagation(t *testing.T) {
 	}
 	report(t, "route change", routeLat)
 	report(t, "endpoint change", epLat)
+	// Endpoint changes took the path that keeps the routing table.
+	for _, e := range f.edges {
+		if !strings.Contains(e.out.String(), `"endpoints_only":true`) {
+			t.Errorf("%s applied no update as endpoints only", e.node)
+		}
+	}
 	for _, e := range f.edges {
 		if c := e.adminConfig(t); !strings.Contains(c, "xds_status:") || !strings.Contains(c, "connected: true") {
 			t.Errorf("%s: admin /config without the xds state:\n%s", e.node, c)

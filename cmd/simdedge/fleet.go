@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -142,7 +143,7 @@ func (f *fleet) apply(r *xds.Resources) error {
 	f.mu.Unlock()
 	reply := make(chan error, 1)
 	select {
-	case f.ch <- fleetUpdate{cfg, reply}:
+	case f.ch <- fleetUpdate{cfg: cfg, endpointsOnly: last != nil && sameButTargets(last, fr), reply: reply}:
 	case <-f.ctx.Done():
 		return f.ctx.Err()
 	}
@@ -157,6 +158,22 @@ func (f *fleet) apply(r *xds.Resources) error {
 		f.mu.Unlock()
 	}
 	return err
+}
+
+// sameButTargets reports whether a and b differ at most in their
+// upstreams' targets (and the per-target connection caps derived from
+// their count): an update of endpoints alone, which need not rebuild the
+// routes.
+func sameButTargets(a, b *xds.Fragment) bool {
+	strip := func(f *xds.Fragment) xds.Fragment {
+		c := *f
+		c.Upstreams = slices.Clone(f.Upstreams)
+		for i := range c.Upstreams {
+			c.Upstreams[i].Targets, c.Upstreams[i].MaxConnsPerTarget = nil, 0
+		}
+		return c
+	}
+	return reflect.DeepEqual(strip(a), strip(b))
 }
 
 // initial waits for the first complete configuration from the control

@@ -6,6 +6,9 @@ import "github.com/simdedge/simdedge/server/config"
 // loop to apply (running.applyConfig); the outcome goes back on reply,
 // and from there to the control plane as an ACK or a NACK.
 type fleetUpdate struct {
-	cfg   *config.Config
-	reply chan error
+	cfg *config.Config
+	// endpointsOnly: cfg differs from the running configuration only in
+	// upstream targets (running.applyEndpoints).
+	endpointsOnly bool
+	reply         chan error
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -97,7 +98,7 @@ func (r *running) applyConfig(cfg *config.Config) error {
 	}
 	// Upstreams of the same name keep the health state and idle
 	// connections of the targets that remain (Previous).
-	snap, err := cfg.Build(config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap, Metrics: r.metrics})
+	snap, err := cfg.Build(r.buildOptions())
 	if err != nil {
 		return err
 	}
@@ -138,6 +139,34 @@ func (r *running) applyConfig(cfg *config.Config) error {
 	r.snap, r.cfg = snap, cfg
 	r.set.adopt(fresh, r.srv)
 	r.set.stop(removed, r.srv)
+	return nil
+}
+
+// buildOptions are the options of a reload's Build: the running
+// snapshot is Previous; with a control plane, routes are swappable
+// (applyEndpoints).
+func (r *running) buildOptions() config.BuildOptions {
+	return config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap, Metrics: r.metrics,
+		Swappable: r.fleet != nil}
+}
+
+// applyEndpoints applies cfg when it differs from the running
+// configuration only in upstream targets (an EDS update): new upstreams,
+// which keep the health and idle connections of the targets that stay,
+// under the running routing table, which is not rebuilt. It falls back to
+// applyConfig when the routes cannot be rebound.
+func (r *running) applyEndpoints(cfg *config.Config) error {
+	snap, err := r.snap.Rebind(cfg, r.buildOptions())
+	if errors.Is(err, config.ErrRebind) {
+		return r.applyConfig(cfg)
+	}
+	if err != nil {
+		return err
+	}
+	snap.Commit()
+	snap.Start(r.snap)
+	r.snap.Close()
+	r.snap, r.cfg = snap, cfg
 	return nil
 }
 

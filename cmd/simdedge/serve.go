@@ -98,7 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer stopLog()
 	mset := newMetrics(cfg)
-	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset})
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset, Swappable: fl != nil})
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
@@ -156,9 +156,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			lv.store(rt.cfg, rt.snap)
 			continue
 		case u := <-fl.updates(): // from the control plane (fleet.go)
-			err := rt.applyConfig(u.cfg)
+			apply := rt.applyConfig
+			if u.endpointsOnly {
+				apply = rt.applyEndpoints
+			}
+			err := apply(u.cfg)
 			if err == nil {
-				log.Info("xds: applied", "routes", len(rt.cfg.Routes), "upstreams", len(rt.cfg.Upstreams), "addr", rt.set.addrs)
+				log.Info("xds: applied", "routes", len(rt.cfg.Routes), "upstreams", len(rt.cfg.Upstreams), "addr", rt.set.addrs,
+					"endpoints_only", u.endpointsOnly)
 			}
 			snap = rt.snap
 			lv.store(rt.cfg, rt.snap)
