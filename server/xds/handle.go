@@ -56,7 +56,7 @@ func (c *Client) handle(resp *discoveryv3.DiscoveryResponse, send sender) error 
 			c.held(min(nackHoldMin<<min(n, 16), nackHoldMax), func() error { return send(typ, last, nonce, err) })
 			return nil
 		}
-		c.nacked[typ], c.nacks[typ] = resp.GetVersionInfo(), 1
+		c.nacked[typ], c.nacks[typ] = resp.GetVersionInfo(), 0
 		return send(typ, last, nonce, err)
 	}
 	delete(c.nacked, typ)

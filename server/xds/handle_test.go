@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/protobuf/proto"
@@ -117,5 +120,36 @@ func TestBackoff(t *testing.T) {
 		if d < 50e6 || d > 1.05e9 {
 			t.Fatalf("backoff(%d) = %v", fails, d)
 		}
+	}
+}
+
+// TestNackHeld: a control plane that sends a refused version again at
+// once (go-control-plane's cache answers a NACK so) gets the repeated
+// NACK after a growing delay, not in a busy loop; a new version is
+// answered at once.
+func TestNackHeld(t *testing.T) {
+	c := New(Options{Server: "test", Apply: func(*Resources) error { return nil }})
+	var out []sent
+	send := func(typ, version, nonce string, detail error) error {
+		out = append(out, sent{typ: typ, version: version, nonce: nonce})
+		return nil
+	}
+	var holds []time.Duration
+	c.held = func(d time.Duration, req func() error) { holds = append(holds, d) }
+	bad := testCluster("backend")
+	bad.LbPolicy = clusterv3.Cluster_CLUSTER_PROVIDED
+	for range 3 {
+		if err := c.handle(response(t, ClusterType, "2", bad), send); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) != 1 || len(holds) != 2 || holds[0] != nackHoldMin || holds[1] != 2*nackHoldMin {
+		t.Fatalf("sent %d NACKs at once, held %v", len(out), holds)
+	}
+	if err := c.handle(response(t, ClusterType, "3", bad), send); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[1].nonce != "n3" {
+		t.Errorf("a new version's NACK was not sent at once: %+v", out)
 	}
 }
