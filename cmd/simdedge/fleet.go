@@ -126,12 +126,22 @@ func (f *fleet) apply(r *xds.Resources) error {
 		// reconnection): nothing to rebuild.
 		return nil
 	}
-	cfg, err := xds.Merge(static, scfg, fr)
-	if err != nil {
+	var up fleetUpdate
+	if last != nil && sameButTargets(last, fr) {
+		// Endpoints alone: no document to merge and parse again.
+		up.targets = targetUpdates(fr)
+	} else if up.cfg, err = xds.Merge(static, scfg, fr); err != nil {
 		return err
 	}
 	f.mu.Lock()
 	if !f.started {
+		cfg := up.cfg
+		if cfg == nil { // endpoints alone, before the start: merge after all
+			if cfg, err = xds.Merge(static, scfg, fr); err != nil {
+				f.mu.Unlock()
+				return err
+			}
+		}
 		f.pending, f.last = cfg, fr
 		f.mu.Unlock()
 		select {
@@ -141,14 +151,14 @@ func (f *fleet) apply(r *xds.Resources) error {
 		return nil
 	}
 	f.mu.Unlock()
-	reply := make(chan error, 1)
+	up.reply = make(chan error, 1)
 	select {
-	case f.ch <- fleetUpdate{cfg: cfg, endpointsOnly: last != nil && sameButTargets(last, fr), reply: reply}:
+	case f.ch <- up:
 	case <-f.ctx.Done():
 		return f.ctx.Err()
 	}
 	select {
-	case err = <-reply:
+	case err = <-up.reply:
 	case <-f.ctx.Done():
 		return f.ctx.Err()
 	}
@@ -174,6 +184,19 @@ func sameButTargets(a, b *xds.Fragment) bool {
 		return c
 	}
 	return reflect.DeepEqual(strip(a), strip(b))
+}
+
+// targetUpdates are f's upstreams' targets, for running.applyTargets.
+func targetUpdates(f *xds.Fragment) map[string]config.TargetUpdate {
+	m := make(map[string]config.TargetUpdate, len(f.Upstreams))
+	for _, u := range f.Upstreams {
+		ts := make([]config.Target, len(u.Targets))
+		for i, t := range u.Targets {
+			ts[i] = config.Target{Address: t.Address, Weight: t.Weight}
+		}
+		m[u.Name] = config.TargetUpdate{Targets: ts, MaxConnsPerTarget: u.MaxConnsPerTarget}
+	}
+	return m
 }
 
 // initial waits for the first complete configuration from the control

@@ -7,8 +7,9 @@ import "github.com/simdedge/simdedge/server/config"
 // and from there to the control plane as an ACK or a NACK.
 type fleetUpdate struct {
 	cfg *config.Config
-	// endpointsOnly: cfg differs from the running configuration only in
-	// upstream targets (running.applyEndpoints).
-	endpointsOnly bool
-	reply         chan error
+	// targets, when set instead of cfg, are new targets for upstreams of
+	// the running configuration: an update of endpoints alone
+	// (running.applyTargets).
+	targets map[string]config.TargetUpdate
+	reply   chan error
 }

@@ -150,12 +150,16 @@ func (r *running) buildOptions() config.BuildOptions {
 		Swappable: r.fleet != nil}
 }
 
-// applyEndpoints applies cfg when it differs from the running
-// configuration only in upstream targets (an EDS update): new upstreams,
-// which keep the health and idle connections of the targets that stay,
-// under the running routing table, which is not rebuilt. It falls back to
-// applyConfig when the routes cannot be rebound.
-func (r *running) applyEndpoints(cfg *config.Config) error {
+// applyTargets gives upstreams of the running configuration new targets
+// (an update of endpoints alone, from xDS EDS): new upstreams, which keep
+// the health and idle connections of the targets that stay, under the
+// running routing table, which is not rebuilt, and no document parsed. It
+// falls back to applyConfig when the routes cannot be rebound.
+func (r *running) applyTargets(m map[string]config.TargetUpdate) error {
+	cfg, err := r.cfg.WithTargets(m)
+	if err != nil {
+		return err
+	}
 	snap, err := r.snap.Rebind(cfg, r.buildOptions())
 	if errors.Is(err, config.ErrRebind) {
 		return r.applyConfig(cfg)

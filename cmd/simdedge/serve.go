@@ -156,14 +156,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			lv.store(rt.cfg, rt.snap)
 			continue
 		case u := <-fl.updates(): // from the control plane (fleet.go)
-			apply := rt.applyConfig
-			if u.endpointsOnly {
-				apply = rt.applyEndpoints
+			var err error
+			if u.targets != nil {
+				err = rt.applyTargets(u.targets)
+			} else {
+				err = rt.applyConfig(u.cfg)
 			}
-			err := apply(u.cfg)
 			if err == nil {
 				log.Info("xds: applied", "routes", len(rt.cfg.Routes), "upstreams", len(rt.cfg.Upstreams), "addr", rt.set.addrs,
-					"endpoints_only", u.endpointsOnly)
+					"endpoints_only", u.targets != nil)
 			}
 			snap = rt.snap
 			lv.store(rt.cfg, rt.snap)

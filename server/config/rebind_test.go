@@ -64,3 +64,28 @@ func TestRebind(t *testing.T) {
 		t.Errorf("plain snapshot: err = %v", err)
 	}
 }
+
+func TestWithTargets(t *testing.T) {
+	c, err := Parse([]byte("upstreams: [{name: api, targets: [\"127.0.0.1:1\"], max_conns_per_target: 4}]\nroutes: [{proxy: {upstream: api}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.WithTargets(map[string]TargetUpdate{"api": {Targets: []Target{{Address: "127.0.0.1:2", Weight: 3}, {Address: "[::1]:3"}}, MaxConnsPerTarget: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := n.Upstreams[0]; len(u.Targets) != 2 || u.Targets[0].Weight != 3 || u.MaxConnsPerTarget != 2 || c.Upstreams[0].Targets[0].Address != "127.0.0.1:1" {
+		t.Errorf("updated %+v, original %+v", n.Upstreams[0], c.Upstreams[0])
+	}
+	for _, m := range []map[string]TargetUpdate{
+		{"nope": {Targets: []Target{{Address: "127.0.0.1:2"}}}},
+		{"api": {}},
+		{"api": {Targets: []Target{{Address: "127.0.0.1:2"}, {Address: "127.0.0.1:2"}}}},
+		{"api": {Targets: []Target{{Address: "no-port"}}}},
+		{"api": {Targets: []Target{{Address: "rdma://127.0.0.1:2"}}}},
+	} {
+		if _, err := c.WithTargets(m); !errors.Is(err, ErrTargets) {
+			t.Errorf("%v: err = %v", m, err)
+		}
+	}
+}

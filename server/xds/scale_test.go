@@ -82,3 +82,56 @@ func BenchmarkUpdate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEndpointUpdate is an update of endpoints alone as the fleet
+// build applies it: translate, then new targets on the running
+// configuration (config.WithTargets) and new upstreams under the same
+// routing table (Snapshot.Rebind), with no document parsed.
+func BenchmarkEndpointUpdate(b *testing.B) {
+	for _, sz := range []struct{ routes, clusters, endpoints int }{{100, 20, 10}, {1000, 200, 10}} {
+		r := fleetResources(sz.routes, sz.clusters, sz.endpoints)
+		static, err := config.Parse([]byte(dynamicOnly))
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := Translate(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := Merge([]byte(dynamicOnly), static, f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		snap, err := c.Build(config.BuildOptions{Swappable: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("routes=%d/clusters=%d/endpoints=%d", sz.routes, sz.clusters, sz.endpoints), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := Translate(r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m := map[string]config.TargetUpdate{}
+				for _, u := range f.Upstreams {
+					ts := make([]config.Target, len(u.Targets))
+					for i, t := range u.Targets {
+						ts[i] = config.Target{Address: t.Address, Weight: t.Weight}
+					}
+					m[u.Name] = config.TargetUpdate{Targets: ts, MaxConnsPerTarget: u.MaxConnsPerTarget}
+				}
+				nc, err := c.WithTargets(m)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := snap.Rebind(nc, config.BuildOptions{Previous: snap, Swappable: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n.Close()
+			}
+		})
+		snap.Close()
+	}
+}
