@@ -23,9 +23,12 @@ const (
 	DefaultBackoffMax = 10 * time.Second
 	// keepaliveTime: a control plane that vanished without a FIN (a
 	// dead host, a dropped route) is noticed within this plus
-	// keepaliveTimeout, and the client reconnects.
-	keepaliveTime    = 30 * time.Second
-	keepaliveTimeout = 10 * time.Second
+	// keepaliveTimeout, and the client reconnects. Not shorter: a gRPC
+	// server's default enforcement (grpc-go's MinTime) answers pings
+	// more frequent than every 5 minutes with GOAWAY too_many_pings,
+	// which would break the stream over and over.
+	keepaliveTime    = 5 * time.Minute
+	keepaliveTimeout = 20 * time.Second
 	// maxResponse bounds one discovery response (gRPC's receive limit).
 	maxResponse = 64 << 20
 	// nackHoldMin and nackHoldMax bound the delay of a repeated NACK.
