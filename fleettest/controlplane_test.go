@@ -34,14 +34,29 @@ func startControlPlane(t *testing.T, addr string) *controlPlane {
 	}
 	cp := &controlPlane{addr: ln.Addr().String(), cache: cachev3.NewSnapshotCache(true, cachev3.IDHash{}, nil),
 		done: make(chan struct{}), nacks: map[string][]string{}}
-	cb := serverv3.CallbackFuncs{StreamRequestFunc: func(_ int64, req *discoverygrpc.DiscoveryRequest) error {
-		if d := req.GetErrorDetail(); d != nil {
-			cp.mu.Lock()
-			cp.nacks[req.GetNode().GetId()] = append(cp.nacks[req.GetNode().GetId()], d.GetMessage())
-			cp.mu.Unlock()
+	// The node is on a stream's first request only: streams are mapped
+	// to nodes as they open.
+	nodes := map[int64]string{}
+	record := func(id int64, node, msg string) {
+		cp.mu.Lock()
+		defer cp.mu.Unlock()
+		if node != "" {
+			nodes[id] = node
 		}
-		return nil
-	}}
+		if msg != "" {
+			cp.nacks[nodes[id]] = append(cp.nacks[nodes[id]], msg)
+		}
+	}
+	cb := serverv3.CallbackFuncs{
+		StreamRequestFunc: func(id int64, req *discoverygrpc.DiscoveryRequest) error {
+			record(id, req.GetNode().GetId(), req.GetErrorDetail().GetMessage())
+			return nil
+		},
+		StreamDeltaRequestFunc: func(id int64, req *discoverygrpc.DeltaDiscoveryRequest) error {
+			record(id, req.GetNode().GetId(), req.GetErrorDetail().GetMessage())
+			return nil
+		},
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cp.srv = grpc.NewServer()
 	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(cp.srv, serverv3.NewServer(ctx, cp.cache, cb))

@@ -31,7 +31,18 @@ type fleet struct {
 	st     *state
 }
 
-func newFleet(t *testing.T, backends ...string) *fleet {
+// protocols runs a test over state-of-the-world and incremental xDS.
+func protocols(t *testing.T, test func(t *testing.T, delta bool)) {
+	for _, delta := range []bool{false, true} {
+		name := "sotw"
+		if delta {
+			name = "delta"
+		}
+		t.Run(name, func(t *testing.T) { test(t, delta) })
+	}
+}
+
+func newFleet(t *testing.T, delta bool, backends ...string) *fleet {
 	t.Helper()
 	f := &fleet{cp: startControlPlane(t, "127.0.0.1:0"), listen: map[string]string{}}
 	for i := range engines {
@@ -42,7 +53,7 @@ func newFleet(t *testing.T, backends ...string) *fleet {
 	f.st = newState(f.listen, "v1", backends...)
 	f.cp.set(t, f.st, f.nodes)
 	for i, n := range f.nodes {
-		f.edges = append(f.edges, startEdge(t, n, f.cp.addr, f.listen[n], engines[i]))
+		f.edges = append(f.edges, startEdge(t, n, f.cp.addr, f.listen[n], engines[i], delta))
 	}
 	return f
 }
@@ -62,9 +73,11 @@ func (f *fleet) bump(t *testing.T, which ...int) {
 // three edges; the time from the control plane's update to an edge
 // answering with it is reported (p50, p99, max; the goal is a p99 under
 // 1s on loopback, which the test does not assert: the machine is shared).
-func TestFleetPropagation(t *testing.T) {
+func TestFleetPropagation(t *testing.T) { protocols(t, testFleetPropagation) }
+
+func testFleetPropagation(t *testing.T, delta bool) {
 	b1, b2 := backend(t, "b1"), backend(t, "b2")
-	f := newFleet(t, b1)
+	f := newFleet(t, delta, b1)
 	for _, e := range f.edges {
 		e.await(t, "/version", "v1", time.Now())
 		e.await(t, "/app/x", "b1", time.Now())
@@ -90,8 +103,8 @@ func TestFleetPropagation(t *testing.T) {
 		f.bump(t, 3)
 		epLat = append(epLat, f.awaitAll(t, "/app/x", want, start)...)
 	}
-	report(t, "route change", routeLat)
-	report(t, "endpoint change", epLat)
+	report(t, protoName(delta)+" route change", routeLat)
+	report(t, protoName(delta)+" endpoint change", epLat)
 	// Endpoint changes took the path that keeps the routing table.
 	for _, e := range f.edges {
 		if !strings.Contains(e.out.String(), `"endpoints_only":true`) {
@@ -103,6 +116,13 @@ func TestFleetPropagation(t *testing.T) {
 			t.Errorf("%s: admin /config without the xds state:\n%s", e.node, c)
 		}
 	}
+}
+
+func protoName(delta bool) string {
+	if delta {
+		return "delta"
+	}
+	return "sotw"
 }
 
 // awaitAll waits for every edge to answer path with want, in parallel,
@@ -170,9 +190,11 @@ func churnFor(t *testing.T) time.Duration {
 // TestFleetChurn: the endpoints change every 100ms while clients load
 // all three edges; no request fails. Every backend stays up: an
 // endpoint removed from EDS finishes what it was sent.
-func TestFleetChurn(t *testing.T) {
+func TestFleetChurn(t *testing.T) { protocols(t, testFleetChurn) }
+
+func testFleetChurn(t *testing.T, delta bool) {
 	bs := []string{backend(t, "b1"), backend(t, "b2"), backend(t, "b3")}
-	f := newFleet(t, bs...)
+	f := newFleet(t, delta, bs...)
 	for _, e := range f.edges {
 		e.await(t, "/version", "v1", time.Now())
 	}
@@ -232,8 +254,10 @@ churn:
 // compile is NACKed by every edge, naming the field; they serve the last
 // good configuration on and show the NACK on the admin /config; the next
 // good version is applied.
-func TestFleetNack(t *testing.T) {
-	f := newFleet(t, backend(t, "b1"))
+func TestFleetNack(t *testing.T) { protocols(t, testFleetNack) }
+
+func testFleetNack(t *testing.T, delta bool) {
+	f := newFleet(t, delta, backend(t, "b1"))
 	for _, e := range f.edges {
 		e.await(t, "/version", "v1", time.Now())
 	}
@@ -265,8 +289,10 @@ func TestFleetNack(t *testing.T) {
 // TestFleetControlPlaneRestart: the control plane goes away; the edges
 // serve on; a new one on the same address with a newer state is
 // followed once they reconnect.
-func TestFleetControlPlaneRestart(t *testing.T) {
-	f := newFleet(t, backend(t, "b1"))
+func TestFleetControlPlaneRestart(t *testing.T) { protocols(t, testFleetControlPlaneRestart) }
+
+func testFleetControlPlaneRestart(t *testing.T, delta bool) {
+	f := newFleet(t, delta, backend(t, "b1"))
 	for _, e := range f.edges {
 		e.await(t, "/version", "v1", time.Now())
 	}

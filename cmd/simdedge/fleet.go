@@ -102,7 +102,7 @@ func startFleet(ctx context.Context, cfg *config.Config, file, listen string, lo
 	cctx, cancel := context.WithCancel(ctx)
 	f := &fleet{x: x, file: file, cancel: cancel, done: make(chan struct{}), ch: make(chan fleetUpdate),
 		ctx: cctx, log: log, static: b, staticCfg: cfg, arrived: make(chan struct{}, 1)}
-	f.client = xds.New(xds.Options{Server: x.Server, NodeID: x.NodeID, Cluster: x.Cluster, TLS: tc, Apply: f.apply, Logger: log})
+	f.client = xds.New(xds.Options{Server: x.Server, NodeID: x.NodeID, Cluster: x.Cluster, TLS: tc, Apply: f.apply, Logger: log, Delta: x.Delta})
 	go func() {
 		defer close(f.done)
 		f.client.Run(cctx)

@@ -17,6 +17,7 @@ import (
 //	    cluster: edge               # Node.cluster
 //	    tls: {ca: cp-ca.pem, server_name: cp.internal}   # optional; see UpstreamTLS
 //	    initial_fetch_timeout: 15s  # how long a start waits for the first complete config
+//	    delta: false                # true: incremental xDS instead of the state of the world
 //
 // A file may hold only dynamic (listeners, routes and upstreams then all
 // come from xDS) or combine it with static listeners, routes and
@@ -40,6 +41,9 @@ type XDS struct {
 	// (Envoy's initial_fetch_timeout). A file without static routes
 	// waits on. Default DefaultXDSInitialFetch.
 	InitialFetchTimeout Duration `yaml:"initial_fetch_timeout,omitempty"`
+	// Delta: the incremental protocol (DeltaAggregatedResources) instead
+	// of the state of the world.
+	Delta bool `yaml:"delta,omitempty"`
 }
 
 // DefaultXDSInitialFetch is dynamic.xds.initial_fetch_timeout's default,
@@ -64,6 +68,7 @@ func (d *decoder) dynamic(v *yaml.Node, key string, c *Config) {
 				"tls":     d.upstreamTLS(&x.TLS),
 
 				"initial_fetch_timeout": d.duration(&x.InitialFetchTimeout),
+				"delta":                 d.flag(&x.Delta),
 			})
 			if x.Server == "" {
 				d.fail(v, key+".server", "missing")

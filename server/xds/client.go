@@ -51,6 +51,9 @@ type Options struct {
 	// error to refuse them, which NACKs the response that brought them.
 	// It is called from the client's goroutine, one call at a time.
 	Apply func(r *Resources) error
+	// Delta follows the server with the incremental protocol
+	// (DeltaAggregatedResources) instead of the state of the world.
+	Delta bool
 	// BackoffMin and BackoffMax bound the wait before a reconnection:
 	// full jitter over an exponential, reset once a stream delivers.
 	BackoffMin, BackoffMax time.Duration
@@ -120,7 +123,11 @@ func (c *Client) Run(ctx context.Context) {
 	ads := discoveryv3.NewAggregatedDiscoveryServiceClient(conn)
 	fails := 0
 	for ctx.Err() == nil {
-		delivered, err := c.stream(ctx, ads)
+		run := c.stream
+		if c.o.Delta {
+			run = c.streamDelta
+		}
+		delivered, err := run(ctx, ads)
 		c.st.update(func(s *Status) { s.Connected = false })
 		if ctx.Err() != nil {
 			return

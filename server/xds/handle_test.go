@@ -153,3 +153,44 @@ func TestNackHeld(t *testing.T) {
 		t.Errorf("a new version's NACK was not sent at once: %+v", out)
 	}
 }
+
+// TestHandleDelta: incremental responses add and replace resources by
+// name and remove those named in removed_resources; the rest stay.
+func TestHandleDelta(t *testing.T) {
+	var applied []*Resources
+	c := New(Options{Server: "test", Delta: true, Apply: func(r *Resources) error { applied = append(applied, r); return nil }})
+	var out []sent
+	send := func(typ, version, nonce string, detail error) error {
+		out = append(out, sent{typ: typ, nonce: nonce, names: c.sub[typ]})
+		return nil
+	}
+	fx := testResources()
+	take := func(typ, version string, removed []string, ms ...proto.Message) {
+		t.Helper()
+		r := response(t, typ, version, ms...)
+		if err := c.take(update{typ: typ, version: version, nonce: r.Nonce, resources: r.Resources, delta: true, removed: removed}, send); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take(ClusterType, "1", nil, fx.Clusters["backend"])
+	take(ClusterType, "2", nil, testCluster("other"))
+	if len(c.res.Clusters) != 2 {
+		t.Fatalf("clusters after two deltas: %v", len(c.res.Clusters))
+	}
+	// A subscription change carries no nonce (it is no ACK).
+	if out[1].typ != EndpointType || out[1].nonce != "" || len(out[1].names) != 1 {
+		t.Errorf("EDS subscription = %+v", out[1])
+	}
+	take(ClusterType, "3", []string{"other"})
+	if _, ok := c.res.Clusters["other"]; ok || len(c.res.Clusters) != 1 {
+		t.Errorf("removed cluster kept: %v", len(c.res.Clusters))
+	}
+	take(EndpointType, "1", nil, fx.Endpoints["backend"])
+	take(ListenerType, "1", nil, fx.Listeners["edge"])
+	take(RouteType, "1", nil, fx.Routes["local"])
+	// Applied when the assignment completed the clusters (no listener
+	// yet), not while the listener waited for its routes, then again.
+	if len(applied) != 2 || len(applied[1].Routes) != 1 || len(applied[1].Clusters) != 1 {
+		t.Errorf("applied %d times", len(applied))
+	}
+}

@@ -36,6 +36,11 @@ var dynamicDocs = map[string]doc{
 	"dynamic.xds.tls.client_cert.cert":     {Text: "PEM file of the certificate chain.", Syntax: "FILE", Required: true},
 	"dynamic.xds.tls.client_cert.key":      {Text: "PEM file of the private key.", Syntax: "FILE", Required: true},
 	"dynamic.xds.tls.insecure_skip_verify": {Text: "Do not verify the control plane's certificate."},
+	"dynamic.xds.delta": {
+		Text: "Follow the control plane with incremental xDS (`DeltaAggregatedResources`: only the resources that " +
+			"changed, and the names of those removed) instead of the state of the world.",
+		Example: "dynamic:\n  xds:\n    server: \"127.0.0.1:18000\"\n    node_id: edge-1\n    delta: true\n",
+	},
 	"dynamic.xds.initial_fetch_timeout": {
 		Text: "At start, how long to wait for the first complete configuration from the control plane before serving " +
 			"the file's static routes alone (Envoy's `initial_fetch_timeout`). A file without routes of its own waits on.",
