@@ -26,7 +26,7 @@ type controlPlane struct {
 	nacks map[string][]string // node ID -> NACK messages
 }
 
-func startControlPlane(t *testing.T, addr string) *controlPlane {
+func startControlPlane(t *testing.T, addr string, opts ...grpc.ServerOption) *controlPlane {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -58,7 +58,7 @@ func startControlPlane(t *testing.T, addr string) *controlPlane {
 		},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cp.srv = grpc.NewServer()
+	cp.srv = grpc.NewServer(opts...)
 	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(cp.srv, serverv3.NewServer(ctx, cp.cache, cb))
 	go func() {
 		defer close(cp.done)

@@ -96,14 +96,15 @@ func (s *syncBuffer) String() string {
 // startEdge runs simdedge following the control plane at cp as node,
 // with extra top-level keys (the engine), and waits for its listener
 // at addr (which the control plane's listener names).
-func startEdge(t *testing.T, node, cp, addr, extra string, delta bool) *edge {
+// xdsExtra adds keys to dynamic.xds (", delta: true").
+func startEdge(t *testing.T, node, cp, addr, extra, xdsExtra string) *edge {
 	t.Helper()
 	if simdedgeBin == "" {
 		t.Fatal(buildErr)
 	}
 	e := &edge{node: node, addr: addr, admin: freePort(t), out: &syncBuffer{},
 		client: &http.Client{Timeout: httpTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	conf := fmt.Sprintf("dynamic: {xds: {server: %q, node_id: %s, cluster: edge, delta: %t}}\nadmin: {address: %q}\n%s", cp, node, delta, e.admin, extra)
+	conf := fmt.Sprintf("dynamic: {xds: {server: %q, node_id: %s, cluster: edge%s}}\nadmin: {address: %q}\n%s", cp, node, xdsExtra, e.admin, extra)
 	file := filepath.Join(t.TempDir(), node+".yaml")
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)

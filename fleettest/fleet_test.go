@@ -1,6 +1,7 @@
 package fleettest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 	"slices"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	cachetypes "github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/simdedge/simdedge/internal/testcert"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // Each edge runs another engine or proxy path, so every update path is
@@ -44,7 +48,14 @@ func protocols(t *testing.T, test func(t *testing.T, delta bool)) {
 
 func newFleet(t *testing.T, delta bool, backends ...string) *fleet {
 	t.Helper()
-	f := &fleet{cp: startControlPlane(t, "127.0.0.1:0"), listen: map[string]string{}}
+	return newFleetWith(t, fmt.Sprintf(", delta: %t", delta), nil, backends...)
+}
+
+// newFleetWith starts the control plane with opts and edges whose
+// dynamic.xds has xdsExtra.
+func newFleetWith(t *testing.T, xdsExtra string, opts []grpc.ServerOption, backends ...string) *fleet {
+	t.Helper()
+	f := &fleet{cp: startControlPlane(t, "127.0.0.1:0", opts...), listen: map[string]string{}}
 	for i := range engines {
 		n := "edge-" + strconv.Itoa(i+1)
 		f.nodes = append(f.nodes, n)
@@ -53,7 +64,7 @@ func newFleet(t *testing.T, delta bool, backends ...string) *fleet {
 	f.st = newState(f.listen, "v1", backends...)
 	f.cp.set(t, f.st, f.nodes)
 	for i, n := range f.nodes {
-		f.edges = append(f.edges, startEdge(t, n, f.cp.addr, f.listen[n], engines[i], delta))
+		f.edges = append(f.edges, startEdge(t, n, f.cp.addr, f.listen[n], engines[i], xdsExtra))
 	}
 	return f
 }
@@ -314,4 +325,24 @@ func testFleetControlPlaneRestart(t *testing.T, delta bool) {
 	start := time.Now()
 	f.cp.set(t, f.st, f.nodes)
 	f.awaitAll(t, "/version", "after-restart", start)
+}
+
+// TestFleetTLS: the edges reach a control plane that requires mutual
+// TLS through dynamic.xds.tls (its CA, the name to verify, a client
+// certificate), and follow it.
+func TestFleetTLS(t *testing.T) {
+	ca := testcert.NewCA(t, "control plane CA")
+	leaf := ca.Leaf(t, "cp", []string{"cp.test"}, time.Time{}, time.Time{})
+	client := ca.Client(t, "edge", "edge")
+	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{leaf.TLS}, ClientCAs: ca.Pool,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13})
+	xdsTLS := fmt.Sprintf(", tls: {ca: %q, server_name: cp.test, client_cert: {cert: %q, key: %q}}", ca.File, client.CertFile, client.KeyFile)
+	f := newFleetWith(t, xdsTLS, []grpc.ServerOption{grpc.Creds(creds)}, backend(t, "b1"))
+	for _, e := range f.edges {
+		e.await(t, "/app/x", "b1", time.Now())
+	}
+	f.st.routes = []cachetypes.Resource{routes("over-tls", false)}
+	start := time.Now()
+	f.bump(t, 1)
+	f.awaitAll(t, "/version", "over-tls", start)
 }

@@ -7,6 +7,7 @@ replace github.com/simdedge/simdedge => ../
 require (
 	github.com/envoyproxy/go-control-plane v0.14.0
 	github.com/envoyproxy/go-control-plane/envoy v1.40.0
+	github.com/simdedge/simdedge v0.0.0-00010101000000-000000000000
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
