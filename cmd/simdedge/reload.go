@@ -37,6 +37,41 @@ type running struct {
 	pid      *pidFile     // nil without -pidfile
 	// fleet is the xDS client (fleet.go); nil without dynamic.xds.
 	fleet *fleet
+	// discovered is signalled when service discovery changed an
+	// upstream's targets (rediscover).
+	discovered chan struct{}
+}
+
+// signalDiscovery is BuildOptions.OnDiscover: it wakes the main loop,
+// which runs rediscover (never blocking the watcher).
+func signalDiscovery(ch chan struct{}) func() {
+	return func() {
+		select {
+		case ch <- struct{}{}:
+		default: // one is pending: it will see this change too
+		}
+	}
+}
+
+// rediscover rebuilds the configuration in force (not the file: a
+// pending edit waits for its SIGHUP) with the targets service discovery
+// now gives, as a reload does: targets that stay keep their connections
+// and health, the others drain.
+func (r *running) rediscover() {
+	snap, err := r.cfg.Refresh(r.buildOptions(), r.sw)
+	if err != nil {
+		r.log.Error("service discovery: rebuild failed; keeping the running configuration", "err", err)
+		return
+	}
+	r.snap = snap
+}
+
+// buildOptions are the options of a rebuild of the running snapshot:
+// it is Previous; with a control plane, routes are swappable
+// (applyTargets).
+func (r *running) buildOptions() config.BuildOptions {
+	return config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap, Metrics: r.metrics,
+		OnDiscover: signalDiscovery(r.discovered), Swappable: r.fleet != nil}
 }
 
 // reload applies the file's configuration as a whole or not at all, and
@@ -140,14 +175,6 @@ func (r *running) applyConfig(cfg *config.Config) error {
 	r.set.adopt(fresh, r.srv)
 	r.set.stop(removed, r.srv)
 	return nil
-}
-
-// buildOptions are the options of a reload's Build: the running
-// snapshot is Previous; with a control plane, routes are swappable
-// (applyEndpoints).
-func (r *running) buildOptions() config.BuildOptions {
-	return config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap, Metrics: r.metrics,
-		Swappable: r.fleet != nil}
 }
 
 // applyTargets gives upstreams of the running configuration new targets

@@ -98,7 +98,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer stopLog()
 	mset := newMetrics(cfg)
-	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset, Swappable: fl != nil})
+	discovered := make(chan struct{}, 1)
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset, OnDiscover: signalDiscovery(discovered),
+		Swappable: fl != nil})
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
@@ -146,7 +148,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	opened.applyPaths(cfg, srv)
 	served := opened.serve(srv)
-	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, level: logLevel, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset, pid: pid, fleet: fl}
+	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, level: logLevel, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset, pid: pid, discovered: discovered, fleet: fl}
 	rt.recordOutcome(nil, true)
 	for {
 		select {
@@ -169,6 +171,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			snap = rt.snap
 			lv.store(rt.cfg, rt.snap)
 			u.reply <- err
+			continue
+		case <-discovered: // resolve: an upstream's targets changed
+			rt.rediscover()
+			snap = rt.snap
+			lv.store(rt.cfg, rt.snap)
 			continue
 		case reply := <-rl.reqs: // admin POST /reload, the same reload
 			err := rt.reload()

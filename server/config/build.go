@@ -163,6 +163,14 @@ type BuildOptions struct {
 	// Rebind can give the routes new upstreams without a new table (an
 	// update of targets alone, from xDS).
 	Swappable bool
+	// OnDiscover, if set, is called when service discovery (resolve,
+	// discover.go) changed an upstream's targets, from the watcher's
+	// goroutine: the program then runs Refresh. It must not block (Stop
+	// of a watcher waits for it).
+	OnDiscover func()
+	// NoDiscovery builds without DNS lookups (simdedge check): names
+	// stand as targets.
+	NoDiscovery bool
 }
 
 // Snapshot is what a configuration builds: an immutable routing table and
@@ -171,6 +179,9 @@ type BuildOptions struct {
 type Snapshot struct {
 	Table     *router.Table
 	Upstreams map[string]*proxy.Upstream
+	// discovery holds the watchers of upstreams with resolve, by name.
+	discovery  map[string]*discovered
+	onDiscover func()
 	// slots are the proxy routes' handlers (BuildOptions.Swappable).
 	slots []routeSlot
 }
@@ -196,11 +207,13 @@ func (s *Snapshot) Start(prev *Snapshot) {
 	for _, u := range s.Upstreams {
 		u.Start()
 	}
+	s.startDiscovery(prev)
 }
 
 // Close stops the upstreams' checks and closes their idle connections
 // (those of targets a newer snapshot took over stay open).
 func (s *Snapshot) Close() {
+	s.stopDiscovery()
 	for _, u := range s.Upstreams {
 		u.Close()
 	}
@@ -220,7 +233,8 @@ func (s *Snapshot) UpstreamNames() []string {
 // and key, as Parse's do.
 func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 	d := &decoder{}
-	s := &Snapshot{Upstreams: c.buildUpstreams(d, o)}
+	s := &Snapshot{Upstreams: map[string]*proxy.Upstream{}, discovery: map[string]*discovered{}, onDiscover: o.OnDiscover}
+	c.buildUpstreams(d, o, s)
 	routes := c.buildRoutes(d, o, s)
 	if len(d.errs) > 0 {
 		s.Close()
@@ -250,7 +264,9 @@ func (s *Snapshot) Rebind(c *Config, o BuildOptions) (*Snapshot, error) {
 		return nil, ErrRebind
 	}
 	d := &decoder{}
-	n := &Snapshot{Table: s.Table, Upstreams: c.buildUpstreams(d, o), slots: s.slots}
+	n := &Snapshot{Table: s.Table, Upstreams: map[string]*proxy.Upstream{}, discovery: map[string]*discovered{}, onDiscover: o.OnDiscover,
+		slots: s.slots}
+	c.buildUpstreams(d, o, n)
 	for _, sl := range s.slots {
 		if n.Upstreams[sl.upstream] == nil && len(d.errs) == 0 {
 			d.errs = append(d.errs, ErrRebind)
@@ -272,9 +288,9 @@ func (s *Snapshot) Commit() {
 	}
 }
 
-// buildUpstreams creates the upstreams, reporting errors to d.
-func (c *Config) buildUpstreams(d *decoder, o BuildOptions) map[string]*proxy.Upstream {
-	ups := map[string]*proxy.Upstream{}
+// buildUpstreams creates the upstreams into s (and their discovery
+// watchers), reporting errors to d.
+func (c *Config) buildUpstreams(d *decoder, o BuildOptions, s *Snapshot) {
 	for i, u := range c.WithDefaults().Upstreams {
 		key := fmt.Sprintf("upstreams[%d]", i)
 		targets := u.Addresses()
@@ -287,6 +303,21 @@ func (c *Config) buildUpstreams(d *decoder, o BuildOptions) map[string]*proxy.Up
 			targets = t
 		}
 		targets = streamTargets(targets)
+		var resolved []upstream.TargetSpec
+		if u.Resolve != nil {
+			specs, dv, msg := u.discoverTargets(targets, o)
+			if msg != "" {
+				d.fail(&yaml.Node{Line: u.Resolve.line}, key+".resolve", msg)
+				continue
+			}
+			if dv != nil {
+				s.discovery[u.Name] = dv
+			}
+			resolved, targets = specs, make([]string, len(specs))
+			for i, t := range specs {
+				targets[i] = t.Address
+			}
+		}
 		names, mts, ok := d.messageTargets(&u, key, targets, o.Schemes)
 		if !ok {
 			continue
@@ -307,6 +338,9 @@ func (c *Config) buildUpstreams(d *decoder, o BuildOptions) map[string]*proxy.Up
 		po := u.PoolOptions(nil)
 		if u.Builtin != "" {
 			po = u.PoolOptions(targets)
+		}
+		if resolved != nil {
+			po.Targets = resolved
 		}
 		po.Logger = o.Logger
 		// Message targets, and http:// and https:// ones, are named by
@@ -337,9 +371,8 @@ func (c *Config) buildUpstreams(d *decoder, o BuildOptions) map[string]*proxy.Up
 			d.fail(&yaml.Node{Line: u.line}, key+".targets", err.Error())
 			continue
 		}
-		ups[u.Name] = up
+		s.Upstreams[u.Name] = up
 	}
-	return ups
 }
 
 // buildRoutes creates the routes over s's upstreams, reporting errors to
