@@ -60,11 +60,15 @@ func readCluster(c *clusterv3.Cluster) (clusterOut, error) {
 			return out, a.refused("load_assignment (an EDS cluster's endpoints come over EDS)")
 		}
 	case clusterv3.Cluster_STATIC, clusterv3.Cluster_STRICT_DNS, clusterv3.Cluster_LOGICAL_DNS:
-		// Host names in targets are resolved by simdedge as any target's.
 		if c.GetLoadAssignment() == nil {
 			return out, a.invalid("load_assignment", "missing")
 		}
 		out.inline = c.GetLoadAssignment()
+		if c.GetType() != clusterv3.Cluster_STATIC {
+			// Host names are resolved again on their TTL, as
+			// upstreams[].resolve does (its defaults).
+			out.up.Resolve = &struct{}{}
+		}
 	default:
 		return out, a.refused("type (only EDS, STATIC, STRICT_DNS and LOGICAL_DNS)")
 	}

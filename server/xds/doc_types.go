@@ -79,7 +79,10 @@ type Upstream struct {
 	Timeouts          *Timeouts `yaml:"timeouts,omitempty"`
 	MaxConnsPerTarget int       `yaml:"max_conns_per_target,omitempty"`
 	Queue             *Queue    `yaml:"queue,omitempty"`
-	cluster           string    // the xDS cluster it comes from
+	// Resolve re-resolves host-name targets (STRICT_DNS and LOGICAL_DNS
+	// clusters) with the defaults of upstreams[].resolve.
+	Resolve *struct{} `yaml:"resolve,omitempty"`
+	cluster string    // the xDS cluster it comes from
 }
 
 // Target is upstreams[].targets[].

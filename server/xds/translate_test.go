@@ -224,3 +224,26 @@ func TestTranslateWaitsForRoutes(t *testing.T) {
 		t.Errorf("EndpointNames = %v", got)
 	}
 }
+
+// TestTranslateDNSCluster: a STRICT_DNS cluster's endpoints are its own
+// load_assignment, re-resolved as upstreams[].resolve does.
+func TestTranslateDNSCluster(t *testing.T) {
+	r := testResources()
+	c := r.Clusters["backend"]
+	c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
+	c.EdsClusterConfig = nil
+	c.LoadAssignment = testAssignment("backend", ep{host: "backend.internal", port: 8080})
+	delete(r.Endpoints, "backend")
+	f, err := Translate(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Merge([]byte(dynamicOnly), mustStatic(t, dynamicOnly), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := cfg.Upstreams[0]
+	if u.Resolve == nil || len(u.Targets) != 1 || u.Targets[0].Address != "backend.internal:8080" {
+		t.Errorf("dns cluster = %+v", u)
+	}
+}
