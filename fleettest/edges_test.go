@@ -180,7 +180,13 @@ func (e *edge) await(t *testing.T, path, want string, since time.Time) time.Dura
 // adminConfig is the edge's admin /config.
 func (e *edge) adminConfig(t *testing.T) string {
 	t.Helper()
-	resp, err := e.client.Get("http://" + e.admin + "/config")
+	return e.adminGet(t, "/config")
+}
+
+// adminGet is the body of an admin endpoint.
+func (e *edge) adminGet(t *testing.T, path string) string {
+	t.Helper()
+	resp, err := e.client.Get("http://" + e.admin + path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -290,6 +290,12 @@ func testFleetNack(t *testing.T, delta bool) {
 		if c := e.adminConfig(t); !strings.Contains(c, "last_nack:") || !strings.Contains(c, "does not compile") {
 			t.Errorf("%s: admin /config shows no NACK:\n%s", e.node, c)
 		}
+		m := e.adminGet(t, "/metrics")
+		for _, want := range []string{"simdedge_xds_connected 1", `simdedge_xds_responses_total{result="nack"}`, "simdedge_xds_last_nack_timestamp_seconds{type="} {
+			if !strings.Contains(m, want) {
+				t.Errorf("%s: /metrics has no %s", e.node, want)
+			}
+		}
 	}
 	f.st.routes = []cachetypes.Resource{routes("v2", false)}
 	start := time.Now()
