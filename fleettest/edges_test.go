@@ -74,6 +74,8 @@ type edge struct {
 	node, addr, admin string
 	client            *http.Client
 	out               *syncBuffer
+	file              string      // its configuration file
+	proc              *os.Process // the process, to signal by its PID
 }
 
 type syncBuffer struct {
@@ -114,6 +116,7 @@ func startEdge(t *testing.T, node, cp, addr, extra, xdsExtra string) *edge {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	e.file, e.proc = file, cmd.Process
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() {

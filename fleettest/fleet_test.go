@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -351,4 +352,39 @@ func TestFleetTLS(t *testing.T) {
 	start := time.Now()
 	f.bump(t, 1)
 	f.awaitAll(t, "/version", "over-tls", start)
+}
+
+// TestFleetReload: a file with static routes beside dynamic.xds; the
+// static route wins where it overlaps an xDS one; a SIGHUP after the file
+// changed applies its static part again with the control plane's beside
+// it.
+func TestFleetReload(t *testing.T) {
+	static := "routes:\n  - {match: {path: /version}, respond: {status: 200, body: static-%d}}\n  - {match: {path: /static}, respond: {status: 200, body: s%d}}\n"
+	f := &fleet{cp: startControlPlane(t, "127.0.0.1:0"), listen: map[string]string{}}
+	f.nodes = []string{"edge-1"}
+	f.listen["edge-1"] = freePort(t)
+	f.st = newState(f.listen, "v1", backend(t, "b1"))
+	f.cp.set(t, f.st, f.nodes)
+	e := startEdge(t, "edge-1", f.cp.addr, f.listen["edge-1"], fmt.Sprintf(static, 1, 1), "")
+	e.await(t, "/app/x", "b1", time.Now())
+	e.await(t, "/version", "static-1", time.Now()) // the static route comes first
+	conf, err := os.ReadFile(e.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := strings.Replace(string(conf), fmt.Sprintf(static, 1, 1), fmt.Sprintf(static, 2, 2), 1)
+	if err := os.WriteFile(e.file, []byte(next), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.proc.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	e.await(t, "/static", "s2", time.Now())
+	e.await(t, "/version", "static-2", time.Now())
+	e.await(t, "/app/x", "b1", time.Now()) // the xDS routes stay
+	// And the control plane's next update keeps the reloaded static part.
+	f.st.endpoints = []cachetypes.Resource{assignment(backend(t, "b2"))}
+	f.bump(t, 3)
+	e.await(t, "/app/x", "b2", time.Now())
+	e.await(t, "/static", "s2", time.Now())
 }
