@@ -45,6 +45,8 @@ type fleet struct {
 	// last is the translation last applied, which a reload of the file
 	// merges again.
 	last *xds.Fragment
+	// gen counts the reloads of the file (fleetUpdate.gen).
+	gen int
 	// started: the serve loop runs, updates go to ch; before, the
 	// newest complete configuration waits in pending for initial.
 	started bool
@@ -119,14 +121,14 @@ func (f *fleet) apply(r *xds.Resources) error {
 		return err
 	}
 	f.mu.Lock()
-	static, scfg, last := f.static, f.staticCfg, f.last
+	static, scfg, last, gen := f.static, f.staticCfg, f.last, f.gen
 	f.mu.Unlock()
 	if last != nil && reflect.DeepEqual(last, fr) {
 		// A resource sent again unchanged (another type's update, a
 		// reconnection): nothing to rebuild.
 		return nil
 	}
-	var up fleetUpdate
+	up := fleetUpdate{gen: gen, fr: fr}
 	if last != nil && sameButTargets(last, fr) {
 		// Endpoints alone: no document to merge and parse again.
 		up.targets = targetUpdates(fr)
@@ -231,6 +233,20 @@ func (f *fleet) initial(ctx context.Context, cfg *config.Config) (*config.Config
 	return cfg, nil
 }
 
+// current is the configuration of a full update as the serve loop
+// applies it: merged again when the file was reloaded after the update
+// was merged, so that the update does not bring back the old static
+// part.
+func (f *fleet) current(u fleetUpdate) (*config.Config, error) {
+	f.mu.Lock()
+	static, scfg, gen := f.static, f.staticCfg, f.gen
+	f.mu.Unlock()
+	if u.gen == gen {
+		return u.cfg, nil
+	}
+	return xds.Merge(static, scfg, u.fr.(*xds.Fragment))
+}
+
 // updates are the configurations for the serve loop to apply.
 func (f *fleet) updates() <-chan fleetUpdate {
 	if f == nil {
@@ -263,6 +279,7 @@ func (f *fleet) reload(cfg *config.Config) (*config.Config, error) {
 	}
 	f.mu.Lock()
 	f.static, f.staticCfg = b, cfg
+	f.gen++
 	f.mu.Unlock()
 	return merged, nil
 }

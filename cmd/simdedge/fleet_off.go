@@ -34,6 +34,7 @@ func startFleet(_ context.Context, cfg *config.Config, _ string, _ string, _ *sl
 func (f *fleet) initial(_ context.Context, cfg *config.Config) (*config.Config, error) {
 	return cfg, nil
 }
+func (f *fleet) current(u fleetUpdate) (*config.Config, error)     { return u.cfg, nil }
 func (f *fleet) updates() <-chan fleetUpdate                       { return nil }
 func (f *fleet) reload(cfg *config.Config) (*config.Config, error) { return cfg, checkFleet(cfg) }
 func (f *fleet) stop()                                             {}

@@ -59,3 +59,37 @@ func TestFleetListenRefused(t *testing.T) {
 		t.Errorf("code %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestFleetUpdateAfterReload: an update merged before a reload of the
+// file is merged again with the reloaded file when the serve loop takes
+// it, so that it does not bring the old static part back.
+func TestFleetUpdateAfterReload(t *testing.T) {
+	head := "dynamic: {xds: {server: \"127.0.0.1:18000\", node_id: edge-1}}\n"
+	parse := func(body string) ([]byte, *config.Config) {
+		t.Helper()
+		b := []byte(head + "routes: [{match: {path: /static}, respond: {status: 200, body: " + body + "}}]\n")
+		c, err := config.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, c
+	}
+	fr := &xds.Fragment{Routes: []xds.Route{{Name: "xds:r", Match: xds.Match{PathPrefix: "/x/"}, Respond: &xds.Respond{Status: 200, Body: "x"}}}}
+	oldB, oldC := parse("old")
+	merged, err := xds.Merge(oldB, oldC, fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newB, newC := parse("new")
+	f := &fleet{static: newB, staticCfg: newC, gen: 1}
+	got, err := f.current(fleetUpdate{cfg: merged, gen: 0, fr: fr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Routes) != 2 || got.Routes[0].Respond.Body != "new" || got.Routes[1].Name != "xds:r" {
+		t.Errorf("routes after the reload = %+v", got.Routes)
+	}
+	if same, _ := f.current(fleetUpdate{cfg: merged, gen: 1, fr: fr}); same != merged {
+		t.Error("an update of the current generation was merged again")
+	}
+}

@@ -12,4 +12,10 @@ type fleetUpdate struct {
 	// (running.applyTargets).
 	targets map[string]config.TargetUpdate
 	reply   chan error
+	// gen is the generation of the file's static part cfg was merged
+	// with, and fr the translation (an *xds.Fragment, kept as any so that
+	// a build without the fleet tag links no xDS code): a reload of the
+	// file in between makes the serve loop merge again (fleet.current).
+	gen int
+	fr  any
 }

@@ -161,8 +161,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			var err error
 			if u.targets != nil {
 				err = rt.applyTargets(u.targets)
+			} else if cfg, merr := fl.current(u); merr != nil {
+				err = merr
 			} else {
-				err = rt.applyConfig(u.cfg)
+				err = rt.applyConfig(cfg)
 			}
 			if err == nil {
 				log.Info("xds: applied", "routes", len(rt.cfg.Routes), "upstreams", len(rt.cfg.Upstreams), "addr", rt.set.addrs,
