@@ -47,7 +47,9 @@ INTEROP = @cd interop && if ! $(GO) mod download >/dev/null 2>&1; then \
 # snapshot cache, a control plane for simdedge binaries built with -tags
 # fleet) when its modules are at hand, or says why its checks are skipped;
 # .ci/run sets REQUIRE_FLEET=1, which makes that a failure. FLEET_CHURN (a
-# duration, default 3s) sets how long its endpoint churn test runs.
+# duration, default 3s) sets how long its endpoint churn test runs;
+# FLEET_RACE=1 builds its simdedge processes with the race detector
+# (test-race does).
 FLEETTEST = @cd fleettest && if ! $(GO) mod download >/dev/null 2>&1; then \
 	if [ "$$REQUIRE_FLEET" = 1 ]; then echo "fleettest: its modules are missing"; exit 1; fi; \
 	echo "fleettest: skipped, its modules are missing"; exit 0; fi; echo "fleettest:" && 
@@ -141,6 +143,7 @@ test-tags:
 
 test-race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(FLEETTEST) FLEET_RACE=1 $(GO) test -count=1 ./...
 
 # test-rdma builds the libfabric binding (cgo, -tags rdma; libfabric-dev from
 # TEST_DEBS) and runs its tests for real over the tcp and sockets providers,

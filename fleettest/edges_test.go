@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -37,8 +38,14 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "simdedge")
-	// The fleet build of the root module: the binary a fleet runs.
-	cmd := exec.Command("go", "build", "-tags", "fleet", "-o", bin, "./cmd/simdedge")
+	// The fleet build of the root module: the binary a fleet runs;
+	// FLEET_RACE=1 builds it with the race detector (a report in an
+	// edge's output fails its test).
+	args := []string{"build", "-tags", "fleet", "-o", bin}
+	if os.Getenv("FLEET_RACE") == "1" {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "./cmd/simdedge")...)
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err == nil {
 		simdedgeBin = bin
@@ -129,6 +136,9 @@ func startEdge(t *testing.T, node, cp, addr, extra, xdsExtra string) *edge {
 			t.Errorf("%s did not stop within %v of SIGTERM", node, stopWait)
 		}
 		e.client.CloseIdleConnections()
+		if strings.Contains(e.out.String(), "WARNING: DATA RACE") {
+			t.Errorf("%s: the race detector reported", node)
+		}
 		if t.Failed() {
 			t.Logf("%s output:\n%s", node, e.out.String())
 		}
