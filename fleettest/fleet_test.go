@@ -388,3 +388,23 @@ func TestFleetReload(t *testing.T) {
 	e.await(t, "/app/x", "b2", time.Now())
 	e.await(t, "/static", "s2", time.Now())
 }
+
+// TestFleetStartWithoutControlPlane: a file with routes of its own
+// serves them after initial_fetch_timeout when the control plane is not
+// there, keeps trying with backoff, and follows the control plane once
+// it comes up.
+func TestFleetStartWithoutControlPlane(t *testing.T) {
+	cpAddr := freePort(t) // nothing listens there yet
+	listen, staticAddr := freePort(t), freePort(t)
+	static := fmt.Sprintf("listen: %q\nroutes: [{match: {path: /static}, respond: {status: 200, body: static}}]\n", staticAddr)
+	e := startEdge(t, "edge-1", cpAddr, staticAddr, static, ", initial_fetch_timeout: 1s")
+	e.await(t, "/static", "static", time.Now())
+	cp := startControlPlane(t, cpAddr)
+	st := newState(map[string]string{"edge-1": listen}, "from-cp", backend(t, "b1"))
+	cp.set(t, st, []string{"edge-1"})
+	// The xDS listener opens beside the static one once the edge
+	// reconnects (its backoff is at most 10s).
+	x := &edge{node: "edge-1 (xds listener)", addr: listen, client: e.client, out: e.out}
+	x.await(t, "/version", "from-cp", time.Now())
+	e.await(t, "/static", "static", time.Now())
+}
