@@ -159,7 +159,12 @@ var connPool = sync.Pool{New: func() any {
 }}
 
 func newConn(s *Server, st Stream) *conn {
-	c := connPool.Get().(*conn)
+	return initConn(connPool.Get().(*conn), s, st)
+}
+
+// initConn readies the cleared conn c (from connPool, or a loop's spares)
+// for a new connection.
+func initConn(c *conn, s *Server, st Stream) *conn {
 	c.srv, c.st = s, st
 	c.cfg = s.settings()
 	c.paths = &c.cfg.paths
