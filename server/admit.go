@@ -231,6 +231,7 @@ func (s *Server) reclaimIdle(home any) bool {
 	// Its goroutine sees stateWoken after the read returns and ends; c
 	// is not released meanwhile (removeConn needs s.mu).
 	victim.st.SetReadDeadline(aLongTimeAgo)
+	s.idle.wake(victim)
 	return true
 }
 

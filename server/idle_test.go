@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -24,7 +25,14 @@ const idleConns = 500
 // netFD, addresses) is about 0.3 KiB of it.
 var idleBudget = map[Engine]int{
 	EngineLoop:      1536,
-	EngineGoroutine: 1 << 20, // the goroutine engine still holds its conn and goroutine: not asserted yet
+	EngineGoroutine: 5120,
+}
+
+// idleSettle is how long the test lets its connections sit idle before it
+// measures: on the goroutine engine they park after parkAfter.
+var idleSettle = map[Engine]time.Duration{
+	EngineLoop:      0,
+	EngineGoroutine: parkAfter + parkAfter/2,
 }
 
 // remoteHandler answers the client's address, the target and the body's
@@ -42,11 +50,16 @@ var remoteHandler = Inline(HandlerFunc(func(w *ResponseWriter, r *Request) {
 
 // processBytes is the heap and stack memory in use after a collection.
 func processBytes() int {
+	heap, stack := processMem()
+	return heap + stack
+}
+
+func processMem() (heap, stack int) {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return int(m.HeapAlloc + m.StackInuse)
+	return int(m.HeapAlloc), int(m.StackInuse)
 }
 
 // TestIdleConnMemory: keep-alive connections that served one request and
@@ -66,7 +79,8 @@ func TestIdleConnMemory(t *testing.T) {
 	wbr := bufio.NewReader(warm)
 	getOwn(t, warm, wbr, "/warm")
 	warm.Close()
-	before := processBytes()
+	heap0, stack0 := processMem()
+	before := heap0 + stack0
 	cls := make([]net.Conn, idleConns)
 	defer func() {
 		for _, c := range cls {
@@ -88,6 +102,7 @@ func TestIdleConnMemory(t *testing.T) {
 		cls[i] = c
 	}
 	budget := idleBudget[testEngine]
+	time.Sleep(idleSettle[testEngine])
 	// The connections give their buffers back once the server has
 	// written the response, a moment after the client read it.
 	per := 0
@@ -98,7 +113,9 @@ func TestIdleConnMemory(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("%s engine: %d bytes per idle connection (server and client)", testEngine, per)
+	heap1, stack1 := processMem()
+	t.Logf("%s engine: %d bytes per idle connection (server and client; heap %d, stacks %d)",
+		testEngine, per, (heap1-heap0)/idleConns, (stack1-stack0)/idleConns)
 	if per > budget {
 		t.Errorf("%d bytes per idle keep-alive connection, want at most %d", per, budget)
 	}
@@ -175,5 +192,76 @@ func send(t *testing.T, c net.Conn, s string) {
 	t.Helper()
 	if _, err := io.WriteString(c, s); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// parkWait is how long the park tests let a connection sit idle: past
+// parkAfter, so that on the goroutine engine it is in the poller (the loop
+// parks at once).
+const parkWait = parkAfter + parkAfter/2
+
+// TestIdleParkedShutdown: Shutdown closes idle connections that parked (on
+// the goroutine engine their goroutine has ended; the poller must hand
+// them back) and returns well before its bound.
+func TestIdleParkedShutdown(t *testing.T) {
+	s, addr := startTCP(t, remoteHandler, Options{})
+	c := dial(t, addr)
+	br := bufio.NewReader(c)
+	getOwn(t, c, br, "/a")
+	time.Sleep(parkWait)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown with a parked connection: %v after %v", err, time.Since(start))
+	}
+	expectClosed(t, br)
+}
+
+// TestIdleParkedTimeout: a parked connection is still closed by its Idle
+// timeout, which no read deadline enforces while it has no goroutine.
+func TestIdleParkedTimeout(t *testing.T) {
+	const idle = 3 * parkAfter
+	_, addr := startTCP(t, remoteHandler, Options{Timeouts: Timeouts{Idle: idle}})
+	c := dial(t, addr)
+	br := bufio.NewReader(c)
+	getOwn(t, c, br, "/a")
+	start := time.Now()
+	c.SetReadDeadline(start.Add(idle + 5*time.Second))
+	expectClosed(t, br)
+	// Lazy deadlines close between 3/4 Idle and Idle after the wait
+	// began (Timeouts.Idle).
+	if d := time.Since(start); d < idle*3/4-50*time.Millisecond {
+		t.Errorf("closed after %v, before 3/4 of Idle %v", d, idle)
+	}
+}
+
+// TestIdleParkedReclaim: at MaxConns, a new client is admitted by closing
+// a parked idle connection (reclaimIdle must wake it from the poller).
+func TestIdleParkedReclaim(t *testing.T) {
+	const slots = 2
+	_, addr := startTCP(t, remoteHandler, Options{Limits: Limits{MaxConns: slots, MaxConnsPerIP: -1}})
+	var held []net.Conn
+	for range slots {
+		c := dial(t, addr)
+		getOwn(t, c, bufio.NewReader(c), "/held")
+		held = append(held, c)
+	}
+	time.Sleep(parkWait)
+	c := dial(t, addr)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	getOwn(t, c, bufio.NewReader(c), "/new")
+	// The new client is admitted once the victim is chosen; the victim
+	// must then be closed too, not left parked with its slot counted.
+	closed := 0
+	for _, h := range held {
+		h.SetReadDeadline(time.Now().Add(2 * time.Second))
+		var b [1]byte
+		if _, err := h.Read(b[:]); err != nil && !isTimeout(err) {
+			closed++
+		}
+	}
+	if closed != 1 {
+		t.Errorf("%d of the %d idle connections closed to admit the new one, want 1", closed, slots)
 	}
 }

@@ -543,12 +543,13 @@ func (lp *loop) handoff(lc *lconn) {
 	}
 	c.inLoop = false
 	c.readDL, c.writeDL = time.Time{}, time.Time{}
+	c.canPark = streamParks(c.st)
 	s.addConn(c)
-	go func() {
-		c.serve()
+	c.done = func() {
 		s.removeConn(c)
 		lp.connGone()
-	}()
+	}
+	go c.run(true)
 }
 
 // fdStream is the Stream of a connection the loop serves: the descriptor
