@@ -14,6 +14,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -26,8 +27,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/net/http2"
 )
 
 // ioTimeout bounds one connection's setup (dial, handshake, request,
@@ -38,7 +37,7 @@ const ioTimeout = 10 * time.Second
 // connections arrive as a trickle rather than as a burst of handshakes.
 const workers = 8
 
-var errStatus = errors.New("idleconns: status is not 200")
+var errStatus = errors.New("idleconns: status is not 200 over the protocol asked for")
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "server address (loopback)")
@@ -101,6 +100,9 @@ func main() {
 // open dials, sends one request and reads its response; the connection
 // stays open.
 func open(addr, path string, useTLS, h2 bool) (io.Closer, error) {
+	if h2 {
+		return openH2(addr, path)
+	}
 	nc, err := net.DialTimeout("tcp", addr, ioTimeout)
 	if err != nil {
 		return nil, err
@@ -109,38 +111,39 @@ func open(addr, path string, useTLS, h2 bool) (io.Closer, error) {
 	if !useTLS {
 		return nc, request1(nc, addr, path)
 	}
-	proto := "http/1.1"
-	if h2 {
-		proto = "h2"
-	}
-	tc := tls.Client(nc, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{proto}})
+	tc := tls.Client(nc, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
 	if err := tc.Handshake(); err != nil {
 		nc.Close()
 		return nil, err
 	}
-	if !h2 {
-		return tc, request1(tc, addr, path)
-	}
-	if tc.ConnectionState().NegotiatedProtocol != "h2" {
-		tc.Close()
-		return nil, errors.New("idleconns: server did not negotiate h2")
-	}
-	tr := &http2.Transport{}
-	cc, err := tr.NewClientConn(tc)
+	return tc, request1(tc, addr, path)
+}
+
+// h2Transport opens HTTP/2 connections over TLS, one per NewClientConn.
+var h2Transport = func() *http.Transport {
+	t := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetHTTP2(true)
+	return t
+}()
+
+// openH2 opens one HTTP/2 connection over TLS and sends one GET on it.
+func openH2(addr, path string) (io.Closer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+	defer cancel()
+	cc, err := h2Transport.NewClientConn(ctx, "https", addr)
 	if err != nil {
-		tc.Close()
 		return nil, err
 	}
-	req, _ := http.NewRequest("GET", "https://"+addr+path, nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", "https://"+addr+path, nil)
 	resp, err := cc.RoundTrip(req)
 	if err == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if err == nil && resp.StatusCode != 200 {
+		if err == nil && (resp.StatusCode != 200 || resp.ProtoMajor != 2) {
 			err = errStatus
 		}
 	}
-	nc.SetDeadline(time.Time{})
 	if err != nil {
 		cc.Close()
 		return nil, err
