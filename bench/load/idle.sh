@@ -6,8 +6,10 @@
 # difference over N, as VmRSS (/proc/PID/status) and Pss
 # (/proc/PID/smaps_rollup). Servers: simdedge on the loop engine and on the
 # goroutine engine, and nginx (nginx-light, one worker), over plain
-# HTTP/1.1, and with TLS=1 also over HTTP/1.1 and HTTP/2 over TLS (TLS 1.3,
-# ECDSA P-256). Servers run on CPU 0, the client on CPU 1; loopback only.
+# HTTP/1.1, and unless TLS_N is 0 also over HTTP/1.1 and HTTP/2 over TLS
+# (TLS 1.3, ECDSA P-256). For simdedge the live heap per connection (after
+# a collection, from pprof on its admin listener) is printed too. Servers
+# run on CPU 0, the client on CPU 1; loopback only.
 # Only the processes this script starts are stopped, by PID.
 #
 # Usage: bench/load/idle.sh [N] [TLS_N]   (N plain connections, default 5000;
@@ -56,6 +58,13 @@ sd_conf() { # file port engine tls(0/1)
 }
 
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+# heap PORT: simdedge's live heap in KB right after two collections
+# (pprof's heap?gc=1 on the admin listener at PORT+1000; the second, since
+# what sync.Pools hold outlives one).
+heap() {
+	curl -sf -o /dev/null "http://127.0.0.1:$(($1 + 1000))/debug/pprof/heap?gc=1"
+	curl -sf "http://127.0.0.1:$(($1 + 1000))/debug/pprof/heap?debug=1&gc=1" | awk '/^# HeapAlloc = / {print int($4 / 1024)}'
+}
 pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup"; }
 
 # measure NAME KIND(sd-loop|sd-goroutine|nginx) MODE(h1|tls|h2) COUNT
@@ -91,8 +100,9 @@ measure() {
 	# allocates once (TLS state, pools) is in "before".
 	taskset -c 1 "$W/idleconns" -addr "127.0.0.1:$port" -n 1 "${cflags[@]}" </dev/null >/dev/null
 	sleep "$SETTLE"
-	local r0 p0 r1 p1
+	local r0 p0 r1 p1 h0=0 h1=0
 	r0=$(rss "$pid") p0=$(pss "$pid")
+	[ "${kind%%-*}" = sd ] && h0=$(heap "$port")
 	# The client holds its connections until its stdin (a FIFO) closes.
 	mkfifo "$W/$name.fifo"
 	taskset -c 1 "$W/idleconns" -addr "127.0.0.1:$port" -n "$n" "${cflags[@]}" <"$W/$name.fifo" >"$W/$name.client" &
@@ -114,20 +124,18 @@ measure() {
 	# An idle Go process collects only every two minutes: what the
 	# connections leave as garbage (buffers, stacks of ended goroutines)
 	# stays in RSS until then. The second reading follows one collection
-	# (pprof's heap?gc=1 on the admin listener) and the runtime's return
-	# of free pages; nginx frees as it goes, and is read again the same.
+	# (heap, which also gives the live heap) and the runtime's return of
+	# free pages; nginx frees as it goes, and is read again the same.
 	local r2=$r1
-	if [ "${kind%%-*}" = sd ]; then
-		curl -sf -o /dev/null "http://127.0.0.1:$((port + 1000))/debug/pprof/heap?gc=1" || echo "$name: no GC through admin" >&2
-	fi
+	[ "${kind%%-*}" = sd ] && h1=$(heap "$port")
 	sleep "$SETTLE"
 	r2=$(rss "$pid")
 	exec 9>&-
 	wait "$cpid" || true
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	awk -v n="$name" -v c="$n" -v r0="$r0" -v r1="$r1" -v r2="$r2" -v p0="$p0" -v p1="$p1" \
-		'BEGIN { printf "%-16s %5d conns  RSS %6d -> %6d KB  %6.2f KB/conn  Pss %6.2f KB/conn  after a GC %6.2f KB/conn\n", n, c, r0, r1, (r1-r0)/c, (p1-p0)/c, (r2-r0)/c }'
+	awk -v n="$name" -v c="$n" -v r0="$r0" -v r1="$r1" -v r2="$r2" -v p0="$p0" -v p1="$p1" -v h0="$h0" -v h1="$h1" \
+		'BEGIN { printf "%-14s %5d conns  RSS %6d -> %6d KB  %6.2f KB/conn  Pss %6.2f  after a GC %6.2f  live heap %5.2f KB/conn\n", n, c, r0, r1, (r1-r0)/c, (p1-p0)/c, (r2-r0)/c, (h1-h0)/c }'
 }
 
 echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD) N=$N TLS_N=$TLS_N settle=${SETTLE}s; $(nproc) CPUs, shared machine; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); $(go version | cut -d' ' -f3); $(nginx -v 2>&1)"
