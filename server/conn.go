@@ -146,21 +146,18 @@ type conn struct {
 	// instead of reading the clock (zero: read it).
 	evBegin time.Time
 	// done ends the connection's goroutine's work (removeConn and the
-	// slot), called by whichever goroutine serves it last (run).
-	done func()
+	// slot), called by whichever goroutine serves it last (run), with the
+	// conn serving it then (a park changes it).
+	done func(*conn)
 	// canPark: the stream is plain kernel TCP, which may wait idle in
 	// the Server's poller (idlepoll_linux.go); resumed: the wait for the
-	// next request goes on after such a park. pfd is the descriptor the
-	// poller holds it by (-1: not parked; guarded by the poller's lock);
-	// parkT its idle deadline while parked.
+	// next request goes on after such a park.
 	canPark bool
 	resumed bool
-	pfd     int
-	parkT   *time.Timer
 }
 
 var connPool = sync.Pool{New: func() any {
-	c := &conn{rbuf: make([]byte, initialReadBuf), pfd: -1}
+	c := &conn{rbuf: make([]byte, initialReadBuf)}
 	c.req.c = c
 	c.req.body.c = c
 	c.resp.sink = c
@@ -186,7 +183,7 @@ func initConn(c *conn, s *Server, st Stream) *conn {
 	c.readDL, c.writeDL, c.now, c.evBegin = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	c.broken, c.inLoop = false, false
 	c.watch, c.hijacked = nil, false
-	c.canPark, c.resumed, c.pfd = streamParks(st), false, -1
+	c.canPark, c.resumed = streamParks(st), false
 	c.state.Store(stateActive)
 	c.req.srv = s
 	c.req.remote = st.RemoteAddr()
@@ -284,28 +281,16 @@ func (c *conn) flushOut(final bool) error {
 
 // run serves the connection on this goroutine until it ends, then calls
 // done. A connection idle long enough may park instead (parkIdle): this
-// goroutine then ends, and resume serves the rest on a new one.
+// goroutine then ends, and idlePoll.resume serves the rest on a new one.
 func (c *conn) run(first bool) {
 	for c.serve(first) {
 		if c.srv.idle.park(c) {
-			return // c is the poller's now
+			return // c is connPool's now
 		}
-		c.unparkBuffers() // no poller: wait here
-		c.resumed = true
+		c.resumed = true // no poller: wait here
 		first = false
 	}
-	c.done()
-}
-
-// resume serves a connection the poller gives back (readable, woken or
-// due) from where its wait stopped.
-func (c *conn) resume() {
-	if c.parkT != nil {
-		c.parkT.Stop()
-	}
-	c.unparkBuffers()
-	c.resumed = true
-	c.run(false)
+	c.done(c)
 }
 
 // serve runs the connection loop until the client closes, an error, a

@@ -3,19 +3,18 @@ package server
 import (
 	"errors"
 	"os"
-	"sync"
 	"time"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
 )
 
 // parkAfter is how long a keep-alive connection of the goroutine engine
-// waits for its next request with its buffers and goroutine before it
-// parks in the poller (idlepoll_linux.go). A connection that sends
+// waits for its next request with its conn, buffers and goroutine before
+// it parks in the poller (idlepoll_linux.go). A connection that sends
 // requests more often never parks, so the request path costs what it did:
 // no epoll_ctl, no new goroutine. Parking and resuming cost a few
-// microseconds and two small allocations (the park's timer, the resumed
-// goroutine), once per half second of idleness at most.
+// microseconds and a few small allocations (the parked record, its timer,
+// the resumed goroutine), once per half second of idleness at most.
 const parkAfter = 500 * time.Millisecond
 
 // errParked ends readHead when the connection parked.
@@ -35,9 +34,8 @@ func (c *conn) idleWait() time.Duration {
 // parkIdle decides, after the idle read of an established connection
 // returned err with nothing, whether it parks: the read timed out at
 // parkAfter, before the Idle timeout. The state word w goes back (the wait
-// goes on, visible to Shutdown and reclaimIdle), and the buffers go to
-// their pools. The connection's goroutine then returns; run hands c to the
-// poller.
+// goes on, visible to Shutdown and reclaimIdle). The connection's
+// goroutine then returns; run hands c to the poller.
 func (c *conn) parkIdle(err error, w int64) bool {
 	if !c.canPark || !errors.Is(err, os.ErrDeadlineExceeded) || c.r != c.w || len(c.out) != 0 {
 		return false
@@ -49,14 +47,9 @@ func (c *conn) parkIdle(err error, w int64) bool {
 	if c.srv.closing.Load() {
 		return false
 	}
-	if cap(c.rbuf) <= maxPooledBuf {
-		b := c.rbuf
-		idleBufs.Put(&b)
-	}
-	c.rbuf, c.out = nil, nil
 	// The parsed head's views (its scanner's too) would keep the read
-	// buffer alive; a body gathered once (bodybuf.go) is not kept for a
-	// request that may never come. Both are made again as needed.
+	// buffer alive past the conn's reuse; a body gathered once
+	// (bodybuf.go) is not kept for a request that may never come.
 	c.req.head = phttp.Request{}
 	c.req.bodyBuf = nil
 	return true
@@ -72,13 +65,3 @@ func (c *conn) resumeDeadline() time.Time {
 	}
 	return dl
 }
-
-// unparkBuffers takes a read buffer again for a connection that parked.
-func (c *conn) unparkBuffers() {
-	c.rbuf = *idleBufs.Get().(*[]byte)
-	c.r, c.w = 0, 0
-}
-
-// idleBufs holds the read buffers of parked connections (initialReadBuf
-// or larger, up to maxPooledBuf: readHead shrinks nothing).
-var idleBufs = sync.Pool{New: func() any { b := make([]byte, initialReadBuf); return &b }}

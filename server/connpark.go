@@ -71,6 +71,7 @@ func (c *conn) unpark(p *parked) {
 	c.ip, c.lst, c.shard, c.alog = p.ip, p.lst, p.shard, p.alog
 	c.ipHeld, c.h2c, c.inLoop = p.ipHeld, p.h2c, p.inLoop
 	c.req.srv, c.req.remote, c.req.id.gen = p.srv, p.remote, p.gen
+	c.req.remoteIP = c.req.remoteIP[:0] // a released conn keeps its last client's
 	// What newConn resets: c may come from connPool, released by a
 	// connection of either engine.
 	c.r, c.w, c.out = 0, 0, c.out[:0]

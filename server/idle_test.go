@@ -25,7 +25,7 @@ const idleConns = 500
 // netFD, addresses) is about 0.3 KiB of it.
 var idleBudget = map[Engine]int{
 	EngineLoop:      1536,
-	EngineGoroutine: 5120,
+	EngineGoroutine: 3072,
 }
 
 // idleSettle is how long the test lets its connections sit idle before it

@@ -11,14 +11,30 @@ import (
 )
 
 // The goroutine engine's idle poller (docs/decisions/0043-idle-
-// connections.md): a keep-alive connection idle for parkAfter gives back
-// its read and output buffers and ends its goroutine (with the goroutine's
-// stack), and the poller, one epoll set per Server, holds it until it is
-// readable, hung up, woken (Shutdown, reclaimIdle, Close) or due (its Idle
-// timeout); then a new goroutine serves it from where it stopped (resume).
-// The conn itself stays, in Server.conns as before, so that Shutdown and
-// reclaimIdle see it. A busy connection never parks: only a read that
-// waited parkAfter does, so the request path keeps its cost.
+// connections.md): a keep-alive connection idle for parkAfter ends its
+// goroutine (with the goroutine's stack) and gives back its conn, with the
+// conn's buffers, as the loop does (looppark_linux.go); what lasts from
+// request to request stays in a gparked, which the poller, one epoll set
+// per Server, holds until the descriptor is readable or hung up, it is
+// woken (Shutdown, reclaimIdle, Close) or due (its Idle timeout, a timer).
+// Then a new goroutine takes a conn again and goes on with the same wait
+// (resume). A busy connection never parks: only a read that waited
+// parkAfter does, so the request path keeps its cost.
+
+// gparked is a parked connection of the goroutine engine. Its fields are
+// the poller's, under its lock, while it is in idlePoll.conns.
+type gparked struct {
+	pk parked
+	fd int
+	// state is the connection's state word (conn.state): when its idle
+	// wait began, or stateWoken once reclaimIdle chose it.
+	state int64
+	// now is when the connection's last request ended: the Idle timeout
+	// runs from it.
+	now   time.Time
+	done  func(*conn)
+	timer *time.Timer
+}
 
 // idlePoll holds the parked connections of one Server.
 type idlePoll struct {
@@ -26,7 +42,7 @@ type idlePoll struct {
 	// epfd is the epoll set, -1 while no connection is parked: the
 	// poller's goroutine runs only while there is one (run).
 	epfd  int
-	conns map[int]*conn // by descriptor
+	conns map[int]*gparked // by descriptor
 }
 
 // idleEvents bounds the events one epoll_wait returns.
@@ -38,8 +54,15 @@ const idlePollWaitMs = 100
 
 func newIdlePoll() *idlePoll { return &idlePoll{epfd: -1} }
 
-// parkFD returns the descriptor of a plain TCP stream, or -1. TLS streams
-// do not park: crypto/tls may hold plaintext the descriptor does not show.
+// streamParks reports whether st may wait idle in the poller: plain
+// kernel TCP. TLS streams do not park (crypto/tls may hold plaintext the
+// descriptor does not show), nor PROXY, redirect or xdp streams.
+func streamParks(st Stream) bool {
+	_, ok := st.(*net.TCPConn)
+	return ok
+}
+
+// parkFD returns the descriptor of a plain TCP stream, or -1.
 func parkFD(st Stream) int {
 	tc, ok := st.(*net.TCPConn)
 	if !ok {
@@ -54,70 +77,139 @@ func parkFD(st Stream) int {
 	return fd
 }
 
-// park holds c, whose goroutine has ended (serveParked), until its
-// descriptor is readable or it is woken. It reports false if c cannot be
-// parked; the caller then serves it on.
+// park takes over c, whose goroutine is ending (conn.run), until its
+// descriptor is readable or it is woken; c goes back to connPool. It
+// reports false, with c untouched, if c cannot be parked.
 func (p *idlePoll) park(c *conn) bool {
 	fd := parkFD(c.st)
 	if fd < 0 {
 		return false
 	}
+	s := c.srv
+	// Out of Server.conns first: Shutdown, Close and reclaimIdle hold
+	// its lock while they take the poller's, never the other way round.
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	g := &gparked{fd: fd, state: c.state.Load(), now: c.now, done: c.done}
+	c.park(&g.pk)
+	c.done = nil
+	c.req.release()
+	c.resp.release()
+	connPool.Put(c)
+
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.epfd < 0 {
 		epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 		if err != nil {
-			return false
+			go p.resume(g) // served on as if woken at once
+			return true
 		}
 		p.epfd = epfd
 		if p.conns == nil {
-			p.conns = make(map[int]*conn)
+			p.conns = make(map[int]*gparked)
 		}
 		go p.run(epfd)
 	}
 	// One-shot: the poller hands the connection back on its first event.
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(fd)}
 	if unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev) != nil {
-		return false
-	}
-	c.pfd = fd
-	p.conns[fd] = c
-	if c.state.Load() == stateWoken || c.srv.closing.Load() {
-		// Woken while it was parking (reclaimIdle, Shutdown, Close):
-		// their wake found nothing to take.
-		p.take(fd, c)
+		go p.resume(g)
 		return true
 	}
-	if d := c.cfg.Timeouts.Idle; d > 0 {
+	p.conns[fd] = g
+	if g.state == stateWoken || s.closing.Load() {
+		// Woken while it was parking (reclaimIdle, Shutdown, Close),
+		// when nothing could find it.
+		p.take(fd, g)
+		return true
+	}
+	if d := g.pk.cfg.Timeouts.Idle; d > 0 {
 		// The Idle timeout, which no read deadline enforces while no
 		// goroutine reads.
-		c.parkT = time.AfterFunc(time.Until(c.now.Add(d)), func() { p.wake(c) })
+		g.timer = time.AfterFunc(time.Until(g.now.Add(d)), func() { p.wake(g) })
 	}
 	return true
 }
 
-// streamParks reports whether st may wait idle in the poller.
-func streamParks(st Stream) bool {
-	_, ok := st.(*net.TCPConn)
-	return ok
+// resume serves the parked connection g on this goroutine again: a conn
+// from connPool takes its identity, rejoins Server.conns and goes on with
+// the wait where it stopped.
+func (p *idlePoll) resume(g *gparked) {
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	c := connPool.Get().(*conn)
+	c.unpark(&g.pk)
+	c.state.Store(g.state)
+	c.now, c.done = g.now, g.done
+	c.canPark, c.resumed = true, true
+	s := c.srv
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	c.run(false)
 }
 
-// wake hands c back to a goroutine now if it is parked (Shutdown,
-// reclaimIdle, Close, its idle deadline).
-func (p *idlePoll) wake(c *conn) {
+// wake hands g back to a goroutine now if it is still parked (its idle
+// deadline).
+func (p *idlePoll) wake(g *gparked) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if fd := c.pfd; fd >= 0 && p.conns[fd] == c {
-		p.take(fd, c)
+	if p.conns[g.fd] == g {
+		p.take(g.fd, g)
 	}
 }
 
-// take removes the parked c (fd) and starts its goroutine. p.mu is held.
-func (p *idlePoll) take(fd int, c *conn) {
+// wakeAll hands every parked connection back (Shutdown: they are idle,
+// and close; Close, which closes their streams first with close).
+func (p *idlePoll) wakeAll(close bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for fd, g := range p.conns {
+		if close {
+			g.pk.st.Close()
+		}
+		p.take(fd, g)
+	}
+}
+
+// oldest returns the parked connection of home idle longest, and its state
+// word, for reclaimIdle; nil if none.
+func (p *idlePoll) oldest(home any) (*gparked, int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var best *gparked
+	for _, g := range p.conns {
+		if g.pk.home == home && waiting(g.state) && (best == nil || g.state < best.state) {
+			best = g
+		}
+	}
+	if best == nil {
+		return nil, 0
+	}
+	return best, best.state
+}
+
+// reclaim marks g woken and hands it back, if it is still parked with the
+// state word st (reclaimIdle's choice); its goroutine then closes it.
+func (p *idlePoll) reclaim(g *gparked, st int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conns[g.fd] != g || g.state != st {
+		return false
+	}
+	g.state = stateWoken
+	p.take(g.fd, g)
+	return true
+}
+
+// take removes the parked g (fd) and starts its goroutine. p.mu is held.
+func (p *idlePoll) take(fd int, g *gparked) {
 	delete(p.conns, fd)
 	unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, fd, nil)
-	c.pfd = -1
-	go c.resume()
+	go p.resume(g)
 }
 
 // run is the poller's goroutine for the epoll set epfd; it ends, closing
@@ -130,15 +222,15 @@ func (p *idlePoll) run(epfd int) {
 		if err == nil {
 			for i := range evs[:n] {
 				fd := int(evs[i].Fd)
-				if c := p.conns[fd]; c != nil {
-					p.take(fd, c)
+				if g := p.conns[fd]; g != nil {
+					p.take(fd, g)
 				}
 			}
 		}
 		if len(p.conns) == 0 || err != nil && err != unix.EINTR {
-			// Nothing parked (or epoll failed: wake every one).
-			for fd, c := range p.conns {
-				p.take(fd, c)
+			// Nothing parked (or epoll failed: every one goes back).
+			for fd, g := range p.conns {
+				p.take(fd, g)
 			}
 			unix.Close(epfd)
 			p.epfd = -1

@@ -6,7 +6,11 @@ package server
 // and buffers (idlepoll_linux.go).
 type idlePoll struct{}
 
-func newIdlePoll() *idlePoll      { return nil }
-func (*idlePoll) park(*conn) bool { return false }
-func (*idlePoll) wake(*conn)      {}
-func streamParks(Stream) bool     { return false }
+type gparked struct{}
+
+func newIdlePoll() *idlePoll                   { return nil }
+func (*idlePoll) park(*conn) bool              { return false }
+func (*idlePoll) wakeAll(bool)                 {}
+func (*idlePoll) oldest(any) (*gparked, int64) { return nil, 0 }
+func (*idlePoll) reclaim(*gparked, int64) bool { return false }
+func streamParks(Stream) bool                  { return false }

@@ -545,7 +545,7 @@ func (lp *loop) handoff(lc *lconn) {
 	c.readDL, c.writeDL = time.Time{}, time.Time{}
 	c.canPark = streamParks(c.st)
 	s.addConn(c)
-	c.done = func() {
+	c.done = func(c *conn) {
 		s.removeConn(c)
 		lp.connGone()
 	}

@@ -217,7 +217,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		// socket that outlives the process (systemd's) it has left the
 		// queue the next process would have taken it from.
 		s.addConn(c)
-		c.done = func() {
+		c.done = func(c *conn) {
 			s.removeConn(c)
 			sl.release()
 		}
@@ -322,9 +322,9 @@ func (s *Server) wakeIdle() {
 	for c := range s.conns {
 		if st := c.state.Load(); waiting(st) && !sparedFresh(st, cutoff) {
 			c.st.SetReadDeadline(aLongTimeAgo)
-			s.idle.wake(c)
 		}
 	}
+	s.idle.wakeAll(false)
 }
 
 func (s *Server) closeConns() {
@@ -332,8 +332,8 @@ func (s *Server) closeConns() {
 	defer s.mu.Unlock()
 	for c := range s.conns {
 		c.st.Close()
-		s.idle.wake(c)
 	}
+	s.idle.wakeAll(true)
 	for _, abort := range s.aborts {
 		abort()
 	}
