@@ -77,6 +77,7 @@ func (c *conn) unpark(p *parked) {
 	c.r, c.w, c.out = 0, 0, c.out[:0]
 	c.readDL, c.writeDL, c.now, c.evBegin = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	c.errSent, c.broken, c.hijacked, c.watch = false, false, false, nil
+	c.canPark, c.resumed = false, false // the goroutine engine's resume sets them
 	c.state.Store(stateActive)
 	*p = parked{}
 }
