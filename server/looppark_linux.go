@@ -2,6 +2,12 @@
 
 package server
 
+import (
+	"sync"
+
+	"github.com/simdedge/simdedge/server/upstream"
+)
+
 // Idle connections on the loop (docs/decisions/0043-idle-connections.md):
 // a connection that waits for its next request with nothing buffered and
 // nothing to send gives back its conn, with the conn's read and output
@@ -24,11 +30,39 @@ const (
 	maxSpareTLSIn = 8
 )
 
-// spares are a loop's conns and TLS input buffers not held by a
-// connection. Only the loop's goroutine touches them.
+// spares are a loop's conns, TLS input buffers and proxy attempts not
+// held by a connection. Only the loop's goroutine touches them.
 type spares struct {
-	conns []*conn
-	tlsIn [][]byte
+	conns    []*conn
+	tlsIn    [][]byte
+	attempts []*upstream.Attempt
+}
+
+// maxSpareAttempts bounds a loop's spare attempts (the rest go to
+// attemptPool): one per exchange in flight is taken.
+const maxSpareAttempts = 64
+
+var attemptPool = sync.Pool{New: func() any { return new(upstream.Attempt) }}
+
+func (s *spares) getAttempt() *upstream.Attempt {
+	if n := len(s.attempts); n > 0 {
+		a := s.attempts[n-1]
+		s.attempts[n-1] = nil
+		s.attempts = s.attempts[:n-1]
+		return a
+	}
+	return attemptPool.Get().(*upstream.Attempt)
+}
+
+// putAttempt keeps a, cleared, for the next exchange. Nothing in
+// server/upstream keeps a pointer to an Attempt past Finish.
+func (s *spares) putAttempt(a *upstream.Attempt) {
+	*a = upstream.Attempt{}
+	if len(s.attempts) < maxSpareAttempts {
+		s.attempts = append(s.attempts, a)
+		return
+	}
+	attemptPool.Put(a)
 }
 
 func (s *spares) getConn() *conn {
