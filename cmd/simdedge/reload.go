@@ -53,25 +53,41 @@ func signalDiscovery(ch chan struct{}) func() {
 	}
 }
 
-// rediscover rebuilds the configuration in force (not the file: a
-// pending edit waits for its SIGHUP) with the targets service discovery
-// now gives, as a reload does: targets that stay keep their connections
-// and health, the others drain.
+// rediscover gives the upstreams of the configuration in force (not the
+// file: a pending edit waits for its SIGHUP) the targets service discovery
+// now gives, as an xDS endpoint update does (applyTargets): the routes are
+// not rebuilt; targets that stay keep their connections and health, the
+// others drain. A snapshot that cannot be rebound is rebuilt as a reload
+// would.
 func (r *running) rediscover() {
-	snap, err := r.cfg.Refresh(r.buildOptions(), r.sw)
+	snap, err := r.snap.Rebind(r.cfg, r.buildOptions())
+	if err == nil {
+		snap.Commit()
+		snap.Start(r.snap)
+		r.snap.Close()
+		r.snap = snap
+		r.log.Info("service discovery: targets changed", "endpoints_only", true)
+		return
+	}
+	if !errors.Is(err, config.ErrRebind) {
+		r.log.Error("service discovery: rebind failed; keeping the running configuration", "err", err)
+		return
+	}
+	snap, err = r.cfg.Refresh(r.buildOptions(), r.sw)
 	if err != nil {
 		r.log.Error("service discovery: rebuild failed; keeping the running configuration", "err", err)
 		return
 	}
 	r.snap = snap
+	r.log.Info("service discovery: targets changed", "endpoints_only", false)
 }
 
 // buildOptions are the options of a rebuild of the running snapshot:
-// it is Previous; with a control plane, routes are swappable
-// (applyTargets).
+// it is Previous; with a control plane or service discovery, routes are
+// swappable (applyTargets, rediscover).
 func (r *running) buildOptions() config.BuildOptions {
 	return config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap, Metrics: r.metrics,
-		OnDiscover: signalDiscovery(r.discovered), Swappable: r.fleet != nil}
+		OnDiscover: signalDiscovery(r.discovered), Swappable: r.fleet != nil || r.cfg.Discovers()}
 }
 
 // reload applies the file's configuration as a whole or not at all, and

@@ -100,7 +100,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	mset := newMetrics(cfg)
 	discovered := make(chan struct{}, 1)
 	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset, OnDiscover: signalDiscovery(discovered),
-		Swappable: fl != nil})
+		Swappable: fl != nil || cfg.Discovers()})
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
