@@ -57,32 +57,40 @@ func classifyAVX2() {
 	MOVQ(classes, stride)
 	SHLQ(Imm(3), stride) // bytes of mask words per block
 
-	loTab, hiTab, nib, zero := YMM(), YMM(), YMM(), YMM()
+	loTab, hiTab, nib, sat := YMM(), YMM(), YMM(), YMM()
 	VBROADCASTI128(Mem{Base: tab, Disp: tabLo}, loTab)
 	VBROADCASTI128(Mem{Base: tab, Disp: tabHi}, hiTab)
 	broadcastByte(nibbleMask, nib)
-	VPXOR(zero, zero, zero)
+	broadcastByte(0x7f, sat)
+	// All eight selectors stay in registers, as in the AVX-512 kernel:
+	// broadcasting one per class and block from memory cost two of the
+	// ~50 instructions a block took. (16 YMM registers hold the three
+	// tables, 0x7f, eight selectors and the four vectors a block needs.)
+	var sel [maxClasses]reg.VecVirtual
+	for c := range sel {
+		sel[c] = YMM()
+		VPBROADCASTB(Mem{Base: tab, Disp: tabSel + c}, sel[c])
+	}
 
 	// masks writes one mask word per class for the 64 bytes held in the
 	// lookups va (bytes 0..31) and vb (32..63); fix, if set, repairs each
 	// 32-bit half of a tail.
 	masks := func(label string, va, vb reg.VecVirtual, fix func(ma, mb reg.GPVirtual)) {
-		sel, t := YMM(), YMM()
+		t := YMM()
 		ma, mb := GP64(), GP64()
 		for c := 0; c < maxClasses; c++ {
 			CMPQ(classes, U8(c))
 			JBE(LabelRef(label))
-			VPBROADCASTB(Mem{Base: tab, Disp: tabSel + c}, sel)
-			// A byte is in the class when lookup & selector is not zero;
-			// vpcmpeqb against zero marks the bytes that are not.
-			VPAND(va, sel, t)
-			VPCMPEQB(zero, t, t)
+			// A byte is in the class when lookup & selector is not
+			// zero; adding 0x7f with unsigned saturation sets bit 7
+			// exactly then, which vpmovmskb collects (no compare
+			// against zero and no inversion after it).
+			VPAND(va, sel[c], t)
+			VPADDUSB(sat, t, t)
 			VPMOVMSKB(t, ma.As32())
-			VPAND(vb, sel, t)
-			VPCMPEQB(zero, t, t)
+			VPAND(vb, sel[c], t)
+			VPADDUSB(sat, t, t)
 			VPMOVMSKB(t, mb.As32())
-			NOTL(ma.As32())
-			NOTL(mb.As32())
 			if fix != nil {
 				fix(ma, mb)
 			}
