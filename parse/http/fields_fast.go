@@ -1,10 +1,10 @@
 package http
 
 import (
+	"encoding/binary"
 	"math/bits"
 
 	"github.com/simdedge/simdedge/asm"
-	"github.com/simdedge/simdedge/internal/ascii"
 )
 
 // The fast field walk: field lines whose every step takes its common case,
@@ -89,7 +89,8 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 			pend.n = np
 			return pos, hs, true
 		}
-		if byteAt(buf, c) != '\r' || byteAt(buf, c+1) != '\n' {
+		// CR and LF as one little-endian load and compare.
+		if binary.LittleEndian.Uint16(view(buf, c, c+2)) != '\r'|'\n'<<8 {
 			break
 		}
 		// The name: tchars from pos (the first byte must be one, else
@@ -112,12 +113,14 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 		if ne >= c || byteAt(buf, ne) != ':' {
 			break
 		}
+		// OWS around the value can only be SP here: c is the line's
+		// first control byte, so the line holds no HTAB.
 		v := ne + 1
-		for v < c && ascii.IsOWS(byteAt(buf, v)) {
+		for v < c && byteAt(buf, v) == ' ' {
 			v++
 		}
 		e := c
-		for e > v && ascii.IsOWS(byteAt(buf, e-1)) {
+		for e > v && byteAt(buf, e-1) == ' ' {
 			e--
 		}
 		hs = hs[:len(hs)+1]
