@@ -1,7 +1,6 @@
 package http
 
 import (
-	"encoding/binary"
 	"math/bits"
 
 	"github.com/simdedge/simdedge/asm"
@@ -89,8 +88,7 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 			pend.n = np
 			return pos, hs, true
 		}
-		// CR and LF as one little-endian load and compare.
-		if binary.LittleEndian.Uint16(view(buf, c, c+2)) != '\r'|'\n'<<8 {
+		if !crlfAt(buf, c) {
 			break
 		}
 		// The name: tchars from pos (the first byte must be one, else
