@@ -97,11 +97,15 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 		rel := uint(pos - base)
 		nb := rel / asm.BlockSize
 		w := ^m[nb%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize)
-		if w&1 != 0 {
-			break
-		}
-		ne := pos + bits.TrailingZeros64(w)
-		if w == 0 {
+		var ne int
+		if w != 0 {
+			if w&1 != 0 {
+				break
+			}
+			// Tested non-zero first, so the bit scan needs no fix-up
+			// for a zero word.
+			ne = pos + bits.TrailingZeros64(w)
+		} else {
 			// The name runs into the next block, which the window
 			// holds, since c lies past it.
 			nb++
@@ -121,21 +125,24 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 		for e > v && byteAt(buf, e-1) == ' ' {
 			e--
 		}
+		name, value := view(buf, pos, ne), view(buf, v, e)
 		hs = hs[:len(hs)+1]
 		h := &hs[len(hs)-1]
-		h.Name, h.Value = view(buf, pos, ne), view(buf, v, e)
-		if maybeFraming(h.Name) {
+		h.Name, h.Value = name, value
+		// maybeFraming on the locals: after the stores above, reading
+		// h.Name back would wait on them.
+		if maybeFraming(name) {
 			// Host and "Connection: keep-alive", which nearly every
 			// request carries, are recorded here; recording them can
 			// fail no check, so taking them before the noted fields
 			// changes no verdict. The rest are noted.
-			switch k := foldedWords(h.Name); {
-			case len(h.Name) == len("host") && k == framingByLen[len("host")].key:
+			switch k := foldedWords(name); {
+			case len(name) == len("host") && k == framingByLen[len("host")].key:
 				if f.hosts++; f.hosts == 1 {
-					f.host = h.Value
+					f.host = value
 				}
-			case len(h.Name) == len("connection") && k == framingByLen[len("connection")].key &&
-				len(h.Value) == len("keep-alive") && foldedWords(h.Value) == keepAliveKey:
+			case len(name) == len("connection") && k == framingByLen[len("connection")].key &&
+				len(value) == len("keep-alive") && foldedWords(value) == keepAliveKey:
 				f.keepAlive = true
 			default:
 				pend.idx[np] = len(hs) - 1
