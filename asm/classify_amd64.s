@@ -42,8 +42,8 @@ TEXT ·classifyAVX2(SB), NOSPLIT, $0-64
 	JEQ            classifyAVX2_loop6
 	CMPQ           SI, $0x07
 	JEQ            classifyAVX2_loop7
-	CMPQ           DX, $0x40
-	JB             classifyAVX2_tail
+	SUBQ           $0x40, DX
+	JB             classifyAVX2_rest
 
 classifyAVX2_loop8_body:
 	VMOVDQU   (CX), Y12
@@ -127,13 +127,12 @@ classifyAVX2_loop8_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x40, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX2_loop8_body
-	JMP       classifyAVX2_tail
+	JMP       classifyAVX2_rest
 
 classifyAVX2_loop7:
-	CMPQ DX, $0x40
-	JB   classifyAVX2_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
 
 classifyAVX2_loop7_body:
 	VMOVDQU   (CX), Y12
@@ -209,13 +208,12 @@ classifyAVX2_loop7_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x38, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX2_loop7_body
-	JMP       classifyAVX2_tail
+	JMP       classifyAVX2_rest
 
 classifyAVX2_loop6:
-	CMPQ DX, $0x40
-	JB   classifyAVX2_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
 
 classifyAVX2_loop6_body:
 	VMOVDQU   (CX), Y12
@@ -283,13 +281,12 @@ classifyAVX2_loop6_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x30, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX2_loop6_body
-	JMP       classifyAVX2_tail
+	JMP       classifyAVX2_rest
 
 classifyAVX2_loop5:
-	CMPQ DX, $0x40
-	JB   classifyAVX2_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
 
 classifyAVX2_loop5_body:
 	VMOVDQU   (CX), Y12
@@ -349,13 +346,12 @@ classifyAVX2_loop5_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x28, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX2_loop5_body
-	JMP       classifyAVX2_tail
+	JMP       classifyAVX2_rest
 
 classifyAVX2_loop4:
-	CMPQ DX, $0x40
-	JB   classifyAVX2_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
 
 classifyAVX2_loop4_body:
 	VMOVDQU   (CX), Y12
@@ -407,13 +403,12 @@ classifyAVX2_loop4_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x20, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX2_loop4_body
-	JMP       classifyAVX2_tail
+	JMP       classifyAVX2_rest
 
 classifyAVX2_loop3:
-	CMPQ DX, $0x40
-	JB   classifyAVX2_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
 
 classifyAVX2_loop3_body:
 	VMOVDQU   (CX), Y12
@@ -457,13 +452,12 @@ classifyAVX2_loop3_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x18, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX2_loop3_body
-	JMP       classifyAVX2_tail
+	JMP       classifyAVX2_rest
 
 classifyAVX2_loop2:
-	CMPQ DX, $0x40
-	JB   classifyAVX2_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
 
 classifyAVX2_loop2_body:
 	VMOVDQU   (CX), Y12
@@ -499,13 +493,12 @@ classifyAVX2_loop2_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x10, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX2_loop2_body
-	JMP       classifyAVX2_tail
+	JMP       classifyAVX2_rest
 
 classifyAVX2_loop1:
-	CMPQ DX, $0x40
-	JB   classifyAVX2_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
 
 classifyAVX2_loop1_body:
 	VMOVDQU   (CX), Y12
@@ -533,10 +526,10 @@ classifyAVX2_loop1_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x08, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX2_loop1_body
 
-classifyAVX2_tail:
+classifyAVX2_rest:
+	ADDQ    $0x40, DX
 	TESTQ   DX, DX
 	JZ      classifyAVX2_ret
 	CMPQ    DX, $0x20
@@ -754,8 +747,8 @@ TEXT ·classifyAVX512(SB), NOSPLIT, $0-64
 	JEQ             classifyAVX512_loop6
 	CMPQ            SI, $0x07
 	JEQ             classifyAVX512_loop7
-	CMPQ            DX, $0x40
-	JB              classifyAVX512_tail
+	SUBQ            $0x40, DX
+	JB              classifyAVX512_rest
 
 classifyAVX512_loop8_body:
 	VMOVDQU64 (CX), Z11
@@ -792,13 +785,12 @@ classifyAVX512_loop8_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x40, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX512_loop8_body
-	JMP       classifyAVX512_tail
+	JMP       classifyAVX512_rest
 
 classifyAVX512_loop7:
-	CMPQ DX, $0x40
-	JB   classifyAVX512_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
 
 classifyAVX512_loop7_body:
 	VMOVDQU64 (CX), Z11
@@ -832,13 +824,12 @@ classifyAVX512_loop7_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x38, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX512_loop7_body
-	JMP       classifyAVX512_tail
+	JMP       classifyAVX512_rest
 
 classifyAVX512_loop6:
-	CMPQ DX, $0x40
-	JB   classifyAVX512_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
 
 classifyAVX512_loop6_body:
 	VMOVDQU64 (CX), Z11
@@ -869,13 +860,12 @@ classifyAVX512_loop6_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x30, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX512_loop6_body
-	JMP       classifyAVX512_tail
+	JMP       classifyAVX512_rest
 
 classifyAVX512_loop5:
-	CMPQ DX, $0x40
-	JB   classifyAVX512_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
 
 classifyAVX512_loop5_body:
 	VMOVDQU64 (CX), Z11
@@ -903,13 +893,12 @@ classifyAVX512_loop5_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x28, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX512_loop5_body
-	JMP       classifyAVX512_tail
+	JMP       classifyAVX512_rest
 
 classifyAVX512_loop4:
-	CMPQ DX, $0x40
-	JB   classifyAVX512_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
 
 classifyAVX512_loop4_body:
 	VMOVDQU64 (CX), Z11
@@ -934,13 +923,12 @@ classifyAVX512_loop4_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x20, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX512_loop4_body
-	JMP       classifyAVX512_tail
+	JMP       classifyAVX512_rest
 
 classifyAVX512_loop3:
-	CMPQ DX, $0x40
-	JB   classifyAVX512_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
 
 classifyAVX512_loop3_body:
 	VMOVDQU64 (CX), Z11
@@ -962,13 +950,12 @@ classifyAVX512_loop3_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x18, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX512_loop3_body
-	JMP       classifyAVX512_tail
+	JMP       classifyAVX512_rest
 
 classifyAVX512_loop2:
-	CMPQ DX, $0x40
-	JB   classifyAVX512_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
 
 classifyAVX512_loop2_body:
 	VMOVDQU64 (CX), Z11
@@ -987,13 +974,12 @@ classifyAVX512_loop2_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x10, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX512_loop2_body
-	JMP       classifyAVX512_tail
+	JMP       classifyAVX512_rest
 
 classifyAVX512_loop1:
-	CMPQ DX, $0x40
-	JB   classifyAVX512_tail
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
 
 classifyAVX512_loop1_body:
 	VMOVDQU64 (CX), Z11
@@ -1009,10 +995,10 @@ classifyAVX512_loop1_body:
 	ADDQ      $0x40, CX
 	ADDQ      $0x08, AX
 	SUBQ      $0x40, DX
-	CMPQ      DX, $0x40
 	JAE       classifyAVX512_loop1_body
 
-classifyAVX512_tail:
+classifyAVX512_rest:
+	ADDQ       $0x40, DX
 	TESTQ      DX, DX
 	JZ         classifyAVX512_ret
 	MOVQ       $-1, BX

@@ -226,22 +226,25 @@ func classifyAVX512() {
 // class and block, of about 20 a block with AVX-512 and 40 with AVX2).
 // block emits one block's work for nc classes and advances the source and
 // destination pointers; the loops test the remaining length at the bottom,
-// and every one leaves for name_tail.
+// and every one leaves for name_tail, which must follow.
 func classLoops(name string, classes, n reg.Register, block func(nc int)) {
 	loop := func(nc int) string { return fmt.Sprintf("%s_loop%d", name, nc) }
 	for nc := 1; nc < maxClasses; nc++ {
 		CMPQ(classes, U8(nc))
 		JEQ(LabelRef(loop(nc)))
 	}
+	// n counts down from 64 less than what is left, so the subtraction's
+	// borrow ends the loop (no compare), and 64 is added back for the tail.
 	for nc := maxClasses; nc >= 1; nc-- {
 		Label(loop(nc))
-		CMPQ(n, U8(zmmBytes))
-		JB(LabelRef(name + "_tail"))
+		SUBQ(U8(zmmBytes), n)
+		JB(LabelRef(name + "_rest"))
 		Label(loop(nc) + "_body")
 		block(nc)
 		SUBQ(U8(zmmBytes), n)
-		CMPQ(n, U8(zmmBytes))
 		JAE(LabelRef(loop(nc) + "_body"))
-		JMP(LabelRef(name + "_tail"))
+		JMP(LabelRef(name + "_rest"))
 	}
+	Label(name + "_rest")
+	ADDQ(U8(zmmBytes), n)
 }
