@@ -12,174 +12,546 @@ TEXT ·classifyAVX2(SB), NOSPLIT, $0-64
 	MOVQ           src_len+32(FP), DX
 	MOVQ           tab+48(FP), BX
 	MOVQ           classes+56(FP), SI
-	MOVQ           SI, DI
-	SHLQ           $0x03, DI
 	VBROADCASTI128 (BX), Y0
 	VBROADCASTI128 16(BX), Y1
-	MOVL           $0x0000000f, R8
-	VMOVD          R8, X2
+	MOVL           $0x0000000f, DI
+	VMOVD          DI, X2
 	VPBROADCASTB   X2, Y2
-	VPXOR          Y3, Y3, Y3
+	MOVL           $0x0000007f, DI
+	VMOVD          DI, X3
+	VPBROADCASTB   X3, Y3
+	VPBROADCASTB   32(BX), Y4
+	VPBROADCASTB   33(BX), Y5
+	VPBROADCASTB   34(BX), Y6
+	VPBROADCASTB   35(BX), Y7
+	VPBROADCASTB   36(BX), Y8
+	VPBROADCASTB   37(BX), Y9
+	VPBROADCASTB   38(BX), Y10
+	VPBROADCASTB   39(BX), Y11
+	CMPQ           SI, $0x01
+	JEQ            classifyAVX2_loop1
+	CMPQ           SI, $0x02
+	JEQ            classifyAVX2_loop2
+	CMPQ           SI, $0x03
+	JEQ            classifyAVX2_loop3
+	CMPQ           SI, $0x04
+	JEQ            classifyAVX2_loop4
+	CMPQ           SI, $0x05
+	JEQ            classifyAVX2_loop5
+	CMPQ           SI, $0x06
+	JEQ            classifyAVX2_loop6
+	CMPQ           SI, $0x07
+	JEQ            classifyAVX2_loop7
+	SUBQ           $0x40, DX
+	JB             classifyAVX2_rest
 
-classifyAVX2_loop:
-	CMPQ         DX, $0x40
-	JB           classifyAVX2_tail
-	VMOVDQU      (CX), Y4
-	VMOVDQU      32(CX), Y5
-	VPAND        Y2, Y4, Y6
-	VPSHUFB      Y6, Y0, Y6
-	VPSRLW       $0x04, Y4, Y4
-	VPAND        Y2, Y4, Y4
-	VPSHUFB      Y4, Y1, Y4
-	VPAND        Y6, Y4, Y6
-	VPAND        Y2, Y5, Y4
-	VPSHUFB      Y4, Y0, Y4
-	VPSRLW       $0x04, Y5, Y5
-	VPAND        Y2, Y5, Y5
-	VPSHUFB      Y5, Y1, Y5
-	VPAND        Y4, Y5, Y4
-	CMPQ         SI, $0x00
-	JBE          classifyAVX2_next
-	VPBROADCASTB 32(BX), Y5
-	VPAND        Y6, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R8
-	VPAND        Y4, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R9
-	NOTL         R8
-	NOTL         R9
-	SHLQ         $0x20, R9
-	ORQ          R9, R8
-	MOVQ         R8, (AX)
-	CMPQ         SI, $0x01
-	JBE          classifyAVX2_next
-	VPBROADCASTB 33(BX), Y5
-	VPAND        Y6, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R8
-	VPAND        Y4, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R9
-	NOTL         R8
-	NOTL         R9
-	SHLQ         $0x20, R9
-	ORQ          R9, R8
-	MOVQ         R8, 8(AX)
-	CMPQ         SI, $0x02
-	JBE          classifyAVX2_next
-	VPBROADCASTB 34(BX), Y5
-	VPAND        Y6, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R8
-	VPAND        Y4, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R9
-	NOTL         R8
-	NOTL         R9
-	SHLQ         $0x20, R9
-	ORQ          R9, R8
-	MOVQ         R8, 16(AX)
-	CMPQ         SI, $0x03
-	JBE          classifyAVX2_next
-	VPBROADCASTB 35(BX), Y5
-	VPAND        Y6, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R8
-	VPAND        Y4, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R9
-	NOTL         R8
-	NOTL         R9
-	SHLQ         $0x20, R9
-	ORQ          R9, R8
-	MOVQ         R8, 24(AX)
-	CMPQ         SI, $0x04
-	JBE          classifyAVX2_next
-	VPBROADCASTB 36(BX), Y5
-	VPAND        Y6, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R8
-	VPAND        Y4, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R9
-	NOTL         R8
-	NOTL         R9
-	SHLQ         $0x20, R9
-	ORQ          R9, R8
-	MOVQ         R8, 32(AX)
-	CMPQ         SI, $0x05
-	JBE          classifyAVX2_next
-	VPBROADCASTB 37(BX), Y5
-	VPAND        Y6, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R8
-	VPAND        Y4, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R9
-	NOTL         R8
-	NOTL         R9
-	SHLQ         $0x20, R9
-	ORQ          R9, R8
-	MOVQ         R8, 40(AX)
-	CMPQ         SI, $0x06
-	JBE          classifyAVX2_next
-	VPBROADCASTB 38(BX), Y5
-	VPAND        Y6, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R8
-	VPAND        Y4, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R9
-	NOTL         R8
-	NOTL         R9
-	SHLQ         $0x20, R9
-	ORQ          R9, R8
-	MOVQ         R8, 48(AX)
-	CMPQ         SI, $0x07
-	JBE          classifyAVX2_next
-	VPBROADCASTB 39(BX), Y5
-	VPAND        Y6, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R8
-	VPAND        Y4, Y5, Y7
-	VPCMPEQB     Y3, Y7, Y7
-	VPMOVMSKB    Y7, R9
-	NOTL         R8
-	NOTL         R9
-	SHLQ         $0x20, R9
-	ORQ          R9, R8
-	MOVQ         R8, 56(AX)
+classifyAVX2_loop8_body:
+	VMOVDQU   (CX), Y12
+	VMOVDQU   32(CX), Y13
+	VPAND     Y2, Y12, Y14
+	VPSHUFB   Y14, Y0, Y14
+	VPSRLW    $0x04, Y12, Y12
+	VPAND     Y2, Y12, Y12
+	VPSHUFB   Y12, Y1, Y12
+	VPAND     Y14, Y12, Y14
+	VPAND     Y2, Y13, Y12
+	VPSHUFB   Y12, Y0, Y12
+	VPSRLW    $0x04, Y13, Y13
+	VPAND     Y2, Y13, Y13
+	VPSHUFB   Y13, Y1, Y13
+	VPAND     Y12, Y13, Y12
+	VPAND     Y14, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, (AX)
+	MOVL      DI, 4(AX)
+	VPAND     Y14, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 8(AX)
+	MOVL      DI, 12(AX)
+	VPAND     Y14, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 16(AX)
+	MOVL      DI, 20(AX)
+	VPAND     Y14, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 24(AX)
+	MOVL      DI, 28(AX)
+	VPAND     Y14, Y8, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y8, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 32(AX)
+	MOVL      DI, 36(AX)
+	VPAND     Y14, Y9, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y9, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 40(AX)
+	MOVL      DI, 44(AX)
+	VPAND     Y14, Y10, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y10, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 48(AX)
+	MOVL      DI, 52(AX)
+	VPAND     Y14, Y11, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y11, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 56(AX)
+	MOVL      DI, 60(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX2_loop8_body
+	JMP       classifyAVX2_rest
 
-classifyAVX2_next:
-	ADDQ $0x40, CX
+classifyAVX2_loop7:
 	SUBQ $0x40, DX
-	ADDQ DI, AX
-	JMP  classifyAVX2_loop
+	JB   classifyAVX2_rest
 
-classifyAVX2_tail:
+classifyAVX2_loop7_body:
+	VMOVDQU   (CX), Y12
+	VMOVDQU   32(CX), Y13
+	VPAND     Y2, Y12, Y14
+	VPSHUFB   Y14, Y0, Y14
+	VPSRLW    $0x04, Y12, Y12
+	VPAND     Y2, Y12, Y12
+	VPSHUFB   Y12, Y1, Y12
+	VPAND     Y14, Y12, Y14
+	VPAND     Y2, Y13, Y12
+	VPSHUFB   Y12, Y0, Y12
+	VPSRLW    $0x04, Y13, Y13
+	VPAND     Y2, Y13, Y13
+	VPSHUFB   Y13, Y1, Y13
+	VPAND     Y12, Y13, Y12
+	VPAND     Y14, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, (AX)
+	MOVL      DI, 4(AX)
+	VPAND     Y14, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 8(AX)
+	MOVL      DI, 12(AX)
+	VPAND     Y14, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 16(AX)
+	MOVL      DI, 20(AX)
+	VPAND     Y14, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 24(AX)
+	MOVL      DI, 28(AX)
+	VPAND     Y14, Y8, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y8, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 32(AX)
+	MOVL      DI, 36(AX)
+	VPAND     Y14, Y9, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y9, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 40(AX)
+	MOVL      DI, 44(AX)
+	VPAND     Y14, Y10, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y10, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 48(AX)
+	MOVL      DI, 52(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x38, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX2_loop7_body
+	JMP       classifyAVX2_rest
+
+classifyAVX2_loop6:
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
+
+classifyAVX2_loop6_body:
+	VMOVDQU   (CX), Y12
+	VMOVDQU   32(CX), Y13
+	VPAND     Y2, Y12, Y14
+	VPSHUFB   Y14, Y0, Y14
+	VPSRLW    $0x04, Y12, Y12
+	VPAND     Y2, Y12, Y12
+	VPSHUFB   Y12, Y1, Y12
+	VPAND     Y14, Y12, Y14
+	VPAND     Y2, Y13, Y12
+	VPSHUFB   Y12, Y0, Y12
+	VPSRLW    $0x04, Y13, Y13
+	VPAND     Y2, Y13, Y13
+	VPSHUFB   Y13, Y1, Y13
+	VPAND     Y12, Y13, Y12
+	VPAND     Y14, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, (AX)
+	MOVL      DI, 4(AX)
+	VPAND     Y14, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 8(AX)
+	MOVL      DI, 12(AX)
+	VPAND     Y14, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 16(AX)
+	MOVL      DI, 20(AX)
+	VPAND     Y14, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 24(AX)
+	MOVL      DI, 28(AX)
+	VPAND     Y14, Y8, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y8, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 32(AX)
+	MOVL      DI, 36(AX)
+	VPAND     Y14, Y9, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y9, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 40(AX)
+	MOVL      DI, 44(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x30, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX2_loop6_body
+	JMP       classifyAVX2_rest
+
+classifyAVX2_loop5:
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
+
+classifyAVX2_loop5_body:
+	VMOVDQU   (CX), Y12
+	VMOVDQU   32(CX), Y13
+	VPAND     Y2, Y12, Y14
+	VPSHUFB   Y14, Y0, Y14
+	VPSRLW    $0x04, Y12, Y12
+	VPAND     Y2, Y12, Y12
+	VPSHUFB   Y12, Y1, Y12
+	VPAND     Y14, Y12, Y14
+	VPAND     Y2, Y13, Y12
+	VPSHUFB   Y12, Y0, Y12
+	VPSRLW    $0x04, Y13, Y13
+	VPAND     Y2, Y13, Y13
+	VPSHUFB   Y13, Y1, Y13
+	VPAND     Y12, Y13, Y12
+	VPAND     Y14, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, (AX)
+	MOVL      DI, 4(AX)
+	VPAND     Y14, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 8(AX)
+	MOVL      DI, 12(AX)
+	VPAND     Y14, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 16(AX)
+	MOVL      DI, 20(AX)
+	VPAND     Y14, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 24(AX)
+	MOVL      DI, 28(AX)
+	VPAND     Y14, Y8, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y8, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 32(AX)
+	MOVL      DI, 36(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x28, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX2_loop5_body
+	JMP       classifyAVX2_rest
+
+classifyAVX2_loop4:
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
+
+classifyAVX2_loop4_body:
+	VMOVDQU   (CX), Y12
+	VMOVDQU   32(CX), Y13
+	VPAND     Y2, Y12, Y14
+	VPSHUFB   Y14, Y0, Y14
+	VPSRLW    $0x04, Y12, Y12
+	VPAND     Y2, Y12, Y12
+	VPSHUFB   Y12, Y1, Y12
+	VPAND     Y14, Y12, Y14
+	VPAND     Y2, Y13, Y12
+	VPSHUFB   Y12, Y0, Y12
+	VPSRLW    $0x04, Y13, Y13
+	VPAND     Y2, Y13, Y13
+	VPSHUFB   Y13, Y1, Y13
+	VPAND     Y12, Y13, Y12
+	VPAND     Y14, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, (AX)
+	MOVL      DI, 4(AX)
+	VPAND     Y14, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 8(AX)
+	MOVL      DI, 12(AX)
+	VPAND     Y14, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 16(AX)
+	MOVL      DI, 20(AX)
+	VPAND     Y14, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y7, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 24(AX)
+	MOVL      DI, 28(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x20, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX2_loop4_body
+	JMP       classifyAVX2_rest
+
+classifyAVX2_loop3:
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
+
+classifyAVX2_loop3_body:
+	VMOVDQU   (CX), Y12
+	VMOVDQU   32(CX), Y13
+	VPAND     Y2, Y12, Y14
+	VPSHUFB   Y14, Y0, Y14
+	VPSRLW    $0x04, Y12, Y12
+	VPAND     Y2, Y12, Y12
+	VPSHUFB   Y12, Y1, Y12
+	VPAND     Y14, Y12, Y14
+	VPAND     Y2, Y13, Y12
+	VPSHUFB   Y12, Y0, Y12
+	VPSRLW    $0x04, Y13, Y13
+	VPAND     Y2, Y13, Y13
+	VPSHUFB   Y13, Y1, Y13
+	VPAND     Y12, Y13, Y12
+	VPAND     Y14, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, (AX)
+	MOVL      DI, 4(AX)
+	VPAND     Y14, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 8(AX)
+	MOVL      DI, 12(AX)
+	VPAND     Y14, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y6, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 16(AX)
+	MOVL      DI, 20(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x18, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX2_loop3_body
+	JMP       classifyAVX2_rest
+
+classifyAVX2_loop2:
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
+
+classifyAVX2_loop2_body:
+	VMOVDQU   (CX), Y12
+	VMOVDQU   32(CX), Y13
+	VPAND     Y2, Y12, Y14
+	VPSHUFB   Y14, Y0, Y14
+	VPSRLW    $0x04, Y12, Y12
+	VPAND     Y2, Y12, Y12
+	VPSHUFB   Y12, Y1, Y12
+	VPAND     Y14, Y12, Y14
+	VPAND     Y2, Y13, Y12
+	VPSHUFB   Y12, Y0, Y12
+	VPSRLW    $0x04, Y13, Y13
+	VPAND     Y2, Y13, Y13
+	VPSHUFB   Y13, Y1, Y13
+	VPAND     Y12, Y13, Y12
+	VPAND     Y14, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, (AX)
+	MOVL      DI, 4(AX)
+	VPAND     Y14, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y5, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, 8(AX)
+	MOVL      DI, 12(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x10, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX2_loop2_body
+	JMP       classifyAVX2_rest
+
+classifyAVX2_loop1:
+	SUBQ $0x40, DX
+	JB   classifyAVX2_rest
+
+classifyAVX2_loop1_body:
+	VMOVDQU   (CX), Y12
+	VMOVDQU   32(CX), Y13
+	VPAND     Y2, Y12, Y14
+	VPSHUFB   Y14, Y0, Y14
+	VPSRLW    $0x04, Y12, Y12
+	VPAND     Y2, Y12, Y12
+	VPSHUFB   Y12, Y1, Y12
+	VPAND     Y14, Y12, Y14
+	VPAND     Y2, Y13, Y12
+	VPSHUFB   Y12, Y0, Y12
+	VPSRLW    $0x04, Y13, Y13
+	VPAND     Y2, Y13, Y13
+	VPSHUFB   Y13, Y1, Y13
+	VPAND     Y12, Y13, Y12
+	VPAND     Y14, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, BX
+	VPAND     Y12, Y4, Y13
+	VPADDUSB  Y3, Y13, Y13
+	VPMOVMSKB Y13, DI
+	MOVL      BX, (AX)
+	MOVL      DI, 4(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x08, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX2_loop1_body
+
+classifyAVX2_rest:
+	ADDQ    $0x40, DX
 	TESTQ   DX, DX
 	JZ      classifyAVX2_ret
 	CMPQ    DX, $0x20
 	JB      classifyAVX2_short
-	VMOVDQU (CX), Y4
-	MOVQ    $0x00000020, DI
-	XORQ    R8, R8
+	VMOVDQU (CX), Y12
+	MOVQ    $0x00000020, BX
+	XORQ    DI, DI
 	SUBQ    $0x20, DX
 	JZ      classifyAVX2_bempty
 	LEAQ    32(CX), CX
 
 	// Tail: load 32 bytes inside p's 4 KiB block, forwards from p if that fits, else backwards from p+r.
-	MOVQ    CX, R9
-	ANDQ    $0x00000fff, R9
-	CMPQ    R9, $0x00000fe0
+	MOVQ    CX, R8
+	ANDQ    $0x00000fff, R8
+	CMPQ    R8, $0x00000fe0
 	JA      classifyAVX2_b_back
-	VMOVDQU (CX), Y5
+	VMOVDQU (CX), Y13
 	XORQ    CX, CX
 	JMP     classifyAVX2_b_loaded
 
 classifyAVX2_b_back:
-	VMOVDQU -32(CX)(DX*1), Y5
+	VMOVDQU -32(CX)(DX*1), Y13
 	MOVQ    $0x00000020, CX
 	SUBQ    DX, CX
 
@@ -187,186 +559,154 @@ classifyAVX2_b_loaded:
 	JMP classifyAVX2_go
 
 classifyAVX2_short:
-	MOVQ DX, DI
+	MOVQ DX, BX
 
 	// Tail: load 32 bytes inside p's 4 KiB block, forwards from p if that fits, else backwards from p+r.
 	MOVQ    CX, DX
 	ANDQ    $0x00000fff, DX
 	CMPQ    DX, $0x00000fe0
 	JA      classifyAVX2_a_back
-	VMOVDQU (CX), Y4
-	XORQ    R8, R8
+	VMOVDQU (CX), Y12
+	XORQ    DI, DI
 	JMP     classifyAVX2_a_loaded
 
 classifyAVX2_a_back:
-	VMOVDQU -32(CX)(DI*1), Y4
-	MOVQ    $0x00000020, R8
-	SUBQ    DI, R8
+	VMOVDQU -32(CX)(BX*1), Y12
+	MOVQ    $0x00000020, DI
+	SUBQ    BX, DI
 
 classifyAVX2_a_loaded:
 	XORQ DX, DX
 
 classifyAVX2_bempty:
-	VPXOR Y5, Y5, Y5
+	VPXOR Y13, Y13, Y13
 	XORQ  CX, CX
 
 classifyAVX2_go:
-	VPAND        Y2, Y4, Y6
-	VPSHUFB      Y6, Y0, Y6
-	VPSRLW       $0x04, Y4, Y4
-	VPAND        Y2, Y4, Y4
-	VPSHUFB      Y4, Y1, Y4
-	VPAND        Y6, Y4, Y6
-	VPAND        Y2, Y5, Y4
-	VPSHUFB      Y4, Y0, Y4
-	VPSRLW       $0x04, Y5, Y0
-	VPAND        Y2, Y0, Y0
-	VPSHUFB      Y0, Y1, Y0
-	VPAND        Y4, Y0, Y4
-	CMPQ         SI, $0x00
-	JBE          classifyAVX2_ret
-	VPBROADCASTB 32(BX), Y0
-	VPAND        Y6, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R9
-	VPAND        Y4, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R10
-	NOTL         R9
-	NOTL         R10
-	SHRXQ        R8, R9, R9
-	BZHIQ        DI, R9, R9
-	SHRXQ        CX, R10, R10
-	BZHIQ        DX, R10, R10
-	SHLQ         $0x20, R10
-	ORQ          R10, R9
-	MOVQ         R9, (AX)
-	CMPQ         SI, $0x01
-	JBE          classifyAVX2_ret
-	VPBROADCASTB 33(BX), Y0
-	VPAND        Y6, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R9
-	VPAND        Y4, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R10
-	NOTL         R9
-	NOTL         R10
-	SHRXQ        R8, R9, R9
-	BZHIQ        DI, R9, R9
-	SHRXQ        CX, R10, R10
-	BZHIQ        DX, R10, R10
-	SHLQ         $0x20, R10
-	ORQ          R10, R9
-	MOVQ         R9, 8(AX)
-	CMPQ         SI, $0x02
-	JBE          classifyAVX2_ret
-	VPBROADCASTB 34(BX), Y0
-	VPAND        Y6, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R9
-	VPAND        Y4, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R10
-	NOTL         R9
-	NOTL         R10
-	SHRXQ        R8, R9, R9
-	BZHIQ        DI, R9, R9
-	SHRXQ        CX, R10, R10
-	BZHIQ        DX, R10, R10
-	SHLQ         $0x20, R10
-	ORQ          R10, R9
-	MOVQ         R9, 16(AX)
-	CMPQ         SI, $0x03
-	JBE          classifyAVX2_ret
-	VPBROADCASTB 35(BX), Y0
-	VPAND        Y6, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R9
-	VPAND        Y4, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R10
-	NOTL         R9
-	NOTL         R10
-	SHRXQ        R8, R9, R9
-	BZHIQ        DI, R9, R9
-	SHRXQ        CX, R10, R10
-	BZHIQ        DX, R10, R10
-	SHLQ         $0x20, R10
-	ORQ          R10, R9
-	MOVQ         R9, 24(AX)
-	CMPQ         SI, $0x04
-	JBE          classifyAVX2_ret
-	VPBROADCASTB 36(BX), Y0
-	VPAND        Y6, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R9
-	VPAND        Y4, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R10
-	NOTL         R9
-	NOTL         R10
-	SHRXQ        R8, R9, R9
-	BZHIQ        DI, R9, R9
-	SHRXQ        CX, R10, R10
-	BZHIQ        DX, R10, R10
-	SHLQ         $0x20, R10
-	ORQ          R10, R9
-	MOVQ         R9, 32(AX)
-	CMPQ         SI, $0x05
-	JBE          classifyAVX2_ret
-	VPBROADCASTB 37(BX), Y0
-	VPAND        Y6, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R9
-	VPAND        Y4, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R10
-	NOTL         R9
-	NOTL         R10
-	SHRXQ        R8, R9, R9
-	BZHIQ        DI, R9, R9
-	SHRXQ        CX, R10, R10
-	BZHIQ        DX, R10, R10
-	SHLQ         $0x20, R10
-	ORQ          R10, R9
-	MOVQ         R9, 40(AX)
-	CMPQ         SI, $0x06
-	JBE          classifyAVX2_ret
-	VPBROADCASTB 38(BX), Y0
-	VPAND        Y6, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R9
-	VPAND        Y4, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R10
-	NOTL         R9
-	NOTL         R10
-	SHRXQ        R8, R9, R9
-	BZHIQ        DI, R9, R9
-	SHRXQ        CX, R10, R10
-	BZHIQ        DX, R10, R10
-	SHLQ         $0x20, R10
-	ORQ          R10, R9
-	MOVQ         R9, 48(AX)
-	CMPQ         SI, $0x07
-	JBE          classifyAVX2_ret
-	VPBROADCASTB 39(BX), Y0
-	VPAND        Y6, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R9
-	VPAND        Y4, Y0, Y1
-	VPCMPEQB     Y3, Y1, Y1
-	VPMOVMSKB    Y1, R10
-	NOTL         R9
-	NOTL         R10
-	SHRXQ        R8, R9, R9
-	BZHIQ        DI, R9, R9
-	SHRXQ        CX, R10, R10
-	BZHIQ        DX, R10, R10
-	SHLQ         $0x20, R10
-	ORQ          R10, R9
-	MOVQ         R9, 56(AX)
+	VPAND     Y2, Y12, Y14
+	VPSHUFB   Y14, Y0, Y14
+	VPSRLW    $0x04, Y12, Y12
+	VPAND     Y2, Y12, Y12
+	VPSHUFB   Y12, Y1, Y12
+	VPAND     Y14, Y12, Y14
+	VPAND     Y2, Y13, Y12
+	VPSHUFB   Y12, Y0, Y12
+	VPSRLW    $0x04, Y13, Y0
+	VPAND     Y2, Y0, Y0
+	VPSHUFB   Y0, Y1, Y0
+	VPAND     Y12, Y0, Y12
+	CMPQ      SI, $0x00
+	JBE       classifyAVX2_ret
+	VPAND     Y14, Y4, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R8
+	VPAND     Y12, Y4, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R9
+	SHRXQ     DI, R8, R8
+	BZHIQ     BX, R8, R8
+	SHRXQ     CX, R9, R9
+	BZHIQ     DX, R9, R9
+	MOVL      R8, (AX)
+	MOVL      R9, 4(AX)
+	CMPQ      SI, $0x01
+	JBE       classifyAVX2_ret
+	VPAND     Y14, Y5, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R8
+	VPAND     Y12, Y5, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R9
+	SHRXQ     DI, R8, R8
+	BZHIQ     BX, R8, R8
+	SHRXQ     CX, R9, R9
+	BZHIQ     DX, R9, R9
+	MOVL      R8, 8(AX)
+	MOVL      R9, 12(AX)
+	CMPQ      SI, $0x02
+	JBE       classifyAVX2_ret
+	VPAND     Y14, Y6, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R8
+	VPAND     Y12, Y6, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R9
+	SHRXQ     DI, R8, R8
+	BZHIQ     BX, R8, R8
+	SHRXQ     CX, R9, R9
+	BZHIQ     DX, R9, R9
+	MOVL      R8, 16(AX)
+	MOVL      R9, 20(AX)
+	CMPQ      SI, $0x03
+	JBE       classifyAVX2_ret
+	VPAND     Y14, Y7, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R8
+	VPAND     Y12, Y7, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R9
+	SHRXQ     DI, R8, R8
+	BZHIQ     BX, R8, R8
+	SHRXQ     CX, R9, R9
+	BZHIQ     DX, R9, R9
+	MOVL      R8, 24(AX)
+	MOVL      R9, 28(AX)
+	CMPQ      SI, $0x04
+	JBE       classifyAVX2_ret
+	VPAND     Y14, Y8, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R8
+	VPAND     Y12, Y8, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R9
+	SHRXQ     DI, R8, R8
+	BZHIQ     BX, R8, R8
+	SHRXQ     CX, R9, R9
+	BZHIQ     DX, R9, R9
+	MOVL      R8, 32(AX)
+	MOVL      R9, 36(AX)
+	CMPQ      SI, $0x05
+	JBE       classifyAVX2_ret
+	VPAND     Y14, Y9, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R8
+	VPAND     Y12, Y9, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R9
+	SHRXQ     DI, R8, R8
+	BZHIQ     BX, R8, R8
+	SHRXQ     CX, R9, R9
+	BZHIQ     DX, R9, R9
+	MOVL      R8, 40(AX)
+	MOVL      R9, 44(AX)
+	CMPQ      SI, $0x06
+	JBE       classifyAVX2_ret
+	VPAND     Y14, Y10, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R8
+	VPAND     Y12, Y10, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R9
+	SHRXQ     DI, R8, R8
+	BZHIQ     BX, R8, R8
+	SHRXQ     CX, R9, R9
+	BZHIQ     DX, R9, R9
+	MOVL      R8, 48(AX)
+	MOVL      R9, 52(AX)
+	CMPQ      SI, $0x07
+	JBE       classifyAVX2_ret
+	VPAND     Y14, Y11, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R8
+	VPAND     Y12, Y11, Y0
+	VPADDUSB  Y3, Y0, Y0
+	VPMOVMSKB Y0, R9
+	SHRXQ     DI, R8, R8
+	BZHIQ     BX, R8, R8
+	SHRXQ     CX, R9, R9
+	BZHIQ     DX, R9, R9
+	MOVL      R8, 56(AX)
+	MOVL      R9, 60(AX)
 
 classifyAVX2_ret:
 	VZEROUPPER
@@ -380,12 +720,10 @@ TEXT ·classifyAVX512(SB), NOSPLIT, $0-64
 	MOVQ            src_len+32(FP), DX
 	MOVQ            tab+48(FP), BX
 	MOVQ            classes+56(FP), SI
-	MOVQ            SI, DI
-	SHLQ            $0x03, DI
 	VBROADCASTI32X4 (BX), Z0
 	VBROADCASTI32X4 16(BX), Z1
-	MOVL            $0x0000000f, R8
-	VMOVD           R8, X2
+	MOVL            $0x0000000f, DI
+	VMOVD           DI, X2
 	VPBROADCASTB    X2, Z2
 	VPBROADCASTB    32(BX), Z3
 	VPBROADCASTB    33(BX), Z4
@@ -395,10 +733,24 @@ TEXT ·classifyAVX512(SB), NOSPLIT, $0-64
 	VPBROADCASTB    37(BX), Z8
 	VPBROADCASTB    38(BX), Z9
 	VPBROADCASTB    39(BX), Z10
+	CMPQ            SI, $0x01
+	JEQ             classifyAVX512_loop1
+	CMPQ            SI, $0x02
+	JEQ             classifyAVX512_loop2
+	CMPQ            SI, $0x03
+	JEQ             classifyAVX512_loop3
+	CMPQ            SI, $0x04
+	JEQ             classifyAVX512_loop4
+	CMPQ            SI, $0x05
+	JEQ             classifyAVX512_loop5
+	CMPQ            SI, $0x06
+	JEQ             classifyAVX512_loop6
+	CMPQ            SI, $0x07
+	JEQ             classifyAVX512_loop7
+	SUBQ            $0x40, DX
+	JB              classifyAVX512_rest
 
-classifyAVX512_loop:
-	CMPQ      DX, $0x40
-	JB        classifyAVX512_tail
+classifyAVX512_loop8_body:
 	VMOVDQU64 (CX), Z11
 	VPANDQ    Z2, Z11, Z12
 	VPSHUFB   Z12, Z0, Z12
@@ -406,54 +758,247 @@ classifyAVX512_loop:
 	VPANDQ    Z2, Z11, Z11
 	VPSHUFB   Z11, Z1, Z11
 	VPANDQ    Z12, Z11, Z12
-	CMPQ      SI, $0x00
-	JBE       classifyAVX512_next
 	VPTESTMB  Z3, Z12, K1
 	KMOVQ     K1, BX
 	MOVQ      BX, (AX)
-	CMPQ      SI, $0x01
-	JBE       classifyAVX512_next
 	VPTESTMB  Z4, Z12, K1
 	KMOVQ     K1, BX
 	MOVQ      BX, 8(AX)
-	CMPQ      SI, $0x02
-	JBE       classifyAVX512_next
 	VPTESTMB  Z5, Z12, K1
 	KMOVQ     K1, BX
 	MOVQ      BX, 16(AX)
-	CMPQ      SI, $0x03
-	JBE       classifyAVX512_next
 	VPTESTMB  Z6, Z12, K1
 	KMOVQ     K1, BX
 	MOVQ      BX, 24(AX)
-	CMPQ      SI, $0x04
-	JBE       classifyAVX512_next
 	VPTESTMB  Z7, Z12, K1
 	KMOVQ     K1, BX
 	MOVQ      BX, 32(AX)
-	CMPQ      SI, $0x05
-	JBE       classifyAVX512_next
 	VPTESTMB  Z8, Z12, K1
 	KMOVQ     K1, BX
 	MOVQ      BX, 40(AX)
-	CMPQ      SI, $0x06
-	JBE       classifyAVX512_next
 	VPTESTMB  Z9, Z12, K1
 	KMOVQ     K1, BX
 	MOVQ      BX, 48(AX)
-	CMPQ      SI, $0x07
-	JBE       classifyAVX512_next
 	VPTESTMB  Z10, Z12, K1
 	KMOVQ     K1, BX
 	MOVQ      BX, 56(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX512_loop8_body
+	JMP       classifyAVX512_rest
 
-classifyAVX512_next:
-	ADDQ $0x40, CX
+classifyAVX512_loop7:
 	SUBQ $0x40, DX
-	ADDQ DI, AX
-	JMP  classifyAVX512_loop
+	JB   classifyAVX512_rest
 
-classifyAVX512_tail:
+classifyAVX512_loop7_body:
+	VMOVDQU64 (CX), Z11
+	VPANDQ    Z2, Z11, Z12
+	VPSHUFB   Z12, Z0, Z12
+	VPSRLW    $0x04, Z11, Z11
+	VPANDQ    Z2, Z11, Z11
+	VPSHUFB   Z11, Z1, Z11
+	VPANDQ    Z12, Z11, Z12
+	VPTESTMB  Z3, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, (AX)
+	VPTESTMB  Z4, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 8(AX)
+	VPTESTMB  Z5, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 16(AX)
+	VPTESTMB  Z6, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 24(AX)
+	VPTESTMB  Z7, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 32(AX)
+	VPTESTMB  Z8, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 40(AX)
+	VPTESTMB  Z9, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 48(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x38, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX512_loop7_body
+	JMP       classifyAVX512_rest
+
+classifyAVX512_loop6:
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
+
+classifyAVX512_loop6_body:
+	VMOVDQU64 (CX), Z11
+	VPANDQ    Z2, Z11, Z12
+	VPSHUFB   Z12, Z0, Z12
+	VPSRLW    $0x04, Z11, Z11
+	VPANDQ    Z2, Z11, Z11
+	VPSHUFB   Z11, Z1, Z11
+	VPANDQ    Z12, Z11, Z12
+	VPTESTMB  Z3, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, (AX)
+	VPTESTMB  Z4, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 8(AX)
+	VPTESTMB  Z5, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 16(AX)
+	VPTESTMB  Z6, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 24(AX)
+	VPTESTMB  Z7, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 32(AX)
+	VPTESTMB  Z8, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 40(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x30, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX512_loop6_body
+	JMP       classifyAVX512_rest
+
+classifyAVX512_loop5:
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
+
+classifyAVX512_loop5_body:
+	VMOVDQU64 (CX), Z11
+	VPANDQ    Z2, Z11, Z12
+	VPSHUFB   Z12, Z0, Z12
+	VPSRLW    $0x04, Z11, Z11
+	VPANDQ    Z2, Z11, Z11
+	VPSHUFB   Z11, Z1, Z11
+	VPANDQ    Z12, Z11, Z12
+	VPTESTMB  Z3, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, (AX)
+	VPTESTMB  Z4, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 8(AX)
+	VPTESTMB  Z5, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 16(AX)
+	VPTESTMB  Z6, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 24(AX)
+	VPTESTMB  Z7, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 32(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x28, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX512_loop5_body
+	JMP       classifyAVX512_rest
+
+classifyAVX512_loop4:
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
+
+classifyAVX512_loop4_body:
+	VMOVDQU64 (CX), Z11
+	VPANDQ    Z2, Z11, Z12
+	VPSHUFB   Z12, Z0, Z12
+	VPSRLW    $0x04, Z11, Z11
+	VPANDQ    Z2, Z11, Z11
+	VPSHUFB   Z11, Z1, Z11
+	VPANDQ    Z12, Z11, Z12
+	VPTESTMB  Z3, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, (AX)
+	VPTESTMB  Z4, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 8(AX)
+	VPTESTMB  Z5, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 16(AX)
+	VPTESTMB  Z6, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 24(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x20, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX512_loop4_body
+	JMP       classifyAVX512_rest
+
+classifyAVX512_loop3:
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
+
+classifyAVX512_loop3_body:
+	VMOVDQU64 (CX), Z11
+	VPANDQ    Z2, Z11, Z12
+	VPSHUFB   Z12, Z0, Z12
+	VPSRLW    $0x04, Z11, Z11
+	VPANDQ    Z2, Z11, Z11
+	VPSHUFB   Z11, Z1, Z11
+	VPANDQ    Z12, Z11, Z12
+	VPTESTMB  Z3, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, (AX)
+	VPTESTMB  Z4, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 8(AX)
+	VPTESTMB  Z5, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 16(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x18, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX512_loop3_body
+	JMP       classifyAVX512_rest
+
+classifyAVX512_loop2:
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
+
+classifyAVX512_loop2_body:
+	VMOVDQU64 (CX), Z11
+	VPANDQ    Z2, Z11, Z12
+	VPSHUFB   Z12, Z0, Z12
+	VPSRLW    $0x04, Z11, Z11
+	VPANDQ    Z2, Z11, Z11
+	VPSHUFB   Z11, Z1, Z11
+	VPANDQ    Z12, Z11, Z12
+	VPTESTMB  Z3, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, (AX)
+	VPTESTMB  Z4, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, 8(AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x10, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX512_loop2_body
+	JMP       classifyAVX512_rest
+
+classifyAVX512_loop1:
+	SUBQ $0x40, DX
+	JB   classifyAVX512_rest
+
+classifyAVX512_loop1_body:
+	VMOVDQU64 (CX), Z11
+	VPANDQ    Z2, Z11, Z12
+	VPSHUFB   Z12, Z0, Z12
+	VPSRLW    $0x04, Z11, Z11
+	VPANDQ    Z2, Z11, Z11
+	VPSHUFB   Z11, Z1, Z11
+	VPANDQ    Z12, Z11, Z12
+	VPTESTMB  Z3, Z12, K1
+	KMOVQ     K1, BX
+	MOVQ      BX, (AX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x08, AX
+	SUBQ      $0x40, DX
+	JAE       classifyAVX512_loop1_body
+
+classifyAVX512_rest:
+	ADDQ       $0x40, DX
 	TESTQ      DX, DX
 	JZ         classifyAVX512_ret
 	MOVQ       $-1, BX

@@ -26,7 +26,9 @@ func fuzzInput(data []byte, off uint8) []byte {
 
 func FuzzClassify(f *testing.F) {
 	fuzzSeeds(f)
-	tabs := [][]func(byte) bool{testTables["http"], testTables["tchar"], testTables["eight"]}
+	// The kernels run one loop per class count; these cover 1, 2, 6
+	// and 8 classes (parse/http's head table has 2).
+	tabs := [][]func(byte) bool{testTables["http"], testTables["tchar"], testTables["eight"], testTables["highlow"]}
 	f.Fuzz(func(t *testing.T, data []byte, off uint8) {
 		b := fuzzInput(data, off)
 		for _, cs := range tabs {

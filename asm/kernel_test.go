@@ -98,11 +98,17 @@ var testTables = map[string][]func(byte) bool{
 		func(b byte) bool { return b < 0x20 || b == 0x7f },
 		func(b byte) bool { return b >= 0x80 },
 	},
-	"tchar":   {isTchar},
-	"one":     {func(b byte) bool { return b == 0 }},
-	"all":     {func(byte) bool { return true }},
-	"none":    {func(byte) bool { return false }},
-	"eight":   eightClasses(),
+	"tchar": {isTchar},
+	"one":   {func(b byte) bool { return b == 0 }},
+	"all":   {func(byte) bool { return true }},
+	"none":  {func(byte) bool { return false }},
+	"eight": eightClasses(),
+	// The kernels run one loop per class count: every count from 1 to
+	// 8 has a table here.
+	"three":   eightClasses()[:3],
+	"four":    eightClasses()[:4],
+	"five":    eightClasses()[:5],
+	"seven":   eightClasses()[:7],
 	"highlow": {func(b byte) bool { return b >= 0x80 }, func(b byte) bool { return b < 0x10 }},
 }
 

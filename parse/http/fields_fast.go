@@ -4,7 +4,6 @@ import (
 	"math/bits"
 
 	"github.com/simdedge/simdedge/asm"
-	"github.com/simdedge/simdedge/internal/ascii"
 )
 
 // The fast field walk: field lines whose every step takes its common case,
@@ -89,7 +88,7 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 			pend.n = np
 			return pos, hs, true
 		}
-		if byteAt(buf, c) != '\r' || byteAt(buf, c+1) != '\n' {
+		if !crlfAt(buf, c) {
 			break
 		}
 		// The name: tchars from pos (the first byte must be one, else
@@ -98,11 +97,15 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 		rel := uint(pos - base)
 		nb := rel / asm.BlockSize
 		w := ^m[nb%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize)
-		if w&1 != 0 {
-			break
-		}
-		ne := pos + bits.TrailingZeros64(w)
-		if w == 0 {
+		var ne int
+		if w != 0 {
+			if w&1 != 0 {
+				break
+			}
+			// Tested non-zero first, so the bit scan needs no fix-up
+			// for a zero word.
+			ne = pos + bits.TrailingZeros64(w)
+		} else {
 			// The name runs into the next block, which the window
 			// holds, since c lies past it.
 			nb++
@@ -112,29 +115,34 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 		if ne >= c || byteAt(buf, ne) != ':' {
 			break
 		}
+		// OWS around the value can only be SP here: c is the line's
+		// first control byte, so the line holds no HTAB.
 		v := ne + 1
-		for v < c && ascii.IsOWS(byteAt(buf, v)) {
+		for v < c && byteAt(buf, v) == ' ' {
 			v++
 		}
 		e := c
-		for e > v && ascii.IsOWS(byteAt(buf, e-1)) {
+		for e > v && byteAt(buf, e-1) == ' ' {
 			e--
 		}
+		name, value := view(buf, pos, ne), view(buf, v, e)
 		hs = hs[:len(hs)+1]
 		h := &hs[len(hs)-1]
-		h.Name, h.Value = view(buf, pos, ne), view(buf, v, e)
-		if maybeFraming(h.Name) {
+		h.Name, h.Value = name, value
+		// maybeFraming on the locals: after the stores above, reading
+		// h.Name back would wait on them.
+		if maybeFraming(name) {
 			// Host and "Connection: keep-alive", which nearly every
 			// request carries, are recorded here; recording them can
 			// fail no check, so taking them before the noted fields
 			// changes no verdict. The rest are noted.
-			switch k := foldedWords(h.Name); {
-			case len(h.Name) == len("host") && k == framingByLen[len("host")].key:
+			switch k := foldedWords(name); {
+			case len(name) == len("host") && k == framingByLen[len("host")].key:
 				if f.hosts++; f.hosts == 1 {
-					f.host = h.Value
+					f.host = value
 				}
-			case len(h.Name) == len("connection") && k == framingByLen[len("connection")].key &&
-				len(h.Value) == len("keep-alive") && foldedWords(h.Value) == keepAliveKey:
+			case len(name) == len("connection") && k == framingByLen[len("connection")].key &&
+				len(value) == len("keep-alive") && foldedWords(value) == keepAliveKey:
 				f.keepAlive = true
 			default:
 				pend.idx[np] = len(hs) - 1
