@@ -90,6 +90,8 @@ type ResponseWriter struct {
 	// h2 is the HTTP/2 stream the response goes to (nil: HTTP/1.1);
 	// commit then sends HEADERS (h2write.go).
 	h2 *h2stream
+	// h3 is the HTTP/3 stream the response goes to (h3write.go).
+	h3 *h3stream
 
 	// rid is the request's ID, sent back in the field ridName (observe.go);
 	// a handler's or upstream's field of that name is replaced by it.
@@ -352,6 +354,10 @@ func (w *ResponseWriter) Flush() error {
 func (w *ResponseWriter) commit(final bool) {
 	if w.h2 != nil {
 		w.commitH2(final)
+		return
+	}
+	if w.h3 != nil {
+		w.commitH3(final)
 		return
 	}
 	w.committed = true

@@ -48,6 +48,7 @@ type Server struct {
 	// h2 are the listeners that take h2c and the HTTP/2 connections
 	// open, for GOAWAY on Shutdown and StopListener (h2serve.go).
 	h2      h2Registry
+	h3      h3Registry
 	active  sync.WaitGroup // connection and message goroutines, event loops
 	closing atomic.Bool
 	// draining: StartDrain was called (drain.go).
@@ -265,6 +266,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.closeListeners()
 	s.h2.goaway(nil, true) // HTTP/2 clients learn at once (h2serve.go)
+	s.h3.goaway()          // and HTTP/3 ones (h3conn.go)
 	done := make(chan struct{})
 	go func() { s.active.Wait(); close(done) }()
 	t := time.NewTicker(shutdownPoll)

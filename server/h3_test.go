@@ -1,0 +1,168 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server/edgetls"
+)
+
+// startH3 serves h over HTTP/3 on a loopback UDP socket with the PKI's
+// certificate for a.example, and returns the server and address.
+func startH3(t *testing.T, h Handler, so Options, o HTTP3Options) (*Server, *pki, string) {
+	t.Helper()
+	testenv.CheckGoroutines(t)
+	p := newPKI(t)
+	st, err := edgetls.New(edgetls.Options{Certificates: certFiles(p.a)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	so.Handler = h
+	s := New(so)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.ServeHTTP3(pc, st.TLSConfig(), o) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+		select {
+		case err := <-done:
+			if err != ErrServerClosed {
+				t.Errorf("ServeHTTP3 returned %v", err)
+			}
+		case <-time.After(testTimeout):
+			t.Errorf("ServeHTTP3 still running after Shutdown")
+		}
+		pc.Close()
+	})
+	return s, p, pc.LocalAddr().String()
+}
+
+// h3Client is quic-go's HTTP/3 client trusting the test CA, for a.example.
+func h3Client(t *testing.T, p *pki) (*http.Client, *http3.Transport) {
+	t.Helper()
+	tr := &http3.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: p.ca.Pool, ServerName: "a.example"},
+		QUICConfig:      &quic.Config{MaxIdleTimeout: testTimeout},
+	}
+	t.Cleanup(func() { tr.Close() })
+	return &http.Client{Transport: tr, Timeout: testTimeout}, tr
+}
+
+func h3Do(t *testing.T, c *http.Client, method, url string, body io.Reader) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading body: %v", method, url, err)
+	}
+	return resp, b
+}
+
+// h3TestHandler is h2Handler plus a report of the protocol and TLS state.
+func h3TestHandler() Handler {
+	return HandlerFunc(func(w *ResponseWriter, r *Request) {
+		if string(r.Target()) == "/proto" {
+			st, ok := r.TLSConnectionState()
+			fmt.Fprintf(w, "h3=%v h2=%v tls=%v alpn=%s ok=%v host=%s cl=%d", r.HTTP3(), r.HTTP2(), r.TLS(), st.NegotiatedProtocol, ok, r.Host(), r.Head().ContentLength)
+			return
+		}
+		h2TestHandler{}.ServeEdge(w, r)
+	})
+}
+
+// TestH3Basic: quic-go's client gets answers over HTTP/3; the request
+// knows its protocol and TLS state; 1 MiB bodies go both ways.
+func TestH3Basic(t *testing.T) {
+	_, p, addr := startH3(t, h3TestHandler(), Options{}, HTTP3Options{})
+	c, _ := h3Client(t, p)
+	base := "https://" + addr
+	resp, b := h3Do(t, c, "GET", base+"/proto", nil)
+	if resp.StatusCode != 200 || resp.Proto != "HTTP/3.0" {
+		t.Fatalf("status %d proto %s", resp.StatusCode, resp.Proto)
+	}
+	if want := "h3=true h2=false tls=true alpn=h3 ok=true host=" + addr + " cl=-1"; string(b) != want {
+		t.Fatalf("body %q, want %q", b, want)
+	}
+	resp, b = h3Do(t, c, "GET", base+"/", nil)
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(b), "hello") || resp.ContentLength != int64(len(b)) {
+		t.Fatalf("status %d body %q length %d", resp.StatusCode, b, resp.ContentLength)
+	}
+	if resp.Header.Get("Date") == "" {
+		t.Error("no Date field")
+	}
+	resp, b = h3Do(t, c, "GET", base+"/big", nil)
+	if resp.StatusCode != 200 || len(b) != h2BigSize {
+		t.Fatalf("/big: status %d, %d bytes", resp.StatusCode, len(b))
+	}
+	up := bytes.Repeat([]byte("0123456789abcdef"), h2BigSize/16)
+	resp, b = h3Do(t, c, "POST", base+"/echo", bytes.NewReader(up))
+	if resp.StatusCode != 200 || !bytes.Equal(b, up) {
+		t.Fatalf("echo: status %d, %d bytes back of %d", resp.StatusCode, len(b), len(up))
+	}
+	// A body of unknown length (no Content-Length: streamed).
+	resp, b = h3Do(t, c, "POST", base+"/echo", io.MultiReader(bytes.NewReader(up[:1000]), strings.NewReader("end")))
+	if resp.StatusCode != 200 || string(b) != string(up[:1000])+"end" {
+		t.Fatalf("streamed echo: status %d, %d bytes", resp.StatusCode, len(b))
+	}
+	resp, _ = h3Do(t, c, "HEAD", base+"/", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("HEAD: status %d", resp.StatusCode)
+	}
+}
+
+// TestH3ConcurrentStreams: 100 requests at once on one connection.
+func TestH3ConcurrentStreams(t *testing.T) {
+	_, p, addr := startH3(t, h3TestHandler(), Options{}, HTTP3Options{})
+	c, _ := h3Client(t, p)
+	const n = 100
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := strings.Repeat(fmt.Sprint(i), 1000)
+			resp, err := c.Post("https://"+addr+"/echo", "text/plain", strings.NewReader(body))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || string(b) != body {
+				errs <- fmt.Errorf("stream %d: %v, %d bytes", i, err, len(b))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
