@@ -76,6 +76,7 @@ func (hc *h3conn) serveStream(qs *quic.Stream) {
 	s := h3streamPool.Get().(*h3stream)
 	s.hc, s.qs = hc, qs
 	s.left, s.got, s.declLen, s.werr, s.gone, s.early = 0, 0, -1, nil, nil, false
+	s.wbuf, s.obuf = s.wbuf[:0], s.obuf[:0]
 	s.fr.reset(qs)
 	defer hc.putStream(s)
 	c := hc.c
@@ -208,11 +209,13 @@ func (s *h3stream) decodeHead(length uint64) (quic.ApplicationErrorCode, error) 
 		s.hbuf, d.buf = d.buf, nil
 		return 0, nil
 	}
-	if fr.r == fr.w && !fr.eof {
-		// The FIN may have come with the HEADERS frame's packet: look
-		// once, waiting at most h3FinWait, so that a body-less request
-		// is not taken for a streamed one. (A deadline already past
-		// would fail the read even with bytes queued.)
+	if fr.r == fr.w && !fr.eof && d.method.ns >= 0 && h3BodyUnusual(d.buf[d.method.vs:d.method.ve]) {
+		// Clients write the FIN after HEADERS (quic-go's in a frame of
+		// its own), so that it may arrive a moment later: wait for it
+		// (or for a first body byte) at most h3FinWait, so that a GET
+		// is not taken for one with a streamed body, which a proxy
+		// would forward chunked. (A deadline already past would fail
+		// the read even with bytes queued.)
 		s.qs.SetReadDeadline(time.Now().Add(h3FinWait))
 		fr.fill()
 		if fr.err != nil && fr.err != io.EOF {
@@ -236,9 +239,20 @@ func (s *h3stream) decodeHead(length uint64) (quic.ApplicationErrorCode, error) 
 	return 0, nil
 }
 
-// h3FinWait bounds the look for a FIN after HEADERS: long enough for a
-// frame already queued, short against any round trip.
-const h3FinWait = 50 * time.Microsecond
+// h3FinWait bounds the wait for a FIN after HEADERS: a few packets'
+// processing on a loaded host; it delays only the rare request of these
+// methods that does stream a body.
+const h3FinWait = 2 * time.Millisecond
+
+// h3BodyUnusual: the methods whose requests carry no body in practice
+// (RFC 9110 §9.3: a body has no defined meaning for them).
+func h3BodyUnusual(m []byte) bool {
+	switch string(m) {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "DELETE":
+		return true
+	}
+	return false
+}
 
 var (
 	h3EarlyDataName  = []byte("early-data")

@@ -1,0 +1,408 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/quicvarint"
+)
+
+// h3StreamCode is the application error code a stream was reset with, or
+// -1.
+func h3StreamCode(err error) int64 {
+	var se *quic.StreamError
+	if errors.As(err, &se) {
+		return int64(se.ErrorCode)
+	}
+	return -1
+}
+
+// TestH3Malformed: requests HTTP/1.1 could not have sent are refused
+// with H3_MESSAGE_ERROR (RFC 9114 §4.1.2) by the checks HTTP/2 uses
+// (h2map.go), a field section over the limit is answered 431, and the
+// connection goes on serving.
+func TestH3Malformed(t *testing.T) {
+	_, p, addr := startH3(t, h3TestHandler(), Options{}, HTTP3Options{MaxHeaderBytes: 4 << 10})
+	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	get := h3RawGet("GET", "/proto")
+	cases := []struct {
+		name   string
+		fields []string
+	}{
+		{"authority and host differ", append(get, "host", "b.example")},
+		{"uppercase name", append(get, "X-Big", "1")},
+		{"connection field", append(get, "connection", "close")},
+		{"no path", []string{":method", "GET", ":scheme", "https", ":authority", "a.example"}},
+		{"absolute path", []string{":method", "GET", ":scheme", "https", ":authority", "a.example", ":path", "http://x/"}},
+		{"space in method", []string{":method", "G T", ":scheme", "https", ":authority", "a.example", ":path", "/"}},
+		{"bad host", []string{":method", "GET", ":scheme", "https", ":authority", "a@b", ":path", "/"}},
+		{"pseudo after regular", append([]string{":method", "GET", "x", "1"}, get[2:]...)},
+		{"two paths", append(get, ":path", "/b")},
+		{"te other than trailers", append(get, "te", "gzip")},
+	}
+	for _, tc := range cases {
+		status, _, err := h3RawRequest(t, c, nil, tc.fields...)
+		if code := h3StreamCode(err); code != h3MessageError {
+			t.Errorf("%s: status %q err %v, want reset with H3_MESSAGE_ERROR", tc.name, status, err)
+		}
+	}
+	status, body, err := h3RawRequest(t, c, nil, append(get, "x-big", strings.Repeat("b", 5<<10))...)
+	if err != nil || status != "431" {
+		t.Errorf("over MaxHeaderBytes: status %q err %v, want 431", status, err)
+	}
+	// A declared length the body does not match.
+	status, _, err = h3RawRequest(t, c, []byte("abc"), ":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/echo", "content-length", "5")
+	if h3StreamCode(err) != h3MessageError {
+		t.Errorf("short body: status %q err %v, want H3_MESSAGE_ERROR", status, err)
+	}
+	status, body, err = h3RawRequest(t, c, nil, get...)
+	if err != nil || status != "200" || !strings.HasPrefix(string(body), "h3=true") {
+		t.Fatalf("after the refusals: status %q body %q err %v", status, body, err)
+	}
+	// The host field alone is the authority, and the path is normalised.
+	status, body, err = h3RawRequest(t, c, nil, ":method", "GET", ":scheme", "https", ":path", "/a/../proto", "host", "c.example")
+	if err != nil || status != "200" || !strings.HasSuffix(string(body), "host=c.example body=0") {
+		t.Fatalf("host field: status %q body %q err %v", status, body, err)
+	}
+}
+
+// blockHandler runs until the client goes (OnStreamGone) or release is
+// closed, counting how many run at once.
+type blockHandler struct {
+	running, peak atomic.Int32
+	started       chan struct{}
+	release       chan struct{}
+	gone          atomic.Int32
+}
+
+func newBlockHandler() *blockHandler {
+	return &blockHandler{started: make(chan struct{}, 1000), release: make(chan struct{})}
+}
+
+func (h *blockHandler) ServeEdge(w *ResponseWriter, r *Request) {
+	if string(r.Target()) != "/block" {
+		w.WriteString("ok")
+		return
+	}
+	n := h.running.Add(1)
+	defer h.running.Add(-1)
+	for {
+		p := h.peak.Load()
+		if n <= p || h.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	gone := make(chan struct{})
+	r.OnStreamGone(func() { close(gone) })
+	h.started <- struct{}{}
+	select {
+	case <-gone:
+		h.gone.Add(1)
+	case <-h.release:
+		w.WriteString("released")
+	case <-time.After(testTimeout):
+	}
+}
+
+// TestH3StreamLimit: a client may have MaxStreams requests open and no
+// more (QUIC's MAX_STREAMS); a flood of streams opened and reset at once
+// never runs more than MaxStreams handlers; another client is served
+// meanwhile, and the flooding connection afterwards.
+func TestH3StreamLimit(t *testing.T) {
+	const limit = 4
+	h := newBlockHandler()
+	_, p, addr := startH3(t, h, Options{}, HTTP3Options{MaxStreams: limit})
+	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	var sts []*quic.Stream
+	for range limit {
+		st, err := c.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+		st.Close()
+		sts = append(sts, st)
+	}
+	for range limit {
+		select {
+		case <-h.started:
+		case <-time.After(testTimeout):
+			t.Fatal("handlers did not start")
+		}
+	}
+	if _, err := c.OpenStream(); err == nil {
+		t.Fatal("a stream past MaxStreams opened")
+	}
+	other := h3RawDial(t, addr, h3RawTLS(p), nil)
+	if status, body, err := h3RawRequest(t, other, nil, h3RawGet("GET", "/")...); status != "200" || string(body) != "ok" {
+		t.Fatalf("another client while the first holds its streams: %q %q %v", status, body, err)
+	}
+	for _, st := range sts {
+		st.CancelRead(h3RequestCancelled)
+	}
+	// The flood: streams opened and reset as fast as credit allows.
+	const flood = 300
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	for i := range flood {
+		st, err := c.OpenStreamSync(ctx)
+		if err != nil {
+			t.Fatalf("flood stream %d: %v", i, err)
+		}
+		st.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+		st.CancelWrite(h3RequestCancelled)
+		st.CancelRead(h3RequestCancelled)
+	}
+	if peak := h.peak.Load(); peak > limit {
+		t.Fatalf("%d handlers ran at once, limit %d", peak, limit)
+	}
+	status, body, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...)
+	if status != "200" || string(body) != "ok" {
+		t.Fatalf("after the flood: %q %q %v", status, body, err)
+	}
+}
+
+// TestH3StreamReset: a client that resets its request stream mid-body
+// fails the handler's body read; one that stops reading the response
+// runs the handler's OnStreamGone.
+func TestH3StreamReset(t *testing.T) {
+	readErr := make(chan error, 1)
+	h := newBlockHandler()
+	handler := HandlerFunc(func(w *ResponseWriter, r *Request) {
+		if string(r.Target()) == "/upload" {
+			_, err := io.Copy(io.Discard, r.Body())
+			readErr <- err
+			return
+		}
+		h.ServeEdge(w, r)
+	})
+	_, p, addr := startH3(t, handler, Options{}, HTTP3Options{})
+	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	st, err := c.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Write(h3RawHeaders(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/upload"))
+	st.Write(h3RawData(bytes.Repeat([]byte("x"), 10000)))
+	time.Sleep(10 * time.Millisecond)
+	st.CancelWrite(h3RequestCancelled)
+	select {
+	case err := <-readErr:
+		if err == nil {
+			t.Fatal("the handler read a reset body to its end")
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("the handler's body read did not fail")
+	}
+	st2, err := c.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+	st2.Close()
+	<-h.started
+	st2.CancelRead(h3RequestCancelled)
+	deadline := time.Now().Add(testTimeout)
+	for h.gone.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if h.gone.Load() != 1 {
+		t.Fatal("OnStreamGone did not run after the client stopped reading")
+	}
+}
+
+// TestH3ClientGone: a client that disappears mid-request (its connection
+// closed while the handler waits and while it uploads) leaves the server
+// healthy: the handlers end, a new client is served, and no goroutine is
+// left (startH3 checks).
+func TestH3ClientGone(t *testing.T) {
+	h := newBlockHandler()
+	_, p, addr := startH3(t, h, Options{}, HTTP3Options{})
+	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	st, _ := c.OpenStream()
+	st.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+	st.Close()
+	<-h.started
+	up, _ := c.OpenStream()
+	up.Write(h3RawHeaders(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/echo", "content-length", "100000"))
+	up.Write(h3RawData(make([]byte, 5000)))
+	time.Sleep(10 * time.Millisecond)
+	c.CloseWithError(0, "gone")
+	deadline := time.Now().Add(testTimeout)
+	for h.gone.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if h.gone.Load() != 1 {
+		t.Fatal("the waiting handler did not see its client go")
+	}
+	c2, _ := h3Client(t, p)
+	resp, b := h3Do(t, c2, "GET", "https://"+addr+"/", nil)
+	if resp.StatusCode != 200 || string(b) != "ok" {
+		t.Fatalf("new client: %d %q", resp.StatusCode, b)
+	}
+}
+
+// TestH3Retry: Initials from many source ports that never finish their
+// handshakes push the handshakes in flight past RetryThreshold; from then
+// on new ones get a Retry (RFC 9000 §8.1.2) instead of server state, and
+// a real client, which answers the Retry, is still served.
+func TestH3Retry(t *testing.T) {
+	const threshold = 4
+	_, p, addr := startH3(t, HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") }), Options{}, HTTP3Options{RetryThreshold: threshold})
+	initials := h3CaptureInitials(t, p, 3*threshold)
+	server, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var retries, handshakes int
+	for i, pkt := range initials {
+		// Each from a port of its own, as a spoofed flood's would be.
+		sock, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sock.Close()
+		sock.WriteToUDP(pkt, server)
+		sock.SetReadDeadline(time.Now().Add(testTimeout))
+		buf := make([]byte, 2048)
+		n, _, err := sock.ReadFromUDP(buf)
+		if err != nil || n == 0 {
+			t.Fatalf("initial %d: no answer: %v", i, err)
+		}
+		switch h3LongType(buf[0]) {
+		case 3:
+			retries++
+		case 0:
+			handshakes++
+		}
+	}
+	if handshakes < threshold || retries < len(initials)-threshold-1 {
+		t.Fatalf("%d handshakes began and %d Retries of %d Initials, threshold %d", handshakes, retries, len(initials), threshold)
+	}
+	c, _ := h3Client(t, p)
+	resp, b := h3Do(t, c, "GET", "https://"+addr+"/", nil)
+	if resp.StatusCode != 200 || string(b) != "ok" {
+		t.Fatalf("a real client under Retry: %d %q", resp.StatusCode, b)
+	}
+}
+
+// h3LongType is a QUIC v1 long header's packet type (RFC 9000 §17.2:
+// 0 Initial, 1 0-RTT, 2 Handshake, 3 Retry), -1 for a short header.
+func h3LongType(b byte) int {
+	if b&0x80 == 0 {
+		return -1
+	}
+	return int(b>>4) & 3
+}
+
+// h3CaptureInitials records the first datagram (an Initial, each with a
+// connection ID of its own) of n quic-go dials to a socket that never
+// answers.
+func h3CaptureInitials(t *testing.T, p *pki, n int) [][]byte {
+	t.Helper()
+	rec, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	var out [][]byte
+	for i := range n {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			quic.DialAddr(ctx, rec.LocalAddr().String(), h3RawTLS(p), nil)
+		}()
+		buf := make([]byte, 2048)
+		rec.SetReadDeadline(time.Now().Add(testTimeout))
+		m, _, err := rec.ReadFromUDP(buf)
+		cancel()
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		if h3LongType(buf[0]) != 0 {
+			t.Fatalf("dial %d: first datagram is not an Initial (%#x)", i, buf[0])
+		}
+		out = append(out, buf[:m])
+		// Retransmissions of this dial are not wanted.
+		for {
+			rec.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
+			if _, _, err := rec.ReadFromUDP(buf); err != nil {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestH3Shutdown: Shutdown sends GOAWAY, lets the request in flight end
+// with its full response, and returns.
+func TestH3Shutdown(t *testing.T) {
+	h := newBlockHandler()
+	s, p, addr := startH3(t, h, Options{}, HTTP3Options{})
+	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	goaway := make(chan uint64, 1)
+	go func() {
+		// The server's control stream: SETTINGS, then GOAWAY.
+		st, err := c.AcceptUniStream(context.Background())
+		if err != nil {
+			return
+		}
+		var fr h3Reader
+		fr.reset(st)
+		var typ [1]byte
+		io.ReadFull(st, typ[:])
+		for {
+			ft, length, err := fr.next()
+			if err != nil {
+				return
+			}
+			pl := make([]byte, length)
+			if fr.payloadInto(pl) != nil {
+				return
+			}
+			if ft == h3FrameGoaway {
+				id, _, _ := quicvarint.Parse(pl)
+				goaway <- id
+				return
+			}
+		}
+	}()
+	st, _ := c.OpenStream()
+	st.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+	st.Close()
+	<-h.started
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		done <- s.Shutdown(ctx)
+	}()
+	select {
+	case id := <-goaway:
+		if id != uint64(st.StreamID())+4 {
+			t.Errorf("GOAWAY names stream %d, want %d", id, st.StreamID()+4)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("no GOAWAY")
+	}
+	close(h.release)
+	status, body, err := h3RawResponse(st)
+	if status != "200" || string(body) != "released" {
+		t.Fatalf("the request in flight: %q %q %v", status, body, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
