@@ -17,6 +17,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/edgetls"
 )
 
@@ -164,5 +165,54 @@ func TestH3ConcurrentStreams(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestH3AltSvc: every HTTP/1.1 and HTTP/2 response on a TLS listener with
+// an Alt-Svc value carries it, whatever the handler did (a Reset keeps
+// it), on every engine.
+func TestH3AltSvc(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	p := newPKI(t)
+	st, err := edgetls.New(edgetls.Options{Certificates: certFiles(p.a), ALPN: []string{"h2", "http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Handler: HandlerFunc(func(w *ResponseWriter, r *Request) {
+		w.AddHeader("X-Dropped", "1")
+		w.Reset()
+		w.WriteString("ok")
+	})})
+	l := testnet.Listen(t)
+	want := H3AltSvc(8443, 24*time.Hour)
+	s.SetListenerAltSvc(l, want)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.ServeTLS(l, testEngine, TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
+	}()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+		<-done
+	})
+	if want != `h3=":8443"; ma=86400` {
+		t.Fatalf("H3AltSvc = %q", want)
+	}
+	for _, h2 := range []bool{false, true} {
+		c := &http.Client{Timeout: testTimeout, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: p.ca.Pool, ServerName: "a.example"}, ForceAttemptHTTP2: h2}}
+		for range 2 {
+			resp, err := c.Get("https://" + l.Addr().String() + "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if got := resp.Header.Get("Alt-Svc"); got != want || resp.ProtoMajor != map[bool]int{false: 1, true: 2}[h2] {
+				t.Fatalf("%s: Alt-Svc %q, want %q", resp.Proto, got, want)
+			}
+		}
+		c.CloseIdleConnections()
 	}
 }

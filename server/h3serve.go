@@ -70,6 +70,12 @@ const (
 	DefaultH3RetryThreshold = 128
 )
 
+// WithDefaults returns o with every zero field set to its default.
+func (o HTTP3Options) WithDefaults() HTTP3Options {
+	o.normalize()
+	return o
+}
+
 func (o *HTTP3Options) normalize() {
 	if o.MaxStreams <= 0 {
 		o.MaxStreams = DefaultH3MaxStreams

@@ -97,6 +97,9 @@ type ResponseWriter struct {
 	// a handler's or upstream's field of that name is replaced by it.
 	rid     []byte
 	ridName string
+	// altSvc is the listener's Alt-Svc value (altsvc.go), added at
+	// commit as rid is (a Reset keeps it).
+	altSvc string
 }
 
 var (
@@ -116,7 +119,7 @@ func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.editDrop, w.editAdd = nil, nil
 	w.dropCoding()
 
-	w.rid = nil
+	w.rid, w.altSvc = nil, ""
 	w.headReq = string(req.Method) == "HEAD"
 	w.http10 = req.Version == phttp.HTTP10
 	w.keepAlive = w.http10 && !req.Close
@@ -377,6 +380,11 @@ func (w *ResponseWriter) commit(final bool) {
 		out = append(out, w.ridName...)
 		out = append(out, ": "...)
 		out = append(out, w.rid...)
+		out = append(out, "\r\n"...)
+	}
+	if w.altSvc != "" {
+		out = append(out, "Alt-Svc: "...)
+		out = append(out, w.altSvc...)
 		out = append(out, "\r\n"...)
 	}
 	switch {

@@ -56,6 +56,8 @@ type Server struct {
 
 	// lpaths are the listeners' own path normalisation (paths.go).
 	lpaths listenerPaths
+	// laltsvc are the listeners' Alt-Svc values (altsvc.go).
+	laltsvc listenerAltSvc
 	// router looks each request's route up once (plan.go): opts.Handler
 	// when it is a Router, else a router whose one plan is opts.Handler
 	// without steps, so that every engine runs plans the same way.
@@ -208,6 +210,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		c.home, c.ip, c.ipHeld = sl, ip, counted
 		c.h2c, c.lkey = h2c, l
 		c.paths = s.pathsFor(l, c.cfg)
+		c.altSvc = s.altSvcFor(l)
 		c.countOpen(lst)
 		// Accepted as Shutdown began: served all the same (a fresh
 		// connection is spared, sparedFresh), since on a listening

@@ -70,6 +70,7 @@ func (c *Config) WithDefaults() *Config {
 		t.BodyMinRate = server.DefaultBodyMinRate
 	}
 	e.HTTP2 = c.HTTP2.withDefaults()
+	e.HTTP3 = c.HTTP3.withDefaults()
 	e.Log = c.Log.withDefaults()
 	e.Paths = c.Paths.withDefaults()
 	var a Admin

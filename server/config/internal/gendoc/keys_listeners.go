@@ -74,6 +74,16 @@ var listenerDocs = map[string]doc{
 		Reload:  reloadYes,
 		Default: "true (on TLS listeners)",
 	},
+	"listeners[].http3": {
+		Text: "Serve HTTP/3 (QUIC) on the same address and port over UDP, with the listener's certificates, SNI, " +
+			"client authentication and ACME certificates (ALPN h3); its HTTP/1.1 and HTTP/2 answers then carry " +
+			"`Alt-Svc: h3=\":PORT\"; ma=...` (`http3.alt_svc_max_age`). TLS listeners only. Routes and certificates " +
+			"reload with the rest; the limits are in `http3`.",
+		Reload:  reloadNewListener,
+		Default: "false",
+		Example: "listeners:\n  - address: \"0.0.0.0:443\"\n    tls:\n      certificates:\n" +
+			"        - {cert: /etc/simdedge/tls/example.com.pem, key: /etc/simdedge/tls/example.com.key}\n    http3: true\n",
+	},
 	"listeners[].normalize_path":  {Text: "This listener's `normalize_path`, overriding the top level (tcp listeners).", Reload: reloadYes, Default: "the top level's (true)"},
 	"listeners[].merge_slashes":   {Text: "This listener's `merge_slashes`, overriding the top level (tcp listeners).", Reload: reloadYes, Default: "the top level's (true)"},
 	"listeners[].escaped_slashes": {Text: "This listener's `escaped_slashes`, overriding the top level (tcp listeners).", Reload: reloadYes, Values: []string{"keep", "reject", "unescape"}, Default: "the top level's (keep)"},
