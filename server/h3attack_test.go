@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/quicvarint"
+
+	"github.com/simdedge/simdedge/server/accesslog"
+	"github.com/simdedge/simdedge/server/metrics"
 )
 
 // h3StreamCode is the application error code a stream was reset with, or
@@ -404,5 +408,55 @@ func TestH3Shutdown(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// TestH3Observed: HTTP/3 requests get request IDs and access-log lines
+// with proto HTTP/3.0 and the TLS version, and the listener counts the
+// connection, its streams and a refused stream.
+func TestH3Observed(t *testing.T) {
+	sink := &lockedBuffer{}
+	alog, err := accesslog.Open(accesslog.Options{Writer: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := metrics.NewSet()
+	h := HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("id=" + string(r.RequestID())) })
+	_, p, addr := startH3(t, h, Options{AccessLog: alog, Metrics: set, RequestID: RequestIDOptions{Header: "X-Request-Id", Generate: true}}, HTTP3Options{})
+	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	const n = 3
+	for i := range n {
+		if status, body, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/s")...); status != "200" || !strings.HasPrefix(string(body), "id=") {
+			t.Fatalf("request %d: %q %q %v", i, status, body, err)
+		}
+	}
+	h3RawRequest(t, c, nil, append(h3RawGet("GET", "/s"), "Bad", "1")...)
+	c.CloseWithError(0, "")
+	var h3 [metrics.H3Kinds]uint64
+	deadline := time.Now().Add(testTimeout)
+	for h3[metrics.H3Conn] == 0 && time.Now().Before(deadline) {
+		for _, l := range set.Listeners() {
+			h3 = l.Totals().HTTP3
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if h3[metrics.H3Conn] != 1 || h3[metrics.H3Stream] != n || h3[metrics.H3Error] != 1 {
+		t.Errorf("HTTP/3 counts %v, want 1 connection, %d streams, 1 error", h3, n)
+	}
+	if err := alog.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(sink.b.String(), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), n, sink.b.String())
+	}
+	for i, line := range lines {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("line %d: %v: %s", i, err, line)
+		}
+		if e["proto"] != "HTTP/3.0" || e["status"] != 200.0 || e["request_id"] == "" || e["tls"] != "TLS1.3" {
+			t.Errorf("line %d: %s", i, line)
+		}
 	}
 }
