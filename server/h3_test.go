@@ -38,7 +38,7 @@ func startH3(t *testing.T, h Handler, so Options, o HTTP3Options) (*Server, *pki
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.ServeHTTP3(pc, st.TLSConfig(), o) }()
+	go func() { done <- s.ServeHTTP3(pc, st.QUICConfig(), o) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()

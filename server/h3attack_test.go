@@ -3,8 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -458,5 +460,129 @@ func TestH3Observed(t *testing.T) {
 		if e["proto"] != "HTTP/3.0" || e["status"] != 200.0 || e["request_id"] == "" || e["tls"] != "TLS1.3" {
 			t.Errorf("line %d: %s", i, line)
 		}
+	}
+}
+
+// h3Delay relays datagrams between a client and addr, holding the
+// client's Initial and Handshake packets after its first datagram for
+// hold: the server then has the client's 0-RTT data long before its
+// handshake completes, however fast loopback is.
+func h3Delay(t *testing.T, addr string, hold time.Duration) string {
+	t.Helper()
+	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, _ := net.ResolveUDPAddr("udp", addr)
+	back, err := net.DialUDP("udp", nil, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var client atomic.Pointer[net.UDPAddr]
+	var wg sync.WaitGroup
+	t.Cleanup(func() { front.Close(); back.Close(); wg.Wait() })
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		first := true
+		for {
+			b := make([]byte, 2048)
+			n, from, err := front.ReadFromUDP(b)
+			if err != nil {
+				return
+			}
+			client.Store(from)
+			typ := h3LongType(b[0])
+			if !first && (typ == 0 || typ == 2) {
+				time.AfterFunc(hold, func() { back.Write(b[:n]) })
+				continue
+			}
+			first = false
+			back.Write(b[:n])
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		b := make([]byte, 2048)
+		for {
+			n, err := back.Read(b)
+			if err != nil {
+				return
+			}
+			if c := client.Load(); c != nil {
+				front.WriteToUDP(b[:n], c)
+			}
+		}
+	}()
+	return front.LocalAddr().String()
+}
+
+// TestH3EarlyData: with Allow0RTT, a resumed client's GET in early data is
+// served (marked Early-Data: 1 for the handler and upstreams) and its
+// POST is answered 425 Too Early (RFC 8470 §5.2); without it the server
+// takes no early data.
+func TestH3EarlyData(t *testing.T) {
+	for _, allow := range []bool{true, false} {
+		t.Run(fmt.Sprint("allow=", allow), func(t *testing.T) {
+			h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+				v, _ := r.Header("Early-Data")
+				w.WriteString(string(r.Method()) + " early=" + string(v))
+			})
+			_, p, addr := startH3(t, h, Options{}, HTTP3Options{Allow0RTT: allow})
+			tc := h3RawTLS(p)
+			tc.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+			// The first connection brings the session ticket.
+			c := h3RawDial(t, addr, tc, nil)
+			if status, _, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...); status != "200" {
+				t.Fatalf("first connection: %q %v", status, err)
+			}
+			c.CloseWithError(0, "")
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			ec, err := quic.DialAddrEarly(ctx, h3Delay(t, addr, 300*time.Millisecond), tc, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ec.CloseWithError(0, "")
+			h3RawControl(t, ec)
+			type answer struct {
+				status string
+				body   []byte
+				err    error
+			}
+			ask := func(fields ...string) chan answer {
+				st, err := ec.OpenStream()
+				if err != nil {
+					t.Fatal(err)
+				}
+				st.Write(h3RawHeaders(fields...))
+				st.Close()
+				ch := make(chan answer, 1)
+				go func() {
+					s, b, err := h3RawResponse(st)
+					ch <- answer{s, b, err}
+				}()
+				return ch
+			}
+			get := ask(h3RawGet("GET", "/")...)
+			post := ask(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/")
+			g, po := <-get, <-post
+			used := ec.ConnectionState().Used0RTT
+			if used != allow {
+				t.Fatalf("0-RTT used %v", used)
+			}
+			if !allow {
+				if g.status != "200" || po.status != "200" || string(po.body) != "POST early=" {
+					t.Fatalf("without 0-RTT: GET %q POST %q %q", g.status, po.status, po.body)
+				}
+				return
+			}
+			if g.status != "200" || string(g.body) != "GET early=1" {
+				t.Errorf("GET in early data: %q %q %v", g.status, g.body, g.err)
+			}
+			if po.status != "425" {
+				t.Errorf("POST in early data: %q %q %v, want 425", po.status, po.body, po.err)
+			}
+		})
 	}
 }

@@ -125,11 +125,12 @@ func (r *h3Registry) goaway() {
 	}
 }
 
-// H3TLSConfig returns the TLS configuration HTTP/3 uses from a TCP
-// listener's: the same certificates, SNI selection, client
-// authentication and session tickets, with ALPN h3 only (a per-name
-// configuration from GetConfigForClient is adjusted the same way) and
-// TLS 1.3, which QUIC requires.
+// H3TLSConfig adapts a TCP listener's TLS configuration for ServeHTTP3:
+// ALPN h3 only (a configuration from GetConfigForClient is cloned and
+// adjusted the same way at each handshake) and TLS 1.3, which QUIC
+// requires. Session ticket keys are those of tc when it is called: a
+// server that rotates them gives ServeHTTP3 a configuration that rotates
+// too (edgetls.Store.QUICConfig).
 func H3TLSConfig(tc *tls.Config) *tls.Config {
 	c := tc.Clone()
 	c.NextProtos = []string{h3ALPN}
@@ -150,9 +151,9 @@ func H3TLSConfig(tc *tls.Config) *tls.Config {
 }
 
 // ServeHTTP3 serves HTTP/3 on pc (a UDP socket, or any net.PacketConn: a
-// kernel-bypass transport plugs in here) with the TLS configuration tc
-// (passed through H3TLSConfig), until the server shuts down or pc is
-// stopped (StopListener(pc)). Every request goes through the server's
+// kernel-bypass transport plugs in here) with the TLS configuration tc,
+// which must offer h3 by ALPN (edgetls.Store.QUICConfig, or H3TLSConfig),
+// until the server shuts down or pc is stopped (StopListener(pc)). Every request goes through the server's
 // router like an HTTP/1.1 or HTTP/2 one. It does not close pc.
 func (s *Server) ServeHTTP3(pc net.PacketConn, tc *tls.Config, o HTTP3Options) error {
 	o.normalize()
@@ -179,12 +180,12 @@ func (s *Server) ServeHTTP3(pc net.PacketConn, tc *tls.Config, o HTTP3Options) e
 	}
 	var ln h3Listener
 	if o.Allow0RTT {
-		ln, err = tr.ListenEarly(H3TLSConfig(tc), qc)
+		ln, err = tr.ListenEarly(tc, qc)
 	} else {
 		// Without 0-RTT a connection is handed over once its handshake
 		// is complete: no request is served before the client's
 		// address and Finished are confirmed.
-		ln, err = tr.Listen(H3TLSConfig(tc), qc)
+		ln, err = tr.Listen(tc, qc)
 	}
 	if err != nil {
 		tr.Close()

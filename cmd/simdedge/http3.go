@@ -51,7 +51,7 @@ func (s *listenerSet) serveHTTP3(srv *server.Server, u udpListener) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.report(srv.ServeHTTP3(u.pc, u.tls.TLSConfig(), u.opts))
+		s.report(srv.ServeHTTP3(u.pc, u.tls.QUICConfig(), u.opts))
 	}()
 }
 

@@ -86,7 +86,7 @@ func startH3Proxy(t *testing.T, uo UpstreamOptions) (string, *http.Client) {
 	leaf := ca.Leaf(t, "edge", []string{"edge.example"}, time.Time{}, time.Time{})
 	up := newUpstream(t, uo)
 	s := server.New(server.Options{Handler: New(up, Options{})})
-	addr := servetest.ServeH3(t, s, &tls.Config{Certificates: []tls.Certificate{leaf.TLS}}, server.HTTP3Options{})
+	addr := servetest.ServeH3(t, s, server.H3TLSConfig(&tls.Config{Certificates: []tls.Certificate{leaf.TLS}}), server.HTTP3Options{})
 	tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "edge.example"}, QUICConfig: &quic.Config{}}
 	t.Cleanup(func() { tr.Close() })
 	return addr, &http.Client{Transport: tr, Timeout: testTimeout}
