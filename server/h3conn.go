@@ -298,6 +298,14 @@ func (hc *h3conn) closeIfIdle() {
 	})
 }
 
+// closeWithError ends the connection with a connection error (none to
+// end in the fuzz test).
+func (hc *h3conn) closeWithError(code quic.ApplicationErrorCode) {
+	if hc.qc != nil {
+		hc.qc.CloseWithError(code, "")
+	}
+}
+
 // streamEnded records that a request stream's handler has returned.
 func (hc *h3conn) streamEnded() {
 	hc.mu.Lock()

@@ -27,6 +27,9 @@ import (
 type h3stream struct {
 	hc *h3conn
 	qs *quic.Stream
+	// rs is qs's receive side (a fake in the fuzz test, which has no
+	// QUIC connection: hc.qc and qs are nil there).
+	rs h3RecvStream
 
 	req  Request
 	resp ResponseWriter
@@ -53,6 +56,14 @@ type h3stream struct {
 	early bool
 }
 
+// h3RecvStream is what a request stream's reading needs of quic-go's
+// stream.
+type h3RecvStream interface {
+	io.Reader
+	SetReadDeadline(time.Time) error
+	CancelRead(quic.StreamErrorCode)
+}
+
 var h3streamPool = sync.Pool{New: func() any {
 	s := &h3stream{}
 	s.resp.sink = s
@@ -74,11 +85,10 @@ var (
 func (hc *h3conn) serveStream(qs *quic.Stream) {
 	defer hc.streamEnded()
 	s := h3streamPool.Get().(*h3stream)
-	s.hc, s.qs = hc, qs
-	s.left, s.got, s.declLen, s.werr, s.gone, s.early = 0, 0, -1, nil, nil, false
-	s.wbuf, s.obuf = s.wbuf[:0], s.obuf[:0]
+	s.hc, s.qs, s.rs = hc, qs, qs
 	s.fr.reset(qs)
 	defer hc.putStream(s)
+	s.resetState()
 	c := hc.c
 	if t := c.timeouts().ReadHeader; t > 0 {
 		qs.SetReadDeadline(time.Now().Add(t))
@@ -134,6 +144,12 @@ func (hc *h3conn) serveStream(qs *quic.Stream) {
 		// what is left of the body.
 		qs.CancelRead(h3NoError)
 	}
+}
+
+// resetState readies a pooled stream for a new request.
+func (s *h3stream) resetState() {
+	s.left, s.got, s.declLen, s.werr, s.gone, s.early = 0, 0, -1, nil, nil, false
+	s.wbuf, s.obuf = s.wbuf[:0], s.obuf[:0]
 }
 
 // readHead reads frames up to the request's HEADERS (unknown ones are
@@ -216,12 +232,12 @@ func (s *h3stream) decodeHead(length uint64) (quic.ApplicationErrorCode, error) 
 		// is not taken for one with a streamed body, which a proxy
 		// would forward chunked. (A deadline already past would fail
 		// the read even with bytes queued.)
-		s.qs.SetReadDeadline(time.Now().Add(h3FinWait))
+		s.rs.SetReadDeadline(time.Now().Add(h3FinWait))
 		fr.fill()
 		if fr.err != nil && fr.err != io.EOF {
 			fr.err = nil
 		}
-		s.qs.SetReadDeadline(time.Time{})
+		s.rs.SetReadDeadline(time.Time{})
 	}
 	ok := !d.malformed && d.buildHead(&s.req.head, fr.ended())
 	// The head's views point into d.buf: it becomes the stream's.
@@ -230,7 +246,7 @@ func (s *h3stream) decodeHead(length uint64) (quic.ApplicationErrorCode, error) 
 		return 0, errH3Malformed
 	}
 	s.declLen = d.declLen
-	s.early = !h3HandshakeDone(s.hc.qc)
+	s.early = s.hc.qc != nil && !h3HandshakeDone(s.hc.qc)
 	if s.early {
 		// RFC 8470 §5.1: a request that came in early data says so to
 		// the upstream, which may answer 425 itself.
@@ -367,7 +383,7 @@ func (s *h3stream) count(begin time.Time) {
 
 // putStream returns s to the pool once its handler has returned.
 func (hc *h3conn) putStream(s *h3stream) {
-	s.hc, s.qs = nil, nil
+	s.hc, s.qs, s.rs = nil, nil, nil
 	s.fr.src = nil
 	s.req.end()
 	s.req.srv, s.req.c, s.req.remote = nil, nil, nil
@@ -386,7 +402,7 @@ func (hc *h3conn) putStream(s *h3stream) {
 func (s *h3stream) read(b *bodyReader, p []byte) (int, error) {
 	fr := &s.fr
 	if t := s.hc.c.timeouts().Idle; t > 0 {
-		s.qs.SetReadDeadline(time.Now().Add(t))
+		s.rs.SetReadDeadline(time.Now().Add(t))
 	}
 	for s.left == 0 {
 		typ, length, err := fr.next()
@@ -420,7 +436,7 @@ func (s *h3stream) read(b *bodyReader, p []byte) (int, error) {
 			return 0, io.EOF
 		case typ == h3FrameSettings || typ == h3FrameGoaway || typ == h3FrameMaxPushID ||
 			typ == h3FrameCancelPush || typ == h3FramePushPromise || h3FrameH2Only(typ):
-			s.hc.qc.CloseWithError(h3FrameUnexpected, "")
+			s.hc.closeWithError(h3FrameUnexpected)
 			return 0, s.fail(b, errH3Frame)
 		default:
 			if err := fr.skip(length); err != nil {
@@ -457,8 +473,10 @@ func (s *h3stream) fail(b *bodyReader, err error) error {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = errH3BodyTimeout
 	case err == errH3Malformed || err == errH3Frame || err == errH3FrameTooBig:
-		s.qs.CancelRead(h3MessageError)
-		s.qs.CancelWrite(h3MessageError)
+		s.rs.CancelRead(h3MessageError)
+		if s.qs != nil {
+			s.qs.CancelWrite(h3MessageError)
+		}
 		s.werr = errH3StreamReset
 	case errors.As(err, &se):
 		s.werr = errH3StreamReset
