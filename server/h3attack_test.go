@@ -62,8 +62,8 @@ func TestH3Malformed(t *testing.T) {
 		}
 	}
 	status, body, err := h3RawRequest(t, c, nil, append(get, "x-big", strings.Repeat("b", 5<<10))...)
-	if err != nil || status != "431" {
-		t.Errorf("over MaxHeaderBytes: status %q err %v, want 431", status, err)
+	if err != nil || status != "431" || !strings.Contains(string(body), "Too Large") {
+		t.Errorf("over MaxHeaderBytes: status %q %q err %v, want 431", status, body, err)
 	}
 	// A declared length the body does not match.
 	status, _, err = h3RawRequest(t, c, []byte("abc"), ":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/echo", "content-length", "5")
