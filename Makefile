@@ -10,9 +10,10 @@ export PATH := $(PATH):/usr/local/go/bin
 # ethtool (network namespaces and veth for the xdp tests), libfabric-dev (the
 # rdma transport, built with -tags rdma), haproxy (a PROXY protocol sender in
 # front of the server, cmd/simdedge TestServeProxyProtocol), nghttp2-client
-# (nghttp, an HTTP/2 client for the h2 tests), systemd (systemd-analyze,
+# (nghttp, an HTTP/2 client for the h2 tests), ngtcp2-client (gtlsclient,
+# ngtcp2's HTTP/3 client, for cmd/simdedge TestNgtcp2Client), systemd (systemd-analyze,
 # which checks the units in packaging/systemd).
-TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus haproxy nghttp2-client systemd
+TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus haproxy nghttp2-client ngtcp2-client systemd
 # h2spec, the HTTP/2 conformance suite that server TestH2Spec runs; go install
 # puts it in GOPATH/bin, which the tests look in through PATH.
 H2SPEC := github.com/summerwind/h2spec/cmd/h2spec@latest
