@@ -18,7 +18,9 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/quicvarint"
 
+	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server/accesslog"
+	"github.com/simdedge/simdedge/server/edgetls"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -358,33 +360,7 @@ func TestH3Shutdown(t *testing.T) {
 	h := newBlockHandler()
 	s, p, addr := startH3(t, h, Options{}, HTTP3Options{})
 	c := h3RawDial(t, addr, h3RawTLS(p), nil)
-	goaway := make(chan uint64, 1)
-	go func() {
-		// The server's control stream: SETTINGS, then GOAWAY.
-		st, err := c.AcceptUniStream(context.Background())
-		if err != nil {
-			return
-		}
-		var fr h3Reader
-		fr.reset(st)
-		var typ [1]byte
-		io.ReadFull(st, typ[:])
-		for {
-			ft, length, err := fr.next()
-			if err != nil {
-				return
-			}
-			pl := make([]byte, length)
-			if fr.payloadInto(pl) != nil {
-				return
-			}
-			if ft == h3FrameGoaway {
-				id, _, _ := quicvarint.Parse(pl)
-				goaway <- id
-				return
-			}
-		}
-	}()
+	goaway := h3WatchGoaway(t, c) // SETTINGS, then GOAWAY
 	st, _ := c.OpenStream()
 	st.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
 	st.Close()
@@ -585,4 +561,84 @@ func TestH3EarlyData(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestH3StopListener: a socket stopped by a reload (StopListener) stops
+// accepting, sends its connections GOAWAY and lets the request in flight
+// finish; ServeHTTP3 then returns ErrListenerStopped.
+func TestH3StopListener(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	p := newPKI(t)
+	st, err := edgetls.New(edgetls.Options{Certificates: certFiles(p.a)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newBlockHandler()
+	s := New(Options{Handler: h})
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.ServeHTTP3(pc, st.QUICConfig(), HTTP3Options{}) }()
+	defer s.Close()
+	c := h3RawDial(t, pc.LocalAddr().String(), h3RawTLS(p), nil)
+	goaway := h3WatchGoaway(t, c)
+	qs, _ := c.OpenStream()
+	qs.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+	qs.Close()
+	<-h.started
+	if !s.StopListener(pc) {
+		t.Fatal("StopListener: not served")
+	}
+	select {
+	case <-goaway:
+	case <-time.After(testTimeout):
+		t.Fatal("no GOAWAY after StopListener")
+	}
+	close(h.release)
+	if status, body, err := h3RawResponse(qs); status != "200" || string(body) != "released" {
+		t.Fatalf("the request in flight: %q %q %v", status, body, err)
+	}
+	select {
+	case err := <-done:
+		if err != ErrListenerStopped {
+			t.Fatalf("ServeHTTP3 returned %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("ServeHTTP3 still running")
+	}
+}
+
+// h3WatchGoaway reads the server's control stream and reports the stream
+// ID of its GOAWAY.
+func h3WatchGoaway(t *testing.T, c *quic.Conn) chan uint64 {
+	goaway := make(chan uint64, 1)
+	go func() {
+		st, err := c.AcceptUniStream(context.Background())
+		if err != nil {
+			return
+		}
+		var fr h3Reader
+		fr.reset(st)
+		var typ [1]byte
+		io.ReadFull(st, typ[:])
+		for {
+			ft, length, err := fr.next()
+			if err != nil {
+				return
+			}
+			pl := make([]byte, length)
+			if fr.payloadInto(pl) != nil {
+				return
+			}
+			if ft == h3FrameGoaway {
+				id, _, _ := quicvarint.Parse(pl)
+				goaway <- id
+				return
+			}
+		}
+	}()
+	return goaway
 }

@@ -116,12 +116,16 @@ func (r *h3Registry) remove(hc *h3conn) {
 	r.mu.Unlock()
 }
 
-// goaway starts the graceful close of every HTTP/3 connection.
-func (r *h3Registry) goaway() {
+// goaway starts the graceful close of the HTTP/3 connections of the
+// socket key (nil: all of them): Shutdown, StartDrain and a stopped
+// socket call it.
+func (r *h3Registry) goaway(key any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for hc := range r.conns {
-		hc.drain()
+		if key == nil || hc.c.lkey == key {
+			hc.drain()
+		}
 	}
 }
 
@@ -202,6 +206,7 @@ func (s *Server) ServeHTTP3(pc net.PacketConn, tc *tls.Config, o HTTP3Options) e
 	defer func() {
 		// The connections drain (GOAWAY, their streams end) before the
 		// transport under them goes.
+		s.h3.goaway(pc)
 		conns.Wait()
 		tr.Close()
 	}()

@@ -269,7 +269,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.closeListeners()
 	s.h2.goaway(nil, true) // HTTP/2 clients learn at once (h2serve.go)
-	s.h3.goaway()          // and HTTP/3 ones (h3conn.go)
+	s.h3.goaway(nil)       // and HTTP/3 ones (h3conn.go)
 	done := make(chan struct{})
 	go func() { s.active.Wait(); close(done) }()
 	t := time.NewTicker(shutdownPoll)
