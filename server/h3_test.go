@@ -216,3 +216,39 @@ func TestH3AltSvc(t *testing.T) {
 		c.CloseIdleConnections()
 	}
 }
+
+// TestH3Trailers: trailers a handler sets go out as a last HEADERS frame
+// after the body, small (in the write with the head) and large (after a
+// body written on its own), and the stream encoder is reused cleanly.
+func TestH3Trailers(t *testing.T) {
+	h := HandlerFunc(func(w *ResponseWriter, r *Request) {
+		if !w.EnableTrailers() {
+			w.WriteHeader(500)
+			return
+		}
+		n := 10
+		if string(r.Target()) == "/big" {
+			n = 100 << 10
+		}
+		w.Write(bytes.Repeat([]byte("t"), n))
+		w.AddTrailer([]byte("Grpc-Status"), []byte("0"))
+		w.AddTrailer([]byte("Connection"), []byte("close")) // connection-specific: dropped
+	})
+	_, p, addr := startH3(t, h, Options{}, HTTP3Options{})
+	c, _ := h3Client(t, p)
+	for range 2 {
+		for _, path := range []string{"/small", "/big"} {
+			req, _ := http.NewRequest("GET", "https://"+addr+path, nil)
+			req.Header.Set("TE", "trailers")
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Trailer.Get("Grpc-Status") != "0" || resp.Trailer.Get("Connection") != "" || len(b) < 10 {
+				t.Fatalf("%s: %d, %d bytes, trailers %v", path, resp.StatusCode, len(b), resp.Trailer)
+			}
+		}
+	}
+}

@@ -39,9 +39,11 @@ type h3stream struct {
 	block []byte
 	fr    h3Reader
 	// wbuf takes the handler's body bytes; obuf gathers the frames of
-	// one write (HEADERS, DATA heads, small DATA payloads).
+	// one write (HEADERS, DATA heads, small DATA payloads); blk encodes
+	// field sections (h3write.go).
 	wbuf []byte
 	obuf []byte
+	blk  h3Block
 	// left is what remains of the DATA frame being read; got counts body
 	// bytes, declLen is the Content-Length (-1: none).
 	left    uint64
@@ -150,6 +152,7 @@ func (hc *h3conn) serveStream(qs *quic.Stream) {
 func (s *h3stream) resetState() {
 	s.left, s.got, s.declLen, s.werr, s.gone, s.early = 0, 0, -1, nil, nil, false
 	s.wbuf, s.obuf = s.wbuf[:0], s.obuf[:0]
+	s.blk.reset()
 }
 
 // readHead reads frames up to the request's HEADERS (unknown ones are

@@ -94,8 +94,9 @@ func startH3Proxy(t *testing.T, uo UpstreamOptions) (string, *http.Client) {
 
 // TestH3Proxy: HTTP/3 requests reach HTTP/1.1, HTTPS, h2c and h2
 // upstreams through the proxy: the upstream sees the forwarding fields
-// (Via says 3), 1 MiB bodies go both ways, and a request body streams to
-// the upstream while its echo streams back, piece by piece.
+// (Via says 3), 1 MiB bodies go both ways, an HTTP/2 upstream's trailers
+// come back, and a request body streams to the upstream while its echo
+// streams back, piece by piece.
 func TestH3Proxy(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	h1 := httptest.NewServer(h1DuplexEcho)
@@ -136,6 +137,9 @@ func TestH3Proxy(t *testing.T) {
 			resp.Body.Close()
 			if err != nil || !bytes.Equal(b, big) {
 				t.Fatalf("1 MiB echo: %d bytes back of %d, %v", len(b), len(big), err)
+			}
+			if tc.uo.HTTP2 && resp.Trailer.Get("Grpc-Status") != "0" {
+				t.Fatalf("the h2 upstream's trailers did not come back: %v", resp.Trailer)
 			}
 			if tc.uo.HTTP2 {
 				checkH3Streaming(t, c, base+"/echo")
