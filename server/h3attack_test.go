@@ -642,3 +642,38 @@ func h3WatchGoaway(t *testing.T, c *quic.Conn) chan uint64 {
 	}()
 	return goaway
 }
+
+// TestH3StartDrain: StartDrain sends GOAWAY to an open HTTP/3 connection
+// at once; a connection opened during the drain is served its first
+// request and then gets GOAWAY (as HTTP/2's), so that a client that
+// reconnects is answered instead of sent round in a loop.
+func TestH3StartDrain(t *testing.T) {
+	s, p, addr := startH3(t, HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") }), Options{}, HTTP3Options{})
+	old := h3RawDial(t, addr, h3RawTLS(p), nil)
+	oldGoaway := h3WatchGoaway(t, old)
+	if status, _, err := h3RawRequest(t, old, nil, h3RawGet("GET", "/")...); status != "200" {
+		t.Fatalf("before the drain: %q %v", status, err)
+	}
+	s.StartDrain()
+	select {
+	case id := <-oldGoaway:
+		if id != 4 {
+			t.Errorf("GOAWAY names stream %d, want 4", id)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("no GOAWAY for the open connection")
+	}
+	fresh := h3RawDial(t, addr, h3RawTLS(p), nil)
+	freshGoaway := h3WatchGoaway(t, fresh)
+	if status, body, err := h3RawRequest(t, fresh, nil, h3RawGet("GET", "/")...); status != "200" || string(body) != "ok" {
+		t.Fatalf("a connection opened during the drain: %q %q %v", status, body, err)
+	}
+	select {
+	case id := <-freshGoaway:
+		if id != 4 {
+			t.Errorf("GOAWAY names stream %d, want 4", id)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("no GOAWAY after the first stream of a connection opened during the drain")
+	}
+}

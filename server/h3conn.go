@@ -32,8 +32,10 @@ type h3conn struct {
 	lastID   quic.StreamID
 	accepted bool
 	draining bool
-	ctrl     *quic.SendStream
-	handlers sync.WaitGroup
+	// goawaySent: GOAWAY went out on ctrl (once).
+	goawaySent bool
+	ctrl       *quic.SendStream
+	handlers   sync.WaitGroup
 	// peerControl: the client's control stream has been seen (one only).
 	peerControl bool
 }
@@ -72,12 +74,17 @@ func (hc *h3conn) serve() {
 	if err != nil {
 		return
 	}
+	ctrl.Write(hc.settingsFrame())
 	hc.mu.Lock()
 	hc.ctrl = ctrl
+	if hc.draining {
+		hc.sendGoaway() // drain came before the control stream
+	}
 	hc.mu.Unlock()
-	ctrl.Write(hc.settingsFrame())
 	go hc.acceptUni()
-	if hc.srv.draining.Load() || hc.srv.closing.Load() {
+	if hc.srv.closing.Load() {
+		// Accepted as Shutdown began. (One accepted during StartDrain
+		// serves a stream first, as HTTP/2's does: streamEnded.)
 		hc.drain()
 	}
 	ctx := qc.Context()
@@ -261,11 +268,20 @@ func h3ValidSettings(p []byte) bool {
 func (hc *h3conn) drain() {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	if hc.draining || hc.ctrl == nil {
-		hc.draining = true
+	if hc.draining {
 		return
 	}
 	hc.draining = true
+	hc.sendGoaway()
+	hc.closeIfIdle()
+}
+
+// sendGoaway writes GOAWAY once the control stream is open; under mu.
+func (hc *h3conn) sendGoaway() {
+	if hc.goawaySent || hc.ctrl == nil {
+		return
+	}
+	hc.goawaySent = true
 	var next quic.StreamID
 	if hc.accepted {
 		next = hc.lastID + 4 // client-initiated bidirectional streams step by 4
@@ -273,7 +289,6 @@ func (hc *h3conn) drain() {
 	b := appendH3FrameHead(nil, h3FrameGoaway, uint64(quicvarint.Len(uint64(next))))
 	b = quicvarint.Append(b, uint64(next))
 	hc.ctrl.Write(b)
-	hc.closeIfIdle()
 }
 
 // h3CloseGrace is how long a drained connection stays open after its last
