@@ -21,9 +21,10 @@ import (
 	"github.com/simdedge/simdedge/internal/testcert"
 )
 
-func h3ConfigFile(t *testing.T, file, backend, body string, cert *testcert.Pair) {
+func h3ConfigFile(t *testing.T, file, engine, backend, body string, cert *testcert.Pair) {
 	t.Helper()
-	cfg := fmt.Sprintf(`listeners:
+	cfg := fmt.Sprintf(`engine: %s
+listeners:
   - address: "127.0.0.1:0"
     tls:
       certificates: [{cert: %q, key: %q}]
@@ -41,7 +42,7 @@ routes:
     echo: {}
   - match: {path_prefix: /}
     respond: {status: 200, body: %q}
-`, cert.CertFile, cert.KeyFile, backend, body)
+`, engine, cert.CertFile, cert.KeyFile, backend, body)
 	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +51,15 @@ routes:
 // TestServeHTTP3: a TLS listener with http3 serves QUIC on its port: the
 // TCP answers advertise it (Alt-Svc with the configured max age), HTTP/3
 // requests reach the routes and the proxy (X-Forwarded-Proto https), and
-// SIGHUP changes the routes and the certificate for HTTP/3 too.
+// SIGHUP changes the routes and the certificate for HTTP/3 too; on both
+// engines (the TCP side's).
 func TestServeHTTP3(t *testing.T) {
+	for _, engine := range []string{"loop", "goroutine"} {
+		t.Run(engine, func(t *testing.T) { testServeHTTP3(t, engine) })
+	}
+}
+
+func testServeHTTP3(t *testing.T, engine string) {
 	back := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, r.Header.Get("X-Forwarded-Proto")+" "+r.Header.Get("Via"))
 	}))
@@ -61,7 +69,7 @@ func TestServeHTTP3(t *testing.T) {
 	a1 := ca.Leaf(t, "a1", []string{"a.example"}, z, z)
 	a2 := ca.Leaf(t, "a2", []string{"a.example"}, z, z)
 	file := filepath.Join(t.TempDir(), "c.yaml")
-	h3ConfigFile(t, file, strings.TrimPrefix(back.URL, "http://"), "one", a1)
+	h3ConfigFile(t, file, engine, strings.TrimPrefix(back.URL, "http://"), "one", a1)
 	addrs := startServeAll(t, "-config", file)
 	if len(addrs) != 2 || !strings.HasPrefix(addrs[1], "udp+h3://") {
 		t.Fatalf("addresses %v", addrs)
@@ -73,13 +81,15 @@ func TestServeHTTP3(t *testing.T) {
 	_, port, _ := net.SplitHostPort(tcpAddr)
 	c1 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "a.example"}}}
 	defer c1.CloseIdleConnections()
-	resp, err := c1.Get("https://" + tcpAddr + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got, want := resp.Header.Get("Alt-Svc"), `h3=":`+port+`"; ma=3600`; got != want {
-		t.Errorf("Alt-Svc %q, want %q", got, want)
+	for _, path := range []string{"/", "/xfp"} { // inline on the loop, and proxied
+		resp, err := c1.Get("https://" + tcpAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got, want := resp.Header.Get("Alt-Svc"), `h3=":`+port+`"; ma=3600`; got != want {
+			t.Errorf("%s: Alt-Svc %q, want %q", path, got, want)
+		}
 	}
 	h3get := func(path string) (int, string, string) {
 		tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "a.example"}, QUICConfig: &quic.Config{}}
@@ -115,7 +125,7 @@ func TestServeHTTP3(t *testing.T) {
 	if serial() != a1.Leaf.SerialNumber.String() {
 		t.Fatal("HTTP/3 does not serve the configured certificate")
 	}
-	h3ConfigFile(t, file, strings.TrimPrefix(back.URL, "http://"), "two", a2)
+	h3ConfigFile(t, file, engine, strings.TrimPrefix(back.URL, "http://"), "two", a2)
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
 	deadline := time.Now().Add(5 * time.Second)
 	for serial() != a2.Leaf.SerialNumber.String() {
