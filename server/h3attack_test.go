@@ -19,6 +19,7 @@ import (
 	"github.com/quic-go/quic-go/quicvarint"
 
 	"github.com/simdedge/simdedge/internal/testenv"
+	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/edgetls"
 	"github.com/simdedge/simdedge/server/metrics"
@@ -675,5 +676,91 @@ func TestH3StartDrain(t *testing.T) {
 		}
 	case <-time.After(testTimeout):
 		t.Fatal("no GOAWAY after the first stream of a connection opened during the drain")
+	}
+}
+
+// TestH3Migration: a client that moves to another port (a new socket,
+// RFC 9000 §9: probed with PATH_CHALLENGE, then switched) keeps its
+// connection, and its requests are served from the new address.
+func TestH3Migration(t *testing.T) {
+	h := HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString(r.RemoteAddr().String()) })
+	_, p, addr := startH3(t, h, Options{}, HTTP3Options{})
+	sock1, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr1 := &quic.Transport{Conn: sock1}
+	defer tr1.Close()
+	server, _ := net.ResolveUDPAddr("udp", addr)
+	dctx, dcancel := context.WithTimeout(context.Background(), testTimeout)
+	defer dcancel()
+	c, err := tr1.Dial(dctx, server, h3RawTLS(p), &quic.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseWithError(0, "")
+	h3RawControl(t, c)
+	_, before, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &quic.Transport{Conn: sock}
+	defer tr.Close()
+	path, err := c.AddPath(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := path.Probe(ctx); err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	if err := path.Switch(); err != nil {
+		t.Fatalf("switch: %v", err)
+	}
+	status, after, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...)
+	if err != nil || status != "200" {
+		t.Fatalf("after the move: %q %v", status, err)
+	}
+	if string(after) == string(before) || string(after) != sock.LocalAddr().String() {
+		t.Fatalf("served from %s before and %s after the move to %s", before, after, sock.LocalAddr())
+	}
+}
+
+// TestH3ListenerRules: the listener's deny rules refuse a QUIC connection
+// at its first packet; allowed addresses are served.
+func TestH3ListenerRules(t *testing.T) {
+	for _, tc := range []struct {
+		deny   string
+		served bool
+	}{{"10.0.0.0/8", true}, {"127.0.0.1/32", false}} {
+		deny, _, err := access.ParsePrefixes([]string{tc.deny})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") })
+		_, p, addr := startH3(t, h, Options{}, HTTP3Options{Rules: access.Rules{Deny: deny}})
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		c, err := quic.DialAddr(ctx, addr, h3RawTLS(p), nil)
+		cancel()
+		if !tc.served {
+			if err == nil {
+				c.CloseWithError(0, "")
+				t.Fatalf("deny %s: a denied client connected", tc.deny)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("deny %s: %v", tc.deny, err)
+		}
+		h3RawControl(t, c)
+		if status, _, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...); status != "200" {
+			t.Fatalf("deny %s: %q %v", tc.deny, status, err)
+		}
+		c.CloseWithError(0, "")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -51,6 +52,11 @@ type HTTP3Options struct {
 	// methods (GET, HEAD, OPTIONS, TRACE) are served from it; any other
 	// request in early data is answered 425 Too Early (RFC 8470 §5.2).
 	Allow0RTT bool
+	// Rules are the listener's allow and deny (ListenerPolicy.Rules): a
+	// connection from a denied address is refused at its first packet,
+	// as a TCP one is closed at accept, and a request from an address
+	// the connection moved to (RFC 9000 §9) is checked again.
+	Rules access.Rules
 }
 
 // Defaults of HTTP3Options.
@@ -162,7 +168,7 @@ func H3TLSConfig(tc *tls.Config) *tls.Config {
 func (s *Server) ServeHTTP3(pc net.PacketConn, tc *tls.Config, o HTTP3Options) error {
 	o.normalize()
 	var err error
-	hs := &h3Shakes{limit: int64(o.RetryThreshold)}
+	hs := &h3Shakes{limit: int64(o.RetryThreshold), rules: &o.Rules}
 	lst := s.opts.Metrics.Listener(pc.LocalAddr().String())
 	tr := &quic.Transport{
 		Conn: pc,
@@ -255,7 +261,12 @@ const h3MaxUniStreams = 8
 type h3Shakes struct {
 	n     atomic.Int64
 	limit int64
+	rules *access.Rules
 }
+
+// errH3Denied refuses a connection from an address the listener's rules
+// deny (quic-go answers CONNECTION_REFUSED).
+var errH3Denied = errors.New("server: address denied")
 
 type h3ShakeKey struct{}
 
@@ -271,7 +282,10 @@ func (sh *h3Shake) end() {
 	}
 }
 
-func (hs *h3Shakes) begin(ctx context.Context, _ *quic.ClientInfo) (context.Context, error) {
+func (hs *h3Shakes) begin(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
+	if hs.rules.Active() && hs.rules.Check(addrIP(ci.RemoteAddr)) == access.Denied {
+		return nil, errH3Denied
+	}
 	sh := &h3Shake{hs: hs}
 	hs.n.Add(1)
 	context.AfterFunc(ctx, sh.end)

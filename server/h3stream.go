@@ -12,6 +12,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
+	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -115,8 +116,15 @@ func (hc *h3conn) serveStream(qs *quic.Stream) {
 	}
 	c.lst.HTTP3(c.shard, metrics.H3Stream)
 	r := &s.req
-	r.srv, r.c, r.remote = hc.srv, c, c.req.remote
+	// The client's address as of this request: a QUIC connection moves
+	// with its client (RFC 9000 §9), unlike the conn's, taken at accept.
+	r.srv, r.c, r.remote = hc.srv, c, hc.qc.RemoteAddr()
 	r.remoteIP = r.remoteIP[:0]
+	if hc.o.Rules.Active() && hc.o.Rules.Check(addrIP(r.remote)) == access.Denied {
+		qs.CancelRead(h3RequestRejected) // moved to a denied address
+		qs.CancelWrite(h3RequestRejected)
+		return
+	}
 	var h Handler
 	switch {
 	case s.hd.tooBig:

@@ -30,7 +30,9 @@ func (s *listenerSet) openHTTP3(l config.Listener, id, addr string, st *edgetls.
 	}
 	_, p, _ := net.SplitHostPort(pc.LocalAddr().String())
 	port, _ := strconv.Atoi(p)
-	s.udp = append(s.udp, udpListener{pc: pc, tls: st, spec: id, opts: h3.Options(), altSvc: h3.AltSvc(port)})
+	o := h3.Options()
+	o.Rules = l.Policy().Rules // the listener's allow and deny
+	s.udp = append(s.udp, udpListener{pc: pc, tls: st, spec: id, opts: o, altSvc: h3.AltSvc(port)})
 	s.addrs = append(s.addrs, "udp+h3://"+pc.LocalAddr().String())
 	return nil
 }

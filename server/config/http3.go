@@ -125,4 +125,9 @@ func (l *Listener) validateHTTP3(d *decoder, at *yaml.Node, key string) {
 	if l.HTTP3 && (l.TLS == nil || l.Transport != "" && l.Transport != TransportTCP) {
 		d.fail(at, key+".http3", "only on a tcp listener with tls (QUIC is always encrypted)")
 	}
+	if l.HTTP3 && l.ProxyProtocol {
+		// The PROXY header comes on TCP connections; QUIC clients would
+		// be known by another address than the TCP ones.
+		d.fail(at, key+".http3", "not with proxy_protocol")
+	}
 }
