@@ -764,3 +764,33 @@ func TestH3ListenerRules(t *testing.T) {
 		c.CloseWithError(0, "")
 	}
 }
+
+// TestH3ConnsPerIP: MaxConnsPerIP counts QUIC connections: one over the
+// address's share is closed once accepted, and the slot comes back when
+// the first connection ends.
+func TestH3ConnsPerIP(t *testing.T) {
+	h := HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") })
+	_, p, addr := startH3(t, h, Options{Limits: Limits{MaxConnsPerIP: 1}}, HTTP3Options{})
+	first := h3RawDial(t, addr, h3RawTLS(p), nil)
+	if status, _, err := h3RawRequest(t, first, nil, h3RawGet("GET", "/")...); status != "200" {
+		t.Fatalf("first connection: %q %v", status, err)
+	}
+	second := h3RawDial(t, addr, h3RawTLS(p), nil)
+	if status, _, err := h3RawRequest(t, second, nil, h3RawGet("GET", "/")...); err == nil || status != "" {
+		t.Fatalf("a second connection from the address was served: %q %v", status, err)
+	}
+	first.CloseWithError(0, "")
+	deadline := time.Now().Add(testTimeout)
+	for {
+		third := h3RawDial(t, addr, h3RawTLS(p), nil)
+		status, _, _ := h3RawRequest(t, third, nil, h3RawGet("GET", "/")...)
+		third.CloseWithError(0, "")
+		if status == "200" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slot did not come back after the first connection ended")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -229,7 +229,17 @@ func (s *Server) ServeHTTP3(pc net.PacketConn, tc *tls.Config, o HTTP3Options) e
 			return err
 		}
 		hs.accepted(c)
+		// MaxConnsPerIP counts QUIC connections with the TCP ones
+		// (admit.go): over its address's share, a connection is
+		// refused once its handshake is done (its address proven).
+		ip, counted := clientKey(c.RemoteAddr())
+		if counted && !s.ips.acquire(ip, s.settings().Limits.MaxConnsPerIP) {
+			lst.Refused(0, metrics.RefusedPerIP)
+			c.CloseWithError(h3ExcessiveLoad, "")
+			continue
+		}
 		hc := newH3conn(s, c, &o, pc)
+		hc.c.ip, hc.c.ipHeld = ip, counted
 		hc.c.countOpen(lst)
 		lst.HTTP3(hc.c.shard, metrics.H3Conn)
 		s.addConn(hc.c)
