@@ -48,10 +48,10 @@ func TestBuildConstraints(t *testing.T) {
 			n++
 		}
 	}
-	// Stub and assembly for each family: classify, lower, prefixsum,
-	// scan, utf8.
-	if want := 2 * 5; n != want {
-		t.Fatalf("found %d generated kernel files, want %d (stub and assembly for 5 families)", n, want)
+	// Stub and assembly for each family: classify, jsonindex, lower,
+	// prefixsum, scan, utf8.
+	if want := 2 * 6; n != want {
+		t.Fatalf("found %d generated kernel files, want %d (stub and assembly for 6 families)", n, want)
 	}
 	for _, arch := range []string{"amd64", "arm64", "386"} {
 		for _, purego := range []bool{false, true} {

@@ -9,9 +9,11 @@ import "github.com/klauspost/cpuid/v2"
 // here means the instructions are usable.
 func detectLevel() Level {
 	switch {
-	case cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.BMI2):
+	// BMI1, POPCNT and CLMUL (the JSONStructurals kernel) come with every CPU that has AVX2 and BMI2; they are
+	// checked all the same.
+	case cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.BMI1, cpuid.BMI2, cpuid.POPCNT, cpuid.CLMUL):
 		return AVX512
-	case cpuid.CPU.Supports(cpuid.AVX2, cpuid.BMI2):
+	case cpuid.CPU.Supports(cpuid.AVX2, cpuid.BMI1, cpuid.BMI2, cpuid.POPCNT, cpuid.CLMUL):
 		return AVX2
 	}
 	return Generic

@@ -25,6 +25,13 @@ func classify(dst []uint64, src []byte, t *ClassTable) {
 	}
 }
 
+func jsonStructurals(pos []uint32, masks, cls []uint64, base uint32, c *JSONCarry) int {
+	if active == Generic {
+		return jsonStructuralsGeneric(pos, masks, cls, base, &c.s)
+	}
+	return jsonStructuralsBMI(pos, masks, cls, base, &c.s) // both levels: see _gen/jsonindex.go
+}
+
 func prefixSum8(dst, src []uint8, carry uint8, excl bool) uint8 {
 	switch active {
 	case AVX512:

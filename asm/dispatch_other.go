@@ -25,3 +25,7 @@ func indexNotInRange(b []byte, lo, hi byte) int { return indexNotInRangeGeneric(
 func toLower(dst, src []byte) { toLowerGeneric(dst, src) }
 
 func validUTF8(b []byte) bool { return validUTF8Generic(b) }
+
+func jsonStructurals(pos []uint32, masks, cls []uint64, base uint32, c *JSONCarry) int {
+	return jsonStructuralsGeneric(pos, masks, cls, base, &c.s)
+}

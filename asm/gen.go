@@ -9,3 +9,4 @@ package asm
 //go:generate sh -c "cd _gen && go run . -kernel scan -pkg asm -out ../scan_amd64.s -stubs ../scan_amd64.go"
 //go:generate sh -c "cd _gen && go run . -kernel lower -pkg asm -out ../lower_amd64.s -stubs ../lower_amd64.go"
 //go:generate sh -c "cd _gen && go run . -kernel utf8 -pkg asm -out ../utf8_amd64.s -stubs ../utf8_amd64.go"
+//go:generate sh -c "cd _gen && go run . -kernel jsonindex -pkg asm -out ../jsonindex_amd64.s -stubs ../jsonindex_amd64.go"

@@ -2,6 +2,7 @@ package asm
 
 import (
 	"os"
+	"slices"
 	"syscall"
 	"testing"
 )
@@ -67,6 +68,18 @@ func TestGuardPages(t *testing.T) {
 			ExclusivePrefixSum16(u16[:n], u16[:n], 3)
 			PrefixSum32(u32[len(u32)-n:], u32[len(u32)-n:], 5)
 			ExclusivePrefixSum32(u32[:n], u32[:n], 5)
+		})
+	}
+	// JSONStructurals reads its class words from the end of the page and
+	// writes positions and masks against both of its edges.
+	for blocks := 0; blocks <= 6; blocks++ {
+		forEachLevel(t, func(l Level) {
+			u64 := unsafeU64(page)
+			cls := u64[len(u64)-blocks*JSONClasses:]
+			var c JSONCarry
+			JSONStructurals(make([]uint32, blocks*BlockSize), u64[:blocks*JSONMaskWords], cls, 0, &c)
+			u32 := unsafeU32(page)
+			JSONStructurals(u32[len(u32)-blocks*BlockSize:], u64[len(u64)-blocks*JSONMaskWords:], slices.Clone(cls), 0, &c)
 		})
 	}
 }

@@ -6,6 +6,7 @@ replace github.com/simdedge/simdedge => ../
 
 require (
 	github.com/coder/websocket v1.8.15
+	github.com/miekg/dns v1.1.73
 	github.com/simdedge/simdedge v0.0.0-00010101000000-000000000000
 	google.golang.org/grpc v1.85.0
 )

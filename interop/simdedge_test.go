@@ -29,6 +29,9 @@ var simdedgeBin string
 // buildErr says why simdedgeBin is empty.
 var buildErr string
 
+// binDir holds the binaries the tests build; TestMain removes it.
+var binDir string
+
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
 func runMain(m *testing.M) int {
@@ -38,6 +41,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	binDir = dir
 	bin := filepath.Join(dir, "simdedge")
 	// Built in the root module (the parent directory): the binary users
 	// run, with none of this module's test-only dependencies.
@@ -74,11 +78,17 @@ func freePort(t testing.TB) int {
 func startSimdedge(t testing.TB, conf, addr string) (stop func()) {
 	t.Helper()
 	needBinary(t)
+	return startSimdedgeBin(t, simdedgeBin, conf, addr)
+}
+
+// startSimdedgeBin is startSimdedge with another build of the binary.
+func startSimdedgeBin(t testing.TB, bin, conf, addr string) (stop func()) {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "simdedge.yaml")
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(simdedgeBin, "serve", "-config", file)
+	cmd := exec.Command(bin, "serve", "-config", file)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -26,7 +26,7 @@ import (
 // avo takes it in the old "+build" syntax, where a comma means "and".
 const buildConstraint = "!purego,!noasm"
 
-var family = flag.String("kernel", "", "kernel family to generate: classify, prefixsum, scan, lower or utf8")
+var family = flag.String("kernel", "", "kernel family to generate: classify, prefixsum, scan, lower, utf8 or jsonindex")
 
 func main() {
 	flag.Parse()
@@ -56,6 +56,8 @@ func main() {
 		tabs, inc32, inc64, tailMask := utf8Data()
 		validUTF8AVX2(tabs, inc32, tailMask, utf8ConstData())
 		validUTF8AVX512(tabs, inc64)
+	case "jsonindex":
+		jsonStructuralsBMI()
 	default:
 		fmt.Fprintf(os.Stderr, "_gen: unknown -kernel %q\n", *family)
 		os.Exit(2)

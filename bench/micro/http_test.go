@@ -70,6 +70,18 @@ func BenchmarkHTTPRequest(b *testing.B) {
 	}
 }
 
+// BenchmarkHTTPLevels parses the 703-byte corpus request's head at each
+// asm level this CPU has (avx512, avx2, generic), for side-by-side runs
+// against picohttpparser: same input, head only, no body, the Request
+// reused as a server reuses it. cpu-ns/op is the figure to compare on a
+// shared machine (see httpCPUTime).
+func BenchmarkHTTPLevels(b *testing.B) {
+	c := httpCorpus{"kittyhell_703B", sharedData(b, "http/req_kittyhell_703B.txt"), false}
+	for _, lvl := range asm.Levels() {
+		b.Run(c.name+"/"+lvl.String(), func(b *testing.B) { httpBenchSimdedge(b, c, lvl) })
+	}
+}
+
 func httpBenchSimdedge(b *testing.B, c httpCorpus, level asm.Level) {
 	prev := asm.SetLevel(level)
 	defer asm.SetLevel(prev)

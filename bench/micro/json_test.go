@@ -55,6 +55,7 @@ func BenchmarkJSON(b *testing.B) {
 			var pj *simdjson.ParsedJson
 			run("simdjson_go", func() (err error) { pj, err = simdjson.Parse(data, pj, jsonNoCopy...); return err })
 		}
+		benchSimdjson(b, name, data)
 	}
 }
 

@@ -73,23 +73,29 @@ func BenchmarkURLParse(b *testing.B) {
 				b.Run(impl.name, func(b *testing.B) {
 					parse, teardown := impl.setup()
 					defer teardown()
-					b.SetBytes(total)
-					b.ReportAllocs()
-					cpu0, cpuOK := urlProcessCPU()
-					for b.Loop() {
-						for _, s := range lines {
-							parse(s)
-						}
-					}
-					cpu1, _ := urlProcessCPU()
-					perURL := float64(b.N) * float64(len(lines))
-					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perURL, "ns/URL")
-					if cpuOK {
-						b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/perURL, "cpu-ns/URL")
-					}
+					benchURLLines(b, lines, total, parse)
 				})
 			}
 		})
+	}
+}
+
+// benchURLLines parses every line per op with parse, reporting allocations,
+// MB/s of input, wall-clock ns/URL and (where /proc exists) cpu-ns/URL.
+func benchURLLines(b *testing.B, lines []string, total int64, parse func(string) bool) {
+	b.SetBytes(total)
+	b.ReportAllocs()
+	cpu0, cpuOK := urlProcessCPU()
+	for b.Loop() {
+		for _, s := range lines {
+			parse(s)
+		}
+	}
+	cpu1, _ := urlProcessCPU()
+	perURL := float64(b.N) * float64(len(lines))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perURL, "ns/URL")
+	if cpuOK {
+		b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/perURL, "cpu-ns/URL")
 	}
 }
 
@@ -128,20 +134,45 @@ func urlProcessCPU() (time.Duration, bool) {
 // every Linux architecture Go supports.
 const urlClockTick = 10 * time.Millisecond
 
+// urlSink keeps the URLs Parse returns reachable, so the benchmark
+// measures the allocation a caller that keeps them pays.
+var urlSink *url.URL
+
 // BenchmarkURLParseAlloc is simdedge's Parse (a new URL per input), for
 // callers that keep every URL.
 func BenchmarkURLParseAlloc(b *testing.B) {
 	for _, c := range urlCorpora {
 		b.Run(c.name, func(b *testing.B) {
 			lines, total := urlLines(sharedData(b, c.file))
-			b.SetBytes(total)
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, s := range lines {
-					_, _ = url.Parse(s, nil)
-				}
+			benchURLLines(b, lines, total, parseAlloc)
+		})
+	}
+}
+
+func parseAlloc(s string) bool {
+	u, err := url.Parse(s, nil)
+	urlSink = u
+	return err == nil
+}
+
+// BenchmarkURLLevels runs ParseInto and Parse on every SIMD level this CPU
+// has (asm.Levels), so a figure for one path always has its twin from the
+// same run: BenchmarkURLLevels/<corpus>/<level>/<ParseInto|Parse>.
+func BenchmarkURLLevels(b *testing.B) {
+	for _, c := range urlCorpora {
+		b.Run(c.name, func(b *testing.B) {
+			lines, total := urlLines(sharedData(b, c.file))
+			for _, l := range asm.Levels() {
+				b.Run(l.String(), func(b *testing.B) {
+					prev := asm.SetLevel(l)
+					defer asm.SetLevel(prev)
+					var u url.URL
+					b.Run("ParseInto", func(b *testing.B) {
+						benchURLLines(b, lines, total, func(s string) bool { return url.ParseInto(&u, s, nil) == nil })
+					})
+					b.Run("Parse", func(b *testing.B) { benchURLLines(b, lines, total, parseAlloc) })
+				})
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(lines)), "ns/URL")
 		})
 	}
 }

@@ -25,7 +25,34 @@
 // work of receiving a frame runs inside the injecting syscall, as it would
 // run in a NIC's softirq), gen-cpu-ns/op (the injecting thread alone).
 //
+// # TCP
+//
+// BenchmarkTCPKeepAlive compares TCP on gVisor over AF_XDP (xdp/netstack)
+// with kernel TCP, the same server core and handler on one veth pair, fed
+// by a raw-frame client (tcpGen, tcpgen_test.go): an AF_PACKET socket in
+// the client namespace from which it speaks just enough TCP to open
+// keep-alive connections and send GETs, each request carrying the
+// acknowledgement of the previous response. No client kernel TCP is on
+// the path, so the figure is not set by a client's delayed-ACK and
+// quick-ACK choices (the kernel-client benchmark in xdp/netstack saw about
+// two frames in per request, the client kernel's pure ACKs among them).
+// The requests are not injected with BPF_PROG_TEST_RUN as the datagrams
+// are: a live-frames run repeats one frame, and TCP's frames differ per
+// connection and per request, so each run would carry a single frame and
+// the syscall's per-run setup with it. They go out of the client's veth
+// instead, and reach the server's veth, and its XDP program, as a NIC's
+// frames would.
+//
+// The generator is a process of its own (this test binary again, in the
+// client namespace), so the server's process holds none of its work.
+// cpu-ns/op is the server's CPU per request: the server process's CPU time
+// plus the generator's time inside send(2), where the kernel receives the
+// request (veth, XDP, then the AF_XDP copy or the whole kernel TCP receive
+// path), work a NIC would bill to the server; it also holds the packet
+// socket's own sending, the same for both transports. gen-cpu-ns/op is the
+// generator process's CPU time, send-cpu-ns/op its part inside send(2).
+//
 // Needs root (network namespaces, BPF); run with bench/xdp/run.sh, which
 // interleaves the two transports over rounds and compares them with
-// benchstat.
+// benchstat (BENCH=TCPKeepAlive for the TCP benchmark).
 package xdp

@@ -6,12 +6,15 @@
 # network namespaces of its own.
 #
 # Usage: bench/xdp/run.sh [COUNT] [BENCHTIME]   (default 10 rounds of 1s)
+# BENCH=TCPKeepAlive runs the TCP benchmark instead: gVisor over AF_XDP
+# against kernel TCP, fed by the raw-frame TCP generator (doc.go).
 # Writes the raw results to $OUT (default /tmp/xdp-bench.txt) and prints
 # benchstat's comparison of the two transports. `make bench AREAS=xdp`
 # runs the same benchmark inside the suite's report.
 set -euo pipefail
 COUNT=${1:-10}
 BENCHTIME=${2:-1s}
+BENCH=${BENCH:-Datagram}
 OUT=${OUT:-/tmp/xdp-bench.txt}
 cd "$(dirname "$0")/.."   # the bench module
 export PATH="$PATH:/usr/local/go/bin"
@@ -22,7 +25,7 @@ go test -c -o "$W/xdp.test" ./xdp/
 # the machine's noise falls on both alike.
 : > "$OUT"
 for i in $(seq "$COUNT"); do
-	"$W/xdp.test" -test.run '^$' -test.bench '^BenchmarkDatagram$' -test.benchmem \
+	"$W/xdp.test" -test.run '^$' -test.bench "^Benchmark$BENCH\$" -test.benchmem \
 		-test.benchtime "$BENCHTIME" | tee -a "$OUT"
 done
 go tool benchstat -col /transport "$OUT"

@@ -71,7 +71,7 @@ func validateConfig(file string, w io.Writer) (*config.Config, error) {
 			builtins[demoBuiltin] = []string{"127.0.0.1:1"}
 		}
 	}
-	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes})
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, NoDiscovery: true})
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,39 @@ type running struct {
 	set      *listenerSet
 	metrics  *metrics.Set // nil without an admin listener
 	pid      *pidFile     // nil without -pidfile
+	// discovered is signalled when service discovery changed an
+	// upstream's targets (rediscover).
+	discovered chan struct{}
+}
+
+// signalDiscovery is BuildOptions.OnDiscover: it wakes the main loop,
+// which runs rediscover (never blocking the watcher).
+func signalDiscovery(ch chan struct{}) func() {
+	return func() {
+		select {
+		case ch <- struct{}{}:
+		default: // one is pending: it will see this change too
+		}
+	}
+}
+
+// rediscover rebuilds the configuration in force (not the file: a
+// pending edit waits for its SIGHUP) with the targets service discovery
+// now gives, as a reload does: targets that stay keep their connections
+// and health, the others drain.
+func (r *running) rediscover() {
+	snap, err := r.cfg.Refresh(r.buildOptions(), r.sw)
+	if err != nil {
+		r.log.Error("service discovery: rebuild failed; keeping the running configuration", "err", err)
+		return
+	}
+	r.snap = snap
+}
+
+// buildOptions are the options of a rebuild of the running snapshot.
+func (r *running) buildOptions() config.BuildOptions {
+	return config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap, Metrics: r.metrics,
+		OnDiscover: signalDiscovery(r.discovered)}
 }
 
 // reload applies the file's configuration as a whole or not at all, and
@@ -83,7 +116,7 @@ func (r *running) apply() error {
 	}
 	// Upstreams of the same name keep the health state and idle
 	// connections of the targets that remain (Previous).
-	snap, err := cfg.Build(config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap, Metrics: r.metrics})
+	snap, err := cfg.Build(r.buildOptions())
 	if err != nil {
 		return err
 	}

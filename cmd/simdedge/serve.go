@@ -86,7 +86,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer stopLog()
 	mset := newMetrics(cfg)
-	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset})
+	discovered := make(chan struct{}, 1)
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset, OnDiscover: signalDiscovery(discovered)})
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
@@ -134,12 +135,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	opened.applyPaths(cfg, srv)
 	served := opened.serve(srv)
-	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, level: logLevel, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset, pid: pid}
+	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, level: logLevel, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset, pid: pid, discovered: discovered}
 	rt.recordOutcome(nil, true)
 	for {
 		select {
 		case <-hup:
 			rt.reload()
+			snap = rt.snap
+			lv.store(rt.cfg, rt.snap)
+			continue
+		case <-discovered: // resolve: an upstream's targets changed
+			rt.rediscover()
 			snap = rt.snap
 			lv.store(rt.cfg, rt.snap)
 			continue

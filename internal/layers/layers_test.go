@@ -55,6 +55,12 @@ var rules = []rule{
 	{pkg: "server/edgetls"},
 	{pkg: "server/edgeacme"},
 	{pkg: "server/upstream", may: []string{"server/metrics"}},
+	// Service discovery: resolves targets for the pools (DNS I/O of its
+	// own, which server/upstream never does).
+	{pkg: "server/upstream/discover", may: []string{"server/upstream"}},
+	// The global rate limit's client (Envoy's protocol; gRPC with -tags
+	// fleet); descriptors are templates.
+	{pkg: "server/ratelimit/rls", may: []string{"server/rewrite"}},
 	// The admin listener reads the counters and the pools; its tests
 	// build a configuration to check what it shows of one.
 	{pkg: "server/admin", may: []string{"server/accesslog", "server/metrics", "server/upstream"},
@@ -98,8 +104,8 @@ var rules = []rule{
 			"server/rewrite", "server/router", "server/servertest"}},
 	{pkg: "server/config",
 		may: []string{"server", "server/access", "server/accesslog", "server/compress", "server/edgetls",
-			"server/files", "server/metrics", "server/pathnorm", "server/proxy", "server/ratelimit", "server/rewrite",
-			"server/router", "server/upstream", "server/config/internal/keyhook"}},
+			"server/files", "server/metrics", "server/pathnorm", "server/proxy", "server/ratelimit", "server/ratelimit/rls",
+			"server/rewrite", "server/router", "server/upstream", "server/upstream/discover", "server/config/internal/keyhook"}},
 	{pkg: "server/config/internal/keyhook"},
 	// The generator of the configuration reference, docs/config.md.
 	{pkg: "server/config/internal/gendoc", may: []string{"server/config", "server/config/internal/keyhook"}},

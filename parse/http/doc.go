@@ -46,4 +46,9 @@
 // shift and a trailing-zero count; without one, a scalar walk tests eight
 // value bytes per step instead. Both walks share all other code and are
 // tested and fuzzed for identical results.
+//
+// With masks, most field lines never reach that shared code: fastFields
+// (fields_fast.go) takes runs of ordinary lines in a loop without calls,
+// taking each line's end from a running word of control-byte bits, and
+// hands any other line to the general walk (docs/decisions/0040).
 package http

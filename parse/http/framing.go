@@ -197,13 +197,12 @@ func listItems(v []byte, fn func(item []byte) error) error {
 // nearly every request carries this field.
 func (f *framing) connection(v []byte) error {
 	// Fast path: the value is one of the two options nearly every
-	// request sends. foldedIs is exact here too: in a field value only a
-	// CR could fold onto '-', and CR never reaches a value.
+	// request sends (foldedWords is exact for values too).
 	switch {
-	case len(v) == len("keep-alive") && foldedIs(v, "keep-alive"):
+	case len(v) == len("keep-alive") && foldedWords(v) == keepAliveKey:
 		f.keepAlive = true
 		return nil
-	case len(v) == len("close") && foldedIs(v, "close"):
+	case len(v) == len("close") && foldedWords(v) == closeKey:
 		f.close = true
 		return nil
 	}
@@ -228,6 +227,11 @@ func (f *framing) connection(v []byte) error {
 	}
 	return nil
 }
+
+var (
+	keepAliveKey = foldedWords([]byte("keep-alive"))
+	closeKey     = foldedWords([]byte("close"))
+)
 
 // knownCodings are the transfer codings of the IANA registry that a
 // recipient can name (RFC 9112 §7); anything else is refused with 501

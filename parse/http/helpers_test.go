@@ -73,25 +73,35 @@ func withWalk(c walkConfig, f func()) {
 	f()
 }
 
-// parseReqAll parses in with every walk configuration, fails the test if
-// any two disagree, and returns the common result.
+// headerCaps are the Headers capacities each walk is run with: a new
+// message (0, every field appended by the general walk), a reused one too
+// small for the head (the fast walk stops when full and goes on after the
+// general walk grows it), and one with room for every field (the fast walk
+// takes every common line, as on a reused connection).
+var headerCaps = [...]int{0, 3, DefaultMaxHeaders + 1}
+
+// parseReqAll parses in with every walk configuration and Headers
+// capacity, fails the test if any two disagree, and returns the common
+// result.
 func parseReqAll(tb testing.TB, p *Parser, in []byte) reqResult {
 	tb.Helper()
 	var first reqResult
 	var firstCfg walkConfig
 	for i, c := range walkConfigs() {
-		var got reqResult
-		withWalk(c, func() {
-			var req Request
-			n, err := p.ParseRequest(in, &req)
-			got = snapshotRequest(n, err, &req)
-		})
-		if i == 0 {
-			first, firstCfg = got, c
-			continue
-		}
-		if !reflect.DeepEqual(first, got) {
-			tb.Fatalf("walks disagree on %q:\n%v: %+v\n%v: %+v", in, firstCfg, first, c, got)
+		for j, hc := range headerCaps {
+			var got reqResult
+			withWalk(c, func() {
+				req := Request{Headers: make(Headers, 0, hc)}
+				n, err := p.ParseRequest(in, &req)
+				got = snapshotRequest(n, err, &req)
+			})
+			if i == 0 && j == 0 {
+				first, firstCfg = got, c
+				continue
+			}
+			if !reflect.DeepEqual(first, got) {
+				tb.Fatalf("walks disagree on %q:\n%v: %+v\n%v (headers cap %d): %+v", in, firstCfg, first, c, hc, got)
+			}
 		}
 	}
 	return first
@@ -114,33 +124,36 @@ func parseRespAll(tb testing.TB, p *Parser, in []byte, head bool) respResult {
 	tb.Helper()
 	var first respResult
 	var firstCfg walkConfig
-	for i, c := range walkConfigs() {
-		var got respResult
-		withWalk(c, func() {
-			var r Response
-			var n int
-			var err error
-			if head {
-				n, err = p.ParseHEADResponse(in, &r)
-			} else {
-				n, err = p.ParseResponse(in, &r)
+	for i, cc := range walkConfigs() {
+		for j, hc := range headerCaps {
+			c := cc
+			var got respResult
+			withWalk(c, func() {
+				r := Response{Headers: make(Headers, 0, hc)}
+				var n int
+				var err error
+				if head {
+					n, err = p.ParseHEADResponse(in, &r)
+				} else {
+					n, err = p.ParseResponse(in, &r)
+				}
+				if err != nil {
+					got = respResult{Err: err}
+					return
+				}
+				got = respResult{N: n, Version: r.Version, Status: r.Status, Reason: string(r.Reason),
+					Body: r.Body, ContentLength: r.ContentLength, Close: r.Close, Upgrade: string(r.Upgrade)}
+				for _, h := range r.Headers {
+					got.Headers = append(got.Headers, string(h.Name)+": "+string(h.Value))
+				}
+			})
+			if i == 0 && j == 0 {
+				first, firstCfg = got, c
+				continue
 			}
-			if err != nil {
-				got = respResult{Err: err}
-				return
+			if !reflect.DeepEqual(first, got) {
+				tb.Fatalf("walks disagree on %q:\n%v: %+v\n%v (headers cap %d): %+v", in, firstCfg, first, c, hc, got)
 			}
-			got = respResult{N: n, Version: r.Version, Status: r.Status, Reason: string(r.Reason),
-				Body: r.Body, ContentLength: r.ContentLength, Close: r.Close, Upgrade: string(r.Upgrade)}
-			for _, h := range r.Headers {
-				got.Headers = append(got.Headers, string(h.Name)+": "+string(h.Value))
-			}
-		})
-		if i == 0 {
-			first, firstCfg = got, c
-			continue
-		}
-		if !reflect.DeepEqual(first, got) {
-			tb.Fatalf("walks disagree on %q:\n%v: %+v\n%v: %+v", in, firstCfg, first, c, got)
 		}
 	}
 	return first

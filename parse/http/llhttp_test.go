@@ -208,7 +208,7 @@ func (c *llhttpCase) run(p *Parser) llhttpOutcome {
 		var cl int64
 		var closeConn, upgrade, noBodyStatus bool
 		if response {
-			var r Response
+			r := Response{Headers: make(Headers, 0, DefaultMaxHeaders)}
 			if c.skipBody {
 				n, err = p.ParseHEADResponse(buf[pos:], &r)
 			} else {
@@ -222,7 +222,9 @@ func (c *llhttpCase) run(p *Parser) llhttpOutcome {
 			closeConn, upgrade = r.Close, r.Upgrade != nil && r.Status == 101
 			noBodyStatus = c.skipBody || r.Status < 200 || r.Status == 204 || r.Status == 304
 		} else {
-			var r Request
+			// Room for every field, so that the fast field walk runs
+			// (with none it never does; see headerCaps).
+			r := Request{Headers: make(Headers, 0, DefaultMaxHeaders)}
 			n, err = p.ParseRequest(buf[pos:], &r)
 			m.method, m.url = string(r.Method), string(r.Target)
 			for _, h := range r.Headers {

@@ -55,6 +55,17 @@ func useMasks() bool {
 // blocks: the 703-byte kittyhell head took 198, 189 and 181 ns, a 90-byte
 // head followed by a 4 KiB body 78, 86 and 96 ns. 8/16 is the compromise:
 // a small head classifies 512 bytes, a 703-byte one takes two calls.
+//
+// Since then the walk grows its window in place (grow) and takes whole
+// runs of lines without calls (fastFields), and a second call costs a
+// 703-byte head ~15 ns more than one call over all its bytes (164 against
+// 179 ns, BenchmarkPhases/avx512/all, same conditions). So when the whole
+// input fits one window, which is when a request arrives alone without a
+// large body, the first call classifies all of it; a longer input starts
+// with firstBlocks as before. The price is paid by inputs of 513 to 1024
+// bytes with a short head: a 90-byte head with a 900-byte body went from
+// 103 to 116 ns (BenchmarkHeadWithBody; with a 4 KiB body, or 400 bytes,
+// no change).
 const (
 	windowBlocks = 16
 	firstBlocks  = 8
@@ -89,16 +100,38 @@ func (s *scanner) init(buf []byte) {
 	}
 }
 
-// fill classifies the window starting at p.
+// fill classifies the window starting at p: it grows the window when p
+// lies in what growing would cover, and otherwise starts a new one at p.
 func (s *scanner) fill(p int) {
+	if s.fills > 0 && p >= s.end && s.grow() && p < s.end {
+		return
+	}
 	size := windowBytes
-	if s.fills == 0 {
+	if s.fills == 0 && len(s.buf) > windowBytes {
 		size = firstBlocks * asm.BlockSize
 	}
 	s.fills++
 	e := min(len(s.buf), p+size)
 	asm.Classify(s.m[:], s.buf[p:e], headTable)
 	s.base, s.end = p, e
+}
+
+// grow classifies the bytes after the window into the mask slots after
+// its blocks, keeping base, and reports whether the window grew. It does
+// not when the window already ends at the input's end or fills all its
+// slots. A head that outgrows its first window (most heads over 512
+// bytes) is then classified once, with no byte classified twice, and a
+// line across the old end reads its masks from both parts.
+func (s *scanner) grow() bool {
+	used := s.end - s.base
+	if s.end >= len(s.buf) || used >= windowBytes || used%asm.BlockSize != 0 {
+		return false
+	}
+	e := min(len(s.buf), s.base+windowBytes)
+	asm.Classify(s.m[used/asm.BlockSize*numClasses:], s.buf[s.end:e], headTable)
+	s.fills++
+	s.end = e
+	return true
 }
 
 // next returns the offset of the first byte at or after p whose bit is set
@@ -160,6 +193,24 @@ func (s *scanner) nextCtl(p int) int {
 		}
 	}
 	return s.nextCtlSlow(p)
+}
+
+// ctlInWindow is nextCtl's search across the blocks of the window, without
+// calls so that it inlines: it returns the offset of the first control
+// byte at or after p and true, or the window's end and false when the
+// window holds none from p (then nextCtlSlow goes on from there). A
+// request line or field value often runs past the end of its block.
+func (s *scanner) ctlInWindow(p int) (int, bool) {
+	for {
+		rel := uint(p - s.base)
+		if rel >= uint(s.end-s.base) {
+			return p, false
+		}
+		if w := s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl] >> (rel % asm.BlockSize); w != 0 {
+			return p + bits.TrailingZeros64(w), true
+		}
+		p += asm.BlockSize - int(rel%asm.BlockSize)
+	}
 }
 
 func (s *scanner) nextCtlSlow(p int) int {

@@ -79,23 +79,34 @@ func ValidHost(h []byte) bool {
 		}
 		return validPort(h[end+1:])
 	}
-	host := h
-	if i := lastIndexByte(h, ':'); i >= 0 {
-		if !allDigits(h[i+1:]) {
-			return false
+	// One pass: reg-name bytes up to the first other byte, which may
+	// only be the colon before an all-digit port. (The port check after
+	// the first colon rejects a second colon, as "host is everything up
+	// to the last colon, and holds no colon" would.) Four bytes a step
+	// while all four are reg-name bytes: one branch instead of four.
+	i := 0
+	for ; i+4 <= len(h); i += 4 {
+		if regNameBit[h[i]]&regNameBit[h[i+1]]&regNameBit[h[i+2]]&regNameBit[h[i+3]] == 0 {
+			break
 		}
-		host = h[:i]
 	}
-	if len(host) == 0 {
-		return false
-	}
-	for _, b := range host {
-		if !regNameSet[b] {
-			return false
+	for ; i < len(h); i++ {
+		if b := h[i]; !regNameSet[b] {
+			return b == ':' && i > 0 && allDigits(h[i+1:])
 		}
 	}
 	return true
 }
+
+// regNameBit is regNameSet as 0 and 1, for ValidHost's four-byte test.
+var regNameBit = func() (t [256]uint8) {
+	for i, in := range regNameSet {
+		if in {
+			t[i] = 1
+		}
+	}
+	return t
+}()
 
 // validPort accepts what may follow an IP-literal: nothing, or ":" digits.
 func validPort(p []byte) bool {
@@ -114,15 +125,6 @@ func allDigits(b []byte) bool {
 func indexByte(b []byte, c byte) int {
 	for i, x := range b {
 		if x == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func lastIndexByte(b []byte, c byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == c {
 			return i
 		}
 	}

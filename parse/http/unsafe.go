@@ -17,3 +17,18 @@ func rebase(dst, src, sub []byte) []byte {
 	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(src))))
 	return dst[off : off+len(sub) : off+len(sub)]
 }
+
+// The fast field walk (fields_fast.go) reads bytes and cuts views at
+// offsets it has already bounded by the classified window's end, which
+// never passes len(b); these two skip the compiler's repeated checks
+// there. Nothing else uses them.
+
+// byteAt returns b[i]; the caller guarantees 0 <= i < len(b).
+func byteAt(b []byte, i int) byte {
+	return *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))
+}
+
+// view returns b[i:j:j]; the caller guarantees 0 <= i <= j <= len(b).
+func view(b []byte, i, j int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)), j-i)
+}

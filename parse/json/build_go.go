@@ -24,6 +24,15 @@ import (
 // On error it returns the offending byte offset.
 func (d *Document) buildGo(b []byte, nd bool) (errAt int, err error) {
 	mk, checkUTF8 := d.marksFor(b)
+	if mk != nil && !nd && !d.noIndex {
+		// The structural index (index.go) for whole valid texts; on
+		// anything else the marks engine below gives the verdict.
+		d.index.build(b)
+		var ok bool
+		if d.own, d.stack, ok = buildIndexed(d.own[:0], d.stack[:0], b, &d.index, d.opts.MaxDepth); ok {
+			return 0, nil
+		}
+	}
 	d.own, d.stack, errAt, err = buildTape(d.own[:0], d.stack[:0], b, nd, d.opts.MaxDepth, checkUTF8, mk)
 	if err != nil {
 		d.own = d.own[:0]
@@ -91,9 +100,7 @@ value:
 		goto value
 	case '"':
 		if mk != nil {
-			if end = wordStop(b, i+1); end < 0 {
-				end = mk.stopFast(i + 1)
-			}
+			end = mk.stopFast(i + 1)
 			if end >= 0 && b[end] == '"' {
 				esc = false
 			} else {
@@ -209,9 +216,7 @@ key:
 		return tape, stack, i, ErrExpectedKey
 	}
 	if mk != nil {
-		if end = wordStop(b, i+1); end < 0 {
-			end = mk.stopFast(i + 1)
-		}
+		end = mk.stopFast(i + 1)
 		if end >= 0 && b[end] == '"' {
 			esc = false
 		} else {

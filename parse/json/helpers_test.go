@@ -19,9 +19,15 @@ func engineParsers(opts Options) []*Parser {
 		p.doc.simdMin, p.doc.marksMin = 0, 0
 		ps = append(ps, p)
 		if e == EnginePureGo && useMarks() {
-			// The same engine without marks (marks.go): its word loops
-			// must give the same documents and the same errors.
+			// The same engine without the structural index (index.go),
+			// and without marks either (marks.go): its marks scans and
+			// its word loops must give the same documents and the same
+			// errors.
 			p := NewParser(o)
+			p.doc.marksMin = 0
+			p.doc.noIndex = true
+			ps = append(ps, p)
+			p = NewParser(o)
 			p.doc.noMarks = true
 			ps = append(ps, p)
 		}

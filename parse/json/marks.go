@@ -1,7 +1,6 @@
 package json
 
 import (
-	"encoding/binary"
 	"math/bits"
 
 	"github.com/simdedge/simdedge/asm"
@@ -194,18 +193,6 @@ func skipWSSlowMarked(b []byte, i int, m *marks) int {
 		}
 	}
 	return m.nextNonSpace(i)
-}
-
-// wordStop returns the first string stop among the 8 bytes at i, else -1:
-// the SWAR test of scan_string.go, cheaper than the masks for the short
-// keys of compact documents ("id", "name"), tried first.
-func wordStop(b []byte, i int) int {
-	if i+wordBytes <= len(b) {
-		if x := specialMask(binary.LittleEndian.Uint64(b[i:])); x != 0 {
-			return i + bits.TrailingZeros64(x)/byteBits
-		}
-	}
-	return -1
 }
 
 // stopFast returns the first string stop at or after i when it lies in

@@ -31,6 +31,10 @@ type Document struct {
 	// both paths on inputs of every size.
 	noMarks  bool
 	marksMin int
+	// index is the structural index (index.go), reused; noIndex makes
+	// the pure-Go engine skip it, for tests comparing both paths.
+	index   index
+	noIndex bool
 }
 
 // NewParser returns a Parser with the given options (zero: defaults).

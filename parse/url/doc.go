@@ -14,9 +14,11 @@
 //
 // # Parsing
 //
-// Parse allocates a new URL; ParseInto reuses one and allocates nothing in
-// steady state (also on failure), except for hosts with non-ASCII code
-// points, whose IDNA processing allocates; CanParse only validates. Parsing first
+// Parse makes one allocation per URL, the URL and its href buffer
+// together, sized once (see newURL); ParseInto reuses a URL and allocates
+// nothing in steady state (also on failure); CanParse only validates and
+// allocates nothing. All three allocate more for hosts with non-ASCII code
+// points, whose IDNA processing allocates. Parsing first
 // tries a fast path for plain absolute http(s) URLs; everything else runs
 // the standard's state machine (parser.go, one case per state, each citing
 // its section). The fast path is fuzzed for agreement with the state

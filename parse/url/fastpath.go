@@ -56,9 +56,21 @@ const (
 	httpsPrefix = "https://"
 )
 
-// parseFast parses input into u when it is a plain http(s) URL; it reports
-// false (leaving u's offsets unspecified) otherwise.
-func (u *URL) parseFast(input string, reuse bool) bool {
+// fastResult is what fastPath did.
+type fastResult uint8
+
+const (
+	fastRejected fastResult = iota // not a plain http(s) URL: run the state machine
+	fastDone                       // parsed
+	fastNoRoom                     // plain, but the href might outgrow the fixed buffer: nothing written
+)
+
+// fastPath parses input when it is a plain http(s) URL: it appends the
+// href to buf[:0], sets u's offsets and returns the href and fastDone
+// (u.href is left to the caller). With fixed, it never grows buf: when the
+// href could outgrow it, it writes nothing and returns fastNoRoom.
+// Otherwise it returns fastRejected, leaving u's offsets unspecified.
+func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult) {
 	var st schemeType
 	var p int
 	switch {
@@ -67,13 +79,13 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	case strings.HasPrefix(input, httpPrefix):
 		st, p = schemeHTTP, len(httpPrefix)
 	default:
-		return false
+		return nil, fastRejected
 	}
 	// Tabs and newlines are rejected by the host and path scans below
 	// (they are in no host class and stop the path run) and by one scan
 	// over the query and fragment, so no separate pass over the input.
 	if isC0OrSpace(input[len(input)-1]) {
-		return false
+		return nil, fastRejected
 	}
 	// Host.
 	hs := p
@@ -88,7 +100,7 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	}
 	host := input[hs:p]
 	if host == "" {
-		return false
+		return nil, fastRejected
 	}
 	// A host whose last label is numeric must be an IPv4 address (§3.5
 	// step 7); failures go to the full parser to report them.
@@ -96,7 +108,7 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	if isIPv4 {
 		a, err := parseIPv4(host)
 		if err != nil {
-			return false
+			return nil, fastRejected
 		}
 		ipv4 = a
 	}
@@ -111,7 +123,7 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 		if p > ps {
 			n, ok := parsePort(input[ps:p])
 			if !ok {
-				return false
+				return nil, fastRejected
 			}
 			if n != defaultPorts[st] {
 				port = n
@@ -119,66 +131,79 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 		}
 	}
 	if p < len(input) && input[p] != '/' && input[p] != '?' && input[p] != '#' {
-		return false
+		return nil, fastRejected
 	}
 	// Path: up to '?' or '#'; no backslash, tab or newline, no dot segment.
 	ps := p
 	var pathClass uint8
 	for p < len(input) {
 		c := fastClass[input[p]]
-		pathClass |= c
 		if c&fastPathStop == 0 {
+			pathClass |= c
 			p++
 			continue
 		}
+		// A stop byte is '/' (never encoded) or ends or rejects the
+		// path, so it leaves pathClass alone: the '?' or '#' after the
+		// path must not mark the path as needing encoding.
 		b := input[p]
 		if b == '?' || b == '#' {
 			break
 		}
 		if b != '/' {
-			return false
+			return nil, fastRejected
 		}
 		p++
 		if p < len(input) && (input[p] == '.' || input[p] == '%') && dotSegmentAt(input[p:]) {
-			return false
+			return nil, fastRejected
 		}
 	}
 	path := input[ps:p]
 	rest := input[p:]
 	if rest != "" && asm.IndexTabNewlineString(rest) >= 0 {
-		return false
+		return nil, fastRejected
 	}
 
-	// Serialize straight into href.
-	b := u.href[:0]
-	if !reuse {
-		b = make([]byte, 0, len(input)+1)
+	if fixed && maxFastHref(hs, len(host), len(path), pathClass, len(rest)) > cap(buf) {
+		return nil, fastNoRoom
 	}
-	b = append(b, input[:hs]...)
-	u.schemeEnd = uint32(len(input[:hs]) - len("://"))
-	at := uint32(len(b))
+
+	// Serialize straight into the buffer.
+	b := buf[:0]
+	u.schemeEnd = uint32(hs - len("://"))
+	at := uint32(hs)
 	u.userStart, u.userEnd, u.passStart, u.passEnd, u.hostStart = at, at, at, at, at
-	switch {
-	case isIPv4:
-		b = appendIPv4(b, ipv4)
-	case hostClass&fastHostUpper != 0:
-		b = append(b, host...)
-		asm.ToLowerInPlace(b[at:])
-	default:
-		b = append(b, host...)
-	}
-	u.hostEnd = uint32(len(b))
-	if port != omitted {
-		b = appendPort(append(b, ':'), port)
-	}
-	u.pathStart = uint32(len(b))
-	switch {
-	case path == "":
-		b = append(b, '/')
-	case pathClass&fastPathEnc == 0:
-		b = append(b, path...)
-	default:
-		b = appendEncoded(b, path, pathSet)
+	if !isIPv4 && hostClass&fastHostUpper == 0 && hs+len(host) == ps && path != "" && pathClass&fastPathEnc == 0 {
+		// The common case: the host stays as it is, there is no port
+		// and the path needs no encoding, so scheme, host and path are
+		// the input's first bytes unchanged: one copy instead of three.
+		b = append(b, input[:ps+len(path)]...)
+		u.hostEnd = at + uint32(len(host))
+		u.pathStart = u.hostEnd
+	} else {
+		b = append(b, input[:hs]...)
+		switch {
+		case isIPv4:
+			b = appendIPv4(b, ipv4)
+		case hostClass&fastHostUpper != 0:
+			b = append(b, host...)
+			asm.ToLowerInPlace(b[at:])
+		default:
+			b = append(b, host...)
+		}
+		u.hostEnd = uint32(len(b))
+		if port != omitted {
+			b = appendPort(append(b, ':'), port)
+		}
+		u.pathStart = uint32(len(b))
+		switch {
+		case path == "":
+			b = append(b, '/')
+		case pathClass&fastPathEnc == 0:
+			b = append(b, path...)
+		default:
+			b = appendEncoded(b, path, pathSet)
+		}
 	}
 	u.queryStart, u.fragStart = omitted, omitted
 	if p < len(input) && input[p] == '?' {
@@ -195,7 +220,6 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 		u.fragStart = uint32(len(b))
 		b = appendEncoded(append(b, '#'), input[p+1:], fragmentSet)
 	}
-	u.href = b
 	u.scheme = st
 	u.host = hostDomain
 	if isIPv4 {
@@ -203,7 +227,20 @@ func (u *URL) parseFast(input string, reuse bool) bool {
 	}
 	u.port = port
 	u.opaquePath = false
-	return true
+	return b, fastDone
+}
+
+// maxFastHref bounds the length of the href the fast path writes for a
+// prefix of hs bytes, a host, path and the rest (query and fragment) of the
+// given lengths: the host may grow to a dotted IPv4 address ("1" is
+// "0.0.0.1"), the port takes at most 5 digits, an empty path becomes "/",
+// and each percent-encoded byte takes 3 bytes (the path's only when the
+// scan saw one to encode).
+func maxFastHref(hs, host, path int, pathClass uint8, rest int) int {
+	if pathClass&fastPathEnc != 0 {
+		path *= encodedWidth
+	}
+	return hs + max(host, len("255.255.255.255")) + len(":65535") + max(path, len("/")) + encodedWidth*rest
 }
 
 // dotSegmentAt reports whether the path segment at the start of s (up to

@@ -39,7 +39,9 @@ func sameURL(a, b *URL) string {
 }
 
 // FuzzParse checks that parsing never panics, that every URL satisfies
-// the offset invariants, and that re-parsing an href gives the same href.
+// the offset invariants, that re-parsing an href gives the same href, and
+// that Parse (stack buffer, pooled record, one block sized by hrefLen),
+// ParseInto (the URL's own buffers) and CanParse agree.
 func FuzzParse(f *testing.F) {
 	for _, s := range seedInputs(f) {
 		f.Add(s, "")
@@ -51,8 +53,19 @@ func FuzzParse(f *testing.F) {
 			base, _ = Parse(baseInput, nil)
 		}
 		u, err := Parse(input, base)
+		var into URL
+		intoErr := ParseInto(&into, input, base)
+		if (err == nil) != (intoErr == nil) || (err == nil) != CanParse(input, base) {
+			t.Fatalf("%q: Parse error %v, ParseInto error %v, CanParse %v", input, err, intoErr, CanParse(input, base))
+		}
 		if err != nil {
 			return
+		}
+		if d := sameURL(u, &into); d != "" {
+			t.Fatalf("%q: Parse and ParseInto differ: %s", input, d)
+		}
+		if n := len(u.href); n <= maxBlockHref && cap(u.href) != blockCap(n) {
+			t.Fatalf("%q: href of %d bytes in a buffer of %d, want %d (sized once)", input, n, cap(u.href), blockCap(n))
 		}
 		if msg := u.checkInvariants(); msg != "" {
 			t.Fatalf("Parse(%q): invariant: %s (href %q)", input, msg, u.Href())
@@ -75,11 +88,11 @@ func FuzzFastPath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, input string) {
 		var fast URL
-		if !fast.parseFast(input, false) {
+		if !fast.parseFast(input) {
 			return
 		}
 		var full URL
-		if err := full.parseFull(input, nil, false); err != nil {
+		if err := full.parseFull(input, nil); err != nil {
 			t.Fatalf("fast path accepted %q, full parser failed: %v", input, err)
 		}
 		if d := sameURL(&fast, &full); d != "" {

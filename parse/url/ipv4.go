@@ -59,6 +59,16 @@ func endsInNumber(s string) bool {
 		}
 		end--
 	}
+	// A numeric label (decimal, octal, or hex with "0x", which may be
+	// bare) ends in a digit, a hex letter or 'x'. Most domains end in a
+	// letter past 'f' ("com", "org"): rejecting them here skips the
+	// backward scan for the label.
+	if end == 0 {
+		return false
+	}
+	if c := s[end-1] | 0x20; !isASCIIDigit(s[end-1]) && (c < 'a' || c > 'f') && c != 'x' {
+		return false
+	}
 	start := end
 	for start > 0 && s[start-1] != '.' {
 		start--

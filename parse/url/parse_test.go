@@ -14,11 +14,11 @@ func TestFastPathAgreesOnSeeds(t *testing.T) {
 	accepted := 0
 	for _, in := range seedInputs(t) {
 		var fast, full URL
-		if !fast.parseFast(in, false) {
+		if !fast.parseFast(in) {
 			continue
 		}
 		accepted++
-		if err := full.parseFull(in, nil, false); err != nil {
+		if err := full.parseFull(in, nil); err != nil {
 			t.Errorf("%q: fast path accepted, full parser: %v", in, err)
 			continue
 		}
@@ -210,6 +210,20 @@ func TestZeroURLAndFailedParseInto(t *testing.T) {
 		}
 		if u.Href() != "https://example.com/keep?me#please" || u.checkInvariants() != "" {
 			t.Fatalf("failed ParseInto(%q) changed dst to %q", bad, u.Href())
+		}
+	}
+}
+
+// endsInNumber's early rejection by the last byte must keep every verdict
+// of the standard's checker (§3.5 "ends in a number checker").
+func TestEndsInNumber(t *testing.T) {
+	for in, want := range map[string]bool{
+		"": false, ".": false, "com": false, "example.com": false, "a.de": false, "a.ff": false,
+		"1.2.3.4": true, "1.2.3.4.": true, "a.09": true, "a.0x": true, "a.0X": true, "a.0xfF": true,
+		"x": false, "a.0xg": false, "a.1a": false, "a.xf": false, "a.b.": false, "a..": false,
+	} {
+		if got := endsInNumber(in); got != want {
+			t.Errorf("endsInNumber(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

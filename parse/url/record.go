@@ -22,6 +22,11 @@ type record struct {
 	input []byte // the input without tabs and newlines, when it had any
 	hp    hostParser
 	hbuf  []byte // host parser output before it is committed
+	out   []byte // Parse's fast-path output for inputs too long for its stack buffer
+
+	// err is the error ParseInto returns, kept in the URL's record so
+	// that a failed ParseInto allocates nothing.
+	err Error
 }
 
 func (r *record) reset() {

@@ -1,12 +1,10 @@
 package url
 
-// serialize writes r into u's href buffer and offsets: the URL serializer
-// of §4.5, recording where each component lands.
-func (r *record) serialize(u *URL, reuse bool) {
-	b := u.href[:0]
-	if !reuse {
-		b = nil
-	}
+// serialize writes r into buf[:0] (grown as needed) and sets u's href and
+// offsets: the URL serializer of §4.5, recording where each component
+// lands. A buf with capacity hrefLen() is never grown.
+func (r *record) serialize(u *URL, buf []byte) {
+	b := buf[:0]
 	b = append(b, r.scheme...)
 	u.schemeEnd = uint32(len(b))
 	b = append(b, ':')
@@ -57,4 +55,42 @@ func (r *record) serialize(u *URL, reuse bool) {
 		b = append(append(b, '#'), r.frag...)
 	}
 	u.href = b
+}
+
+// hrefLen is the length of the href serialize writes, so that Parse can
+// size the URL's buffer once.
+func (r *record) hrefLen() int {
+	n := len(r.scheme) + len(":")
+	if r.htype != hostNull {
+		n += len("//") + len(r.username) + len(r.host)
+		if len(r.password) > 0 {
+			n += len(":") + len(r.password)
+		}
+		if r.includesCredentials() {
+			n += len("@")
+		}
+		if r.port != omitted {
+			n += len(":") + decimalLen(r.port)
+		}
+	} else if !r.opaque && len(r.path) > 1 && r.path[0] == '/' && r.path[1] == '/' {
+		n += len("/.")
+	}
+	n += len(r.path)
+	if r.hasQuery {
+		n += len("?") + len(r.query)
+	}
+	if r.hasFrag {
+		n += len("#") + len(r.frag)
+	}
+	return n
+}
+
+// decimalLen is the number of decimal digits of p.
+func decimalLen(p uint32) int {
+	n := 1
+	for p >= 10 {
+		p /= 10
+		n++
+	}
+	return n
 }

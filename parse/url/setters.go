@@ -18,7 +18,7 @@ func (u *URL) edit(op, value string, fn func(r *record) error) error {
 	var r record
 	r.loadURL(u)
 	err := fn(&r)
-	r.serialize(u, false)
+	r.serialize(u, make([]byte, 0, r.hrefLen()))
 	if err != nil {
 		return &Error{Op: op, Input: value, Err: err}
 	}

@@ -41,7 +41,17 @@ const (
 // from Parse or ParseInto. A failed ParseInto leaves dst unchanged.
 type URL struct {
 	href []byte
+	components
+	// rec is the full parser's scratch record, kept so that ParseInto
+	// reuses its buffers instead of allocating; it also holds the error a
+	// failed ParseInto returns. Parse leaves it nil: it is created on the
+	// first ParseInto that needs it, which keeps a parsed URL small.
+	rec *record
+}
 
+// components is everything in a URL but its buffers: pointer-free, so
+// that Parse copies it into a new URL without write barriers.
+type components struct {
 	// Component offsets into href. With href laid out as
 	//   scheme ":" ["//" [user [":" pass] "@"] host [":" port]] ["/."] path ["?" query] ["#" frag]
 	// schemeEnd is the index of the ':' after the scheme; user, pass and
@@ -61,13 +71,6 @@ type URL struct {
 	host               hostType
 	scheme             schemeType
 	opaquePath         bool
-
-	// rec is the full parser's scratch record, kept so that ParseInto
-	// reuses its buffers instead of allocating.
-	rec *record
-	// err is the error ParseInto returns, kept here so that a failed
-	// ParseInto allocates nothing either.
-	err Error
 }
 
 // view returns href[i:j] as a string without copying (see the ownership
@@ -236,14 +239,9 @@ func (u *URL) Origin() string {
 	return "null"
 }
 
-// Clone returns a deep copy of u that shares no storage with it.
-func (u *URL) Clone() *URL {
-	c := *u
-	c.href = append([]byte(nil), u.href...)
-	c.rec = nil
-	c.err = Error{}
-	return &c
-}
+// Clone returns a deep copy of u that shares no storage with it, in one
+// allocation like Parse.
+func (u *URL) Clone() *URL { return newURLFrom(&u.components, u.href) }
 
 // MarshalText implements encoding.TextMarshaler with the href.
 func (u *URL) MarshalText() ([]byte, error) { return append([]byte(nil), u.href...), nil }

@@ -50,10 +50,12 @@ import (
 
 // RateLimit is a route's rate_limit.
 type RateLimit struct {
-	Key     string  `yaml:"key"`
-	Rate    float64 `yaml:"rate"`
-	Burst   int     `yaml:"burst"`
-	MaxKeys int     `yaml:"max_keys"`
+	Key     string  `yaml:"key,omitempty"`
+	Rate    float64 `yaml:"rate,omitempty"`
+	Burst   int     `yaml:"burst,omitempty"`
+	MaxKeys int     `yaml:"max_keys,omitempty"`
+	// Service is the global limit (ratelimit_service.go).
+	Service *RateLimitService `yaml:"service,omitempty"`
 }
 
 // BasicAuth is a route's basic_auth.
@@ -126,10 +128,11 @@ func (d *decoder) rateLimit(dst **RateLimit) func(*yaml.Node, string) {
 			},
 			"burst":    d.integer(&burst),
 			"max_keys": d.integer(&maxKeys),
+			"service":  d.rateLimitService(&rl.Service),
 		})
 		rl.Burst, rl.MaxKeys = int(min(burst, maxBurst)), int(min(maxKeys, maxRateKeys))
-		if rl.Rate == 0 {
-			d.fail(v, key+".rate", "missing")
+		if rl.Rate == 0 && rl.Service == nil {
+			d.fail(v, key+".rate", "missing (or give a service)")
 		}
 	}
 }
@@ -200,7 +203,7 @@ func (d *decoder) forwardAuth(dst **ForwardAuth) func(*yaml.Node, string) {
 
 // withDefaults fills the defaults of a route's gatekeeping keys.
 func (r Route) gateDefaults() Route {
-	if r.RateLimit != nil {
+	if r.RateLimit != nil && r.RateLimit.Rate > 0 {
 		rl := *r.RateLimit
 		if rl.Key == "" {
 			rl.Key = DefaultRateLimitKey
@@ -211,6 +214,11 @@ func (r Route) gateDefaults() Route {
 		if rl.MaxKeys == 0 {
 			rl.MaxKeys = ratelimit.DefaultMaxKeys
 		}
+		r.RateLimit = &rl
+	}
+	if r.RateLimit != nil && r.RateLimit.Service != nil {
+		rl := *r.RateLimit
+		rl.Service = rl.Service.withDefaults()
 		r.RateLimit = &rl
 	}
 	if r.BasicAuth != nil && r.BasicAuth.Realm == "" {
@@ -242,7 +250,14 @@ func (r *Route) gate(h server.Handler, log *slog.Logger) (server.Handler, error)
 		}
 		p.Rules, any = access.Rules{Allow: allow, Deny: deny}, true
 	}
-	if rl := e.RateLimit; rl != nil {
+	if rl := e.RateLimit; rl != nil && rl.Service != nil {
+		g, err := rl.Service.client(log)
+		if err != nil {
+			return nil, err
+		}
+		p.Global, any = g, true
+	}
+	if rl := e.RateLimit; rl != nil && rl.Rate > 0 {
 		l, err := ratelimit.New(ratelimit.Options{Rate: rl.Rate, Burst: rl.Burst, MaxKeys: rl.MaxKeys})
 		if err != nil {
 			return nil, err

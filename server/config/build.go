@@ -157,6 +157,14 @@ type BuildOptions struct {
 	// Metrics, if set, gives every route its counters, by the route's
 	// name (RouteMetricName).
 	Metrics *metrics.Set
+	// OnDiscover, if set, is called when service discovery (resolve,
+	// discover.go) changed an upstream's targets, from the watcher's
+	// goroutine: the program then runs Refresh. It must not block (Stop
+	// of a watcher waits for it).
+	OnDiscover func()
+	// NoDiscovery builds without DNS lookups (simdedge check): names
+	// stand as targets.
+	NoDiscovery bool
 }
 
 // Snapshot is what a configuration builds: an immutable routing table and
@@ -165,6 +173,9 @@ type BuildOptions struct {
 type Snapshot struct {
 	Table     *router.Table
 	Upstreams map[string]*proxy.Upstream
+	// discovery holds the watchers of upstreams with resolve, by name.
+	discovery  map[string]*discovered
+	onDiscover func()
 }
 
 // Start makes s the running snapshot: its upstreams take over the targets
@@ -180,11 +191,13 @@ func (s *Snapshot) Start(prev *Snapshot) {
 	for _, u := range s.Upstreams {
 		u.Start()
 	}
+	s.startDiscovery(prev)
 }
 
 // Close stops the upstreams' checks and closes their idle connections
 // (those of targets a newer snapshot took over stay open).
 func (s *Snapshot) Close() {
+	s.stopDiscovery()
 	for _, u := range s.Upstreams {
 		u.Close()
 	}
@@ -204,7 +217,7 @@ func (s *Snapshot) UpstreamNames() []string {
 // and key, as Parse's do.
 func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 	d := &decoder{}
-	s := &Snapshot{Upstreams: map[string]*proxy.Upstream{}}
+	s := &Snapshot{Upstreams: map[string]*proxy.Upstream{}, discovery: map[string]*discovered{}, onDiscover: o.OnDiscover}
 	for i, u := range c.WithDefaults().Upstreams {
 		key := fmt.Sprintf("upstreams[%d]", i)
 		targets := u.Addresses()
@@ -217,6 +230,21 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			targets = t
 		}
 		targets = streamTargets(targets)
+		var resolved []upstream.TargetSpec
+		if u.Resolve != nil {
+			specs, dv, msg := u.discoverTargets(targets, o)
+			if msg != "" {
+				d.fail(&yaml.Node{Line: u.Resolve.line}, key+".resolve", msg)
+				continue
+			}
+			if dv != nil {
+				s.discovery[u.Name] = dv
+			}
+			resolved, targets = specs, make([]string, len(specs))
+			for i, t := range specs {
+				targets[i] = t.Address
+			}
+		}
 		names, mts, ok := d.messageTargets(&u, key, targets, o.Schemes)
 		if !ok {
 			continue
@@ -237,6 +265,9 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 		po := u.PoolOptions(nil)
 		if u.Builtin != "" {
 			po = u.PoolOptions(targets)
+		}
+		if resolved != nil {
+			po.Targets = resolved
 		}
 		po.Logger = o.Logger
 		// Message targets, and http:// and https:// ones, are named by

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/simdedge/simdedge/server/rewrite"
+	"github.com/simdedge/simdedge/server/upstream/discover"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -543,6 +544,9 @@ func validTarget(t string) bool { return targetProblem(t) == "" }
 // targetProblem is what is wrong with target t ("" if nothing): a port out
 // of range, or else the form.
 func targetProblem(t string) string {
+	if strings.HasPrefix(t, discover.SRVScheme) {
+		return srvTargetProblem(t)
+	}
 	hostPort := t
 	if strings.Contains(t, "://") {
 		u, err := url.Parse(t)

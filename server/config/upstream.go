@@ -51,7 +51,9 @@ type Upstream struct {
 	TLS *UpstreamTLS `yaml:"tls,omitempty"`
 	// SendProxyProtocol: see access.go.
 	SendProxyProtocol string `yaml:"send_proxy_protocol,omitempty"`
-	line              int
+	// Resolve: service discovery (discover.go).
+	Resolve *Resolve `yaml:"resolve,omitempty"`
+	line    int
 	// builtinLine is the line of the builtin key, for Build's errors.
 	builtinLine int
 	// keyLine holds the lines of keys that cross-field checks report.
@@ -249,6 +251,7 @@ func (d *decoder) upstream(n *yaml.Node, path string, u *Upstream) {
 		"max_conns_per_target": d.intField(&u.MaxConnsPerTarget),
 		"tls":                  d.upstreamTLS(&u.TLS),
 		"send_proxy_protocol":  mark("send_proxy_protocol", d.sendProxy(&u.SendProxyProtocol)),
+		"resolve":              d.resolve(&u.Resolve),
 		"queue": func(v *yaml.Node, key string) {
 			d.fields(v, key, map[string]func(*yaml.Node, string){
 				"size":    d.optInt(&u.Queue.Size),
@@ -376,6 +379,7 @@ func (c *Config) validateUpstreams(d *decoder) map[string]bool {
 			d.fail(line("send_proxy_protocol"), key+".send_proxy_protocol", "only for plain host:port targets")
 		}
 		d.validateUpstreamH2(line("targets"), key, &u)
+		d.validateResolve(at, key, &u)
 		hashing := u.Balance == string(upstream.Hash)
 		switch {
 		case hashing && (u.Hash == nil || u.Hash.Key == ""):
@@ -389,7 +393,7 @@ func (c *Config) validateUpstreams(d *decoder) map[string]bool {
 		if t := u.Timeouts; t.Try != 0 && t.Total != 0 && t.Try > t.Total {
 			d.fail(line("timeouts.try"), key+".timeouts.try", "must not exceed timeouts.total")
 		}
-		if !bad && len(u.Targets) > 0 {
+		if !bad && len(u.Targets) > 0 && u.Resolve == nil && !hasSRVTarget(u.Targets) {
 			// The pool's own checks (weight sum of the schedule).
 			if _, err := upstream.New(u.withDefaults().PoolOptions(nil)); err != nil {
 				d.fail(line("targets"), key+".targets", strings.TrimPrefix(err.Error(), "upstream: "))
@@ -461,6 +465,7 @@ func (u Upstream) withDefaults() Upstream {
 	def(&t.Total, upstream.DefaultTotalTimeout)
 	intp(&u.Queue.Size, upstream.DefaultQueueSize)
 	def(&u.Queue.Timeout, upstream.DefaultQueueTimeout)
+	u.resolveDefaults()
 	return u
 }
 

@@ -2,19 +2,22 @@ package router
 
 import (
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/simdedge/simdedge/server"
 	"github.com/simdedge/simdedge/server/access"
 	"github.com/simdedge/simdedge/server/ratelimit"
+	"github.com/simdedge/simdedge/server/rewrite"
 )
 
 // GatePolicy is a route's gatekeeping, a step of its plan
 // (server.Plan.Gate), run in this order: allow/deny by client address
 // (403), the rate limit (429 with Retry-After), on a route with Basic or
 // forward auth a repeated Authorization field (400,
-// access.Credentials), Basic auth (401 with WWW-Authenticate), forward
-// auth (the auth service's answer), then the route's action. The policy
+// access.Credentials), the global limit (429, or its failure mode's
+// 500), Basic auth (401 with WWW-Authenticate), forward auth (the auth
+// service's answer), then the route's action. The policy
 // lives in server/access and server/ratelimit; the server's plan runner
 // decides where each step runs:
 //
@@ -24,7 +27,8 @@ import (
 //   - Basic auth runs inline when the credentials are missing (401) or
 //     were verified before (access.Basic's cache); credentials that need
 //     bcrypt hand the request to a goroutine, as a Go handler does;
-//   - forward auth always runs on a goroutine (a network round trip).
+//   - forward auth and the global limit always run on a goroutine (a
+//     network round trip).
 type GatePolicy struct {
 	// Rules are the allow and deny lists (deny wins).
 	Rules access.Rules
@@ -37,6 +41,25 @@ type GatePolicy struct {
 	Basic *access.Basic
 	// Forward asks an auth service (nil: none).
 	Forward *ForwardAuth
+	// Global asks a rate-limit service shared by every instance (nil:
+	// none; server/ratelimit/rls, Envoy's protocol). It runs after the
+	// admission (a request the local limit refused never costs a round
+	// trip) and before the credentials, as nginx's limit_req runs before
+	// its access phase; on a goroutine, as forward auth does.
+	Global GlobalLimiter
+}
+
+// GlobalLimiter is a rate limit kept by a service outside the instance
+// (server/ratelimit/rls over Envoy's rate-limit service protocol). It is
+// an interface because that client is built only with -tags fleet (gRPC
+// is large), and the router must not depend on it.
+type GlobalLimiter interface {
+	// Limit asks whether the request whose template variables are env is
+	// over a limit. It blocks for a round trip, bounded by its timeout;
+	// a service that cannot answer is its failure mode's business.
+	// status 0 admits; else it is the status to answer (429 with
+	// retryAfter, or the failure mode's refusal).
+	Limit(env *rewrite.Env) (status int, retryAfter time.Duration)
 }
 
 // Gate gives h the gate p, a step of the plan of the route h serves
@@ -95,14 +118,23 @@ func (g *gate) Admit(r *server.Request) (status, retry int) {
 	return 0, 0
 }
 
-// Pending implements server.Gate: forward auth always needs a goroutine,
-// Basic auth when the credentials are not in its cache (bcrypt).
+// Pending implements server.Gate: forward auth and a global limit always
+// need a goroutine (a network round trip), Basic auth when the
+// credentials are not in its cache (bcrypt). Through it every engine
+// sends such a request to a goroutine: the loop hands it off, HTTP/2 runs
+// its stream on one, a message transport leaves it to one
+// (server.Plan.inline, needsGoroutine).
 func (g *gate) Pending(r *server.Request) bool {
-	return g.p.Forward != nil || g.p.Basic != nil && g.p.Basic.Lookup(authorization(r)) == access.Unverified
+	return g.p.Forward != nil || g.p.Global != nil ||
+		g.p.Basic != nil && g.p.Basic.Lookup(authorization(r)) == access.Unverified
 }
 
-// Authorize implements server.Gate.
+// Authorize implements server.Gate: the global limit, then the
+// credentials.
 func (g *gate) Authorize(w *server.ResponseWriter, r *server.Request) bool {
+	if g.p.Global != nil && !g.global(w, r) {
+		return false
+	}
 	if g.p.Basic != nil && !g.p.Basic.Verify(authorization(r)) {
 		w.AddHeader("WWW-Authenticate", g.p.Basic.Challenge())
 		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
@@ -111,6 +143,27 @@ func (g *gate) Authorize(w *server.ResponseWriter, r *server.Request) bool {
 		return false
 	}
 	return g.p.Forward == nil || g.p.Forward.Check(w, r)
+}
+
+// global asks the rate-limit service about r; false means it answered w.
+func (g *gate) global(w *server.ResponseWriter, r *server.Request) bool {
+	var env rewrite.Env
+	fillEnv(&env, r)
+	status, wait := g.p.Global.Limit(&env)
+	if status == 0 {
+		return true
+	}
+	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+	if status == statusTooManyRequests {
+		secs := int64(min((wait+time.Second-1)/time.Second, maxRetryAfter))
+		w.AddHeader("Retry-After", strconv.FormatInt(max(secs, 1), 10))
+		w.WriteHeader(status)
+		w.WriteString("too many requests\n")
+		return false
+	}
+	w.WriteHeader(status)
+	w.WriteString("rate limit service unavailable\n")
+	return false
 }
 
 // ipv6ClientBits: an IPv6 client is limited by its /64, since one host

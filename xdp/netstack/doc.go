@@ -41,5 +41,12 @@
 // buffer sizes, receive buffers auto-tune, Nagle is off and keep-alive
 // probes use Go's kernel-TCP defaults (see Config).
 //
+// gVisor acknowledges every segment as soon as it has processed it, before
+// the application can answer. The link endpoint therefore holds each pure
+// ACK for up to Config.ACKDelay and drops it when the connection's next
+// segment (normally the response) carries the same acknowledgement, so a
+// keep-alive request costs one frame out, as on kernel TCP. The ACKs of
+// bulk data (a full segment received) go out at once (ackhold.go).
+//
 // Only IPv4 is served.
 package netstack

@@ -29,11 +29,15 @@ import (
 // and a crash cannot leave the XDP program attached (bpf_link).
 
 const (
-	helperEnv    = "NETSTACK_TEST_HELPER"
-	helperTCP    = "NETSTACK_TEST_TCP"   // kernel TCP address to serve, optional
-	helperXDPIf  = "NETSTACK_TEST_XDPIF" // interface for AF_XDP + netstack, optional
-	helperXDPAt  = "NETSTACK_TEST_XDPAT" // address:port served by netstack
-	helperMode   = "NETSTACK_TEST_MODE"  // native or generic
+	helperEnv   = "NETSTACK_TEST_HELPER"
+	helperTCP   = "NETSTACK_TEST_TCP"   // kernel TCP address to serve, optional
+	helperXDPIf = "NETSTACK_TEST_XDPIF" // interface for AF_XDP + netstack, optional
+	helperXDPAt = "NETSTACK_TEST_XDPAT" // address:port served by netstack
+	helperMode  = "NETSTACK_TEST_MODE"  // native or generic
+	// helperStats names a file the helper writes the stack's and the
+	// AF_XDP listener's counters to when it stops (diagnostics for the
+	// benchmark: how many ACKs were merged, frames sent).
+	helperStats  = "NETSTACK_TEST_STATSFILE"
 	helperReady  = "ready"
 	helperNoXDP  = "unavailable:"
 	helperFailed = "error:"
@@ -111,6 +115,12 @@ func runHelper() int {
 		closers = append(closers, st.Close)
 		xl.HandleStream(st.Deliver)
 		serve(st.Listener())
+		if f := os.Getenv(helperStats); f != "" {
+			defer func() {
+				xs, _ := xl.Stats()
+				os.WriteFile(f, fmt.Appendf(nil, "stack %+v\nxdp %+v\n", st.Stats(), xs), 0o644)
+			}()
+		}
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM)

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -20,6 +21,7 @@ type endpoint struct {
 	mac   tcpip.LinkAddress
 	addr  [4]byte // the served IPv4 address, as in the IP header
 	neigh *neighbors
+	acks  *ackHolder // nil: every ACK goes out at once
 
 	mu         sync.RWMutex
 	dispatcher stack.NetworkDispatcher // nil when detached
@@ -42,10 +44,13 @@ type linkStats struct {
 	rxFrames, rxDropped       atomic.Uint64
 	txFrames, txNoNeighbor    atomic.Uint64
 	txErrors, txTooBig        atomic.Uint64
+	txACKsMerged              atomic.Uint64
+	txACKsDelayed             atomic.Uint64
 	rxBadIPHeader, rxNotForUs atomic.Uint64
 }
 
-func newEndpoint(dev Device, addr netip.Addr, maxNeighbors int) *endpoint {
+// newEndpoint builds the link; ackDelay > 0 holds pure ACKs (ackHolder).
+func newEndpoint(dev Device, addr netip.Addr, maxNeighbors int, ackDelay time.Duration) *endpoint {
 	e := &endpoint{
 		dev:   dev,
 		mac:   tcpip.LinkAddress(dev.MAC()),
@@ -55,6 +60,9 @@ func newEndpoint(dev Device, addr netip.Addr, maxNeighbors int) *endpoint {
 	}
 	frameLen := dev.MTU() + header.EthernetMinimumSize
 	e.frames.New = func() any { b := make([]byte, frameLen); return &b }
+	if ackDelay > 0 {
+		e.acks = newACKHolder(e, ackDelay, dev.MTU()-header.IPv4MinimumSize-header.TCPMinimumSize)
+	}
 	return e
 }
 
@@ -98,6 +106,12 @@ func (e *endpoint) deliver(frame []byte) {
 	src := [4]byte(frame[ipSrcOff : ipSrcOff+4])
 	if srcMAC := frame[ethSrc : ethSrc+header.EthernetAddressSize]; srcMAC[0]&1 == 0 {
 		e.neigh.learn(src, [6]byte(srcMAC))
+	}
+
+	if e.acks != nil {
+		if k, n, ok := rxSegment(frame); ok && n > 0 {
+			e.acks.received(k, n)
+		}
 	}
 
 	e.mu.RLock()
@@ -157,15 +171,38 @@ func (e *endpoint) writeOne(buf []byte, pkt *stack.PacketBuffer) tcpip.Error {
 		e.stats.txNoNeighbor.Add(1)
 		return &tcpip.ErrHostUnreachable{}
 	}
+	// The packet's views, walked in place: AsSlices would allocate a
+	// slice of them for every frame (two allocations per request).
+	views, skip := pkt.AsViewList()
 	off := 0
-	for _, v := range pkt.AsSlices() {
-		off += copy(buf[off:], v)
+	for v := views.Front(); v != nil; v = v.Next() {
+		b := v.AsSlice()
+		if skip >= len(b) {
+			skip -= len(b)
+			continue
+		}
+		off += copy(buf[off:], b[skip:])
+		skip = 0
 	}
 	frame := buf[:off]
 	copy(frame[:header.EthernetAddressSize], dst[:])
+	var err error
+	if e.acks != nil {
+		err = e.acks.send(frame)
+	} else {
+		err = e.transmit(frame)
+	}
+	if err != nil {
+		return &tcpip.ErrNoBufferSpace{}
+	}
+	return nil
+}
+
+// transmit hands one finished frame to the device.
+func (e *endpoint) transmit(frame []byte) error {
 	if err := e.dev.Transmit(frame); err != nil {
 		e.stats.txErrors.Add(1)
-		return &tcpip.ErrNoBufferSpace{}
+		return err
 	}
 	e.stats.txFrames.Add(1)
 	return nil
@@ -221,7 +258,12 @@ func (e *endpoint) IsAttached() bool {
 	return e.dispatcher != nil
 }
 
-func (e *endpoint) detach() { e.Attach(nil) }
+func (e *endpoint) detach() {
+	e.Attach(nil)
+	if e.acks != nil {
+		e.acks.close()
+	}
+}
 
 // Wait returns at once: the endpoint has no goroutines (the RX loop
 // belongs to the caller of Deliver).

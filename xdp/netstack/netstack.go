@@ -78,6 +78,11 @@ type Config struct {
 	// MaxNeighbors bounds the learnt IP-to-MAC table; zero means
 	// DefaultMaxNeighbors. When full, an arbitrary entry makes room.
 	MaxNeighbors int
+	// ACKDelay is how long the link may hold a pure ACK so that the
+	// response, which carries the same acknowledgement, replaces it
+	// (delayed ACK, which gVisor lacks; see ackhold.go). Zero means
+	// DefaultACKDelay, negative sends every ACK at once.
+	ACKDelay time.Duration
 }
 
 // Errors of New.
@@ -118,7 +123,7 @@ func New(cfg Config, dev Device) (*Stack, error) {
 		return nil, fmt.Errorf("%w: MTU %d is below %d", ErrDevice, dev.MTU(), minMTU)
 	}
 	s := &Stack{cfg: cfg, dev: dev}
-	s.link = newEndpoint(dev, cfg.Address, cfg.MaxNeighbors)
+	s.link = newEndpoint(dev, cfg.Address, cfg.MaxNeighbors, cfg.ACKDelay)
 	s.st = stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocolCUBIC},
@@ -148,6 +153,9 @@ func (c *Config) normalize() error {
 	}
 	if c.MaxNeighbors == 0 {
 		c.MaxNeighbors = DefaultMaxNeighbors
+	}
+	if c.ACKDelay == 0 {
+		c.ACKDelay = DefaultACKDelay
 	}
 	return nil
 }

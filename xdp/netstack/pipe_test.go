@@ -109,7 +109,7 @@ func newPair(t testing.TB, cfg Config, tap func([]byte)) *pair {
 	t.Cleanup(func() { p.srv.Close() })
 	// The client is a plain gVisor stack on the same link endpoint; it
 	// dials, so it is told the server's MAC instead of learning it.
-	cl := newEndpoint(p.cliDev, clientAddr, 16)
+	cl := newEndpoint(p.cliDev, clientAddr, 16, 0)
 	cl.neigh.learn(serverAddr.As4(), [6]byte(serverMAC))
 	p.client = stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol},

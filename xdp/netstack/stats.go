@@ -21,6 +21,10 @@ type Stats struct {
 	// TxNoNeighbor: replies to a peer whose MAC was never learnt (or was
 	// evicted); TxTooBig: packets larger than the device's MTU.
 	TxNoNeighbor, TxTooBig uint64
+	// TxACKsMerged: pure ACKs the link held and dropped because the next
+	// segment of the connection carried the acknowledgement (Config.
+	// ACKDelay); TxACKsDelayed: held ACKs sent when their delay ran out.
+	TxACKsMerged, TxACKsDelayed uint64
 	// Neighbors is the size of the learnt IP-to-MAC table.
 	Neighbors int
 }
@@ -38,6 +42,8 @@ func (s *Stack) Stats() Stats {
 		TxErrors:          l.txErrors.Load(),
 		TxNoNeighbor:      l.txNoNeighbor.Load(),
 		TxTooBig:          l.txTooBig.Load(),
+		TxACKsMerged:      l.txACKsMerged.Load(),
+		TxACKsDelayed:     l.txACKsDelayed.Load(),
 		Neighbors:         s.link.neigh.len(),
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,9 +51,16 @@ func h2Scenarios(backend serverSpec) []scenario {
 	}
 	pairs := []report.Pair{{Num: h2Loop, Den: h2Nginx}, {Num: h2Goroutine, Den: h2Nginx}, {Num: h2Loop, Den: h2Goroutine}}
 	bench := map[string]string{h2Loop: "server=simdedge/engine=loop", h2Goroutine: "server=simdedge/engine=goroutine", h2Nginx: "server=nginx/engine=nginx"}
+	// The origin scenario also runs H2O (h2c with prior knowledge on its
+	// plain listener); it proxies nothing here.
+	origin := append(servers(), h2oServer())
+	originPairs := append(slices.Clone(pairs), report.Pair{Num: h2Loop, Den: h2oName}, report.Pair{Num: h2Goroutine, Den: h2oName})
+	originBench := maps.Clone(bench)
+	originBench[h2oName] = "server=h2o/engine=h2o"
 	note := fmt.Sprintf("HTTP/2 with prior knowledge (h2c) from h2load -c%d -m%d (%d streams in flight). simdedge: a listener with `h2c: true`; nginx 1.22: `listen ... http2`, one worker.", h2Conns, h2Streams, h2Conns*h2Streams)
 	return []scenario{
-		{kind: "h2-origin", peer: h2Nginx, servers: servers(), h2: true, pairs: pairs, bench: bench, alternate: true, note: note},
+		{kind: "h2-origin", peer: h2Nginx, servers: origin, h2: true, pairs: originPairs, bench: originBench, alternate: true,
+			note: note + " H2O 2.2.5: one thread, its file handler."},
 		{kind: "h2-proxy", peer: h2Nginx, backend: &backend, servers: servers(), h2: true, pairs: pairs, bench: bench, alternate: true,
 			note: note + " Both proxy over HTTP/1.1 keep-alive to the backend."},
 	}

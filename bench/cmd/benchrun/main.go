@@ -389,6 +389,7 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 	}
 	e.wrk = lookTool("wrk")
 	e.nginx = lookTool("nginx")
+	e.h2o = lookTool("h2o")
 	e.taskset = lookTool("taskset")
 	if e.wrk == "" {
 		note("wrk is not installed: load benchmarks skipped (apt-get install wrk)")
@@ -432,8 +433,11 @@ func prepareLoad(ctx context.Context, cfg config, e *env, want []string, note fu
 	}
 	var out []scenario
 	if slices.Contains(want, "origin") {
+		// H2O and nginx are the C peers; the pairs give simdedge's CPU
+		// per request over theirs round by round.
 		out = append(out, scenario{kind: "origin", peer: "net_http",
-			servers: ours(netHTTP, fasthttp, nginx)})
+			servers: ours(netHTTP, fasthttp, nginx, h2oServer()),
+			pairs:   []report.Pair{{Num: "simdedge", Den: "nginx"}, {Num: "simdedge", Den: h2oName}}})
 	}
 	if slices.Contains(want, "pipelined") {
 		out = append(out, scenario{kind: "origin-pipelined", peer: "net_http", pipeline: pipelineDepth,

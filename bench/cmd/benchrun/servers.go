@@ -31,6 +31,7 @@ type env struct {
 	tmp     string // scratch directory for binaries, configs, logs
 	taskset string // path of taskset, "" when pinning is unavailable
 	nginx   string // path of nginx, "" when unavailable
+	h2o     string // path of h2o, "" when unavailable
 	wrk     string
 	// serverCPU and clientCPU are the CPU lists for taskset.
 	serverCPU, clientCPU string

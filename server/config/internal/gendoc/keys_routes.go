@@ -122,9 +122,37 @@ var routeDocs = map[string]doc{
 		Text:   "What is counted: the client address, or a header's value (a request without the header is counted by its client address).",
 		Syntax: "client_ip | header:NAME",
 	},
-	"routes[].rate_limit.rate":     {Text: "Requests per second, more than 0 (fractions allowed: 0.5 is one every two seconds).", Required: true, Default: "-"},
+	"routes[].rate_limit.rate":     {Text: "Requests per second, more than 0 (fractions allowed: 0.5 is one every two seconds). Required unless `service` is given.", Default: "- (no local limit with `service`)"},
 	"routes[].rate_limit.burst":    {Text: "Requests allowed at once above the rate.", Default: "`rate` rounded up, at least 1"},
 	"routes[].rate_limit.max_keys": {Text: "Keys tracked at once; the least recently seen are forgotten beyond it, which bounds memory."},
+	"routes[].rate_limit.service": {
+		Text: "A global limit shared by every instance, kept by a service that speaks Envoy's rate-limit protocol " +
+			"(`envoy.service.ratelimit.v3`, such as github.com/envoyproxy/ratelimit with Redis). Checked after the local limit " +
+			"and before `basic_auth` and `forward_auth`; over the limit the answer is 429 with `Retry-After` from the service. " +
+			"Each such request costs a round trip and runs on a goroutine on every engine (the event loop hands it off). " +
+			"Needs a simdedge built with `-tags fleet`; any other refuses the file (`simdedge check` says so). " +
+			"Without `rate` only this limit applies.",
+		Default: "- (none)",
+		Example: "routes:\n  - match: {path_prefix: /api/}\n    rate_limit:\n      rate: 100\n      service:\n        address: \"10.0.0.9:8081\"\n" +
+			"        domain: edge\n        descriptors:\n          - entries: [{key: remote_address, value: \"{client_ip}\"}]\n" +
+			"          - entries: [{key: host, value: \"{host}\"}, {key: path, value: \"{path}\"}]\n" +
+			"        failure_mode: allow\n        timeout: 20ms\n    respond: {status: 200}\n",
+	},
+	"routes[].rate_limit.service.address":                     {Text: "The service's gRPC address (plaintext).", Syntax: "HOST:PORT", Required: true, Default: "-"},
+	"routes[].rate_limit.service.domain":                      {Text: "The domain of the service's configuration that these descriptors are looked up in.", Required: true, Default: "-"},
+	"routes[].rate_limit.service.descriptors":                 {Text: "Descriptors sent with each request (at most 16); the service counts each against the limit its configuration gives it, and the request is refused if any is over.", Syntax: "[{entries: [{key: KEY, value: TEMPLATE}, ...]}, ...]", Required: true, Default: "-"},
+	"routes[].rate_limit.service.descriptors[].entries":       {Text: "The descriptor's entries, 1-16, in order.", Required: true, Default: "-"},
+	"routes[].rate_limit.service.descriptors[].entries[].key": {Text: "The entry's key, as the service's configuration names it.", Required: true, Default: "-"},
+	"routes[].rate_limit.service.descriptors[].entries[].value": {
+		Text: "The entry's value: a template with the variables of header templates (`{client_ip}`, `{remote_addr}`, `{host}`, `{scheme}`, " +
+			"`{path}`, `{query}`, `{uri}`, `{request_id}`; no captures), after the route's rewrite. A descriptor one of whose values " +
+			"expands empty is not sent; values are cut at 1024 bytes.",
+		Syntax: "TEMPLATE", Required: true, Default: "-",
+	},
+	"routes[].rate_limit.service.failure_mode": {Text: "When the service fails or does not answer in time: `allow` the request, or `deny` it with 500 (Envoy's `status_on_error`).", Values: []string{"allow", "deny"},
+		Example: "routes:\n  - rate_limit:\n      service:\n        address: \"10.0.0.9:8081\"\n        domain: edge\n" +
+			"        descriptors: [{entries: [{key: host, value: \"{host}\"}]}]\n        failure_mode: deny\n    respond: {status: 200}\n"},
+	"routes[].rate_limit.service.timeout": {Text: "Bound on one call to the service (Envoy's default); past it the failure mode applies."},
 	"routes[].basic_auth": {
 		Text:    "HTTP Basic authentication (RFC 7617): a request without valid credentials is answered 401. Use it over TLS only.",
 		Default: "-",

@@ -114,6 +114,28 @@ var upstreamDocs = map[string]doc{
 	"upstreams[].tls.client_cert.cert":     {Text: "PEM file of the certificate chain.", Syntax: "FILE", Required: true},
 	"upstreams[].tls.client_cert.key":      {Text: "PEM file of the private key.", Syntax: "FILE", Required: true},
 	"upstreams[].tls.insecure_skip_verify": {Text: "Do not verify the targets' certificates; a warning is logged at every start and reload."},
+	"upstreams[].resolve": {
+		Text: "Service discovery without a control plane: the host names of `targets` (`host:port`, `http(s)://host:port`) and " +
+			"`dns+srv://NAME` targets (host, port and weight from SRV records of the lowest priority) are resolved when the " +
+			"configuration is built, and again when the answer's TTL runs out, or every `interval` where the resolver gives none. " +
+			"A changed answer is applied as a reload is: targets that stay keep their pooled connections and health state, those " +
+			"that left drain. A failed or empty lookup keeps the last answer. Without `resolve` a host name is looked up per new " +
+			"connection (and proxied on goroutines only); a `dns+srv://` target implies `resolve` with its defaults. " +
+			"With TLS, `tls.server_name` is needed (the targets become addresses); not for `h2c://` or `h2://` targets.",
+		Default: "- (names are not re-resolved)",
+		Example: "upstreams:\n  - name: api\n    targets: [\"api.internal:8080\", \"dns+srv://_http._tcp.api.internal\"]\n" +
+			"    resolve: {servers: [\"127.0.0.53:53\"], interval: 5s, respect_ttl: true, timeout: 2s, family: ipv4}\n" +
+			"routes:\n  - proxy: {upstream: api}\n",
+	},
+	"upstreams[].resolve.servers": {
+		Text:    "DNS servers asked in turn (nginx's `resolver`). Empty: the system resolver (`/etc/resolv.conf`), which gives no TTL, so `interval` applies.",
+		Syntax:  "[IP:PORT, ...]",
+		Default: "- (the system resolver)",
+	},
+	"upstreams[].resolve.interval":    {Text: "How often names are resolved again when the answer carries no TTL or `respect_ttl` is false, and how soon a failed lookup is retried (Envoy's `dns_refresh_rate`)."},
+	"upstreams[].resolve.respect_ttl": {Text: "Resolve again when the answer's smallest TTL runs out (at least 1 s, at most 1 h apart) rather than every `interval` (Envoy's `respect_dns_ttl`)."},
+	"upstreams[].resolve.timeout":     {Text: "Bound on one round of lookups of every name."},
+	"upstreams[].resolve.family":      {Text: "Address records used: A and AAAA, A only or AAAA only (Envoy's `dns_lookup_family`).", Values: []string{"any", "ipv4", "ipv6"}},
 	"upstreams[].send_proxy_protocol": {
 		Text: "Send a PROXY protocol header (`v1` text or `v2` binary) naming the client connection before each request; " +
 			"such upstreams get a new connection per request and are proxied on goroutines. Plain `host:port` targets only.",

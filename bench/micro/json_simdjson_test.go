@@ -1,0 +1,78 @@
+package micro
+
+import (
+	"testing"
+
+	"github.com/simdedge/simdedge/asm"
+	"github.com/simdedge/simdedge/bench/internal/cjson"
+	sjson "github.com/simdedge/simdedge/parse/json"
+)
+
+// simdjsonKernel is the simdjson implementation that uses the same
+// instruction set as each asm level, so that each of simdedge's SIMD paths
+// is measured against the peer's path of the same width.
+var simdjsonKernel = map[asm.Level]string{
+	asm.AVX512: "icelake", // AVX-512 (F, BW, VL, VBMI2...)
+	asm.AVX2:   "haswell", // AVX2 + BMI + CLMUL
+}
+
+// simdjsonPeer returns a C++ simdjson parser for data on kernel impl ("":
+// simdjson's own choice), or skips (fails under REQUIRE_SIMDJSON=1) when
+// the binding is not built (go test -tags simdjson) or the CPU lacks the
+// kernel.
+func simdjsonPeer(b *testing.B, data []byte, impl string) *cjson.Parser {
+	if !cjson.Available() {
+		if cjson.Required() {
+			b.Fatal(cjson.Reason())
+		}
+		b.Skip(cjson.Reason())
+	}
+	p, err := cjson.New(data, impl)
+	if err != nil {
+		b.Skipf("simdjson kernel %q: %v", impl, err)
+	}
+	b.Cleanup(p.Close)
+	return p
+}
+
+// benchSimdjson is the simdjson row of BenchmarkJSON: dom::parser::parse
+// of the whole document (structural index, tape, numbers converted,
+// strings unescaped), on the kernel simdjson picks for this CPU.
+func benchSimdjson(b *testing.B, name string, data []byte) {
+	b.Run(name+"/simdjson", func(b *testing.B) {
+		p := simdjsonPeer(b, data, "")
+		jsonBench(b, data, func() error { _, err := p.Parse(); return err })
+	})
+}
+
+// BenchmarkJSONLevels puts simdedge's default parse beside C++ simdjson's
+// DOM parse at each asm level, each against simdjson's kernel of the same
+// instruction set (rows <corpus>/<level>/<impl>):
+//
+//	simdedge  parse/json Parse (default engine) with asm at the level
+//	simdjson  simdjson 3 dom::parser::parse on the matching kernel
+//
+// Run it interleaved (one -count 1 process per round, pinned with
+// taskset) to take a ratio per round; bench/results/parsers-json-*.md has
+// the commands.
+func BenchmarkJSONLevels(b *testing.B) {
+	for _, name := range jsonCorpora {
+		data := sharedData(b, "json/"+name+".json")
+		for _, level := range asm.Levels() {
+			impl, ok := simdjsonKernel[level]
+			if !ok {
+				continue
+			}
+			b.Run(name+"/"+level.String()+"/simdedge", func(b *testing.B) {
+				prev := asm.SetLevel(level)
+				defer asm.SetLevel(prev)
+				p := sjson.NewParser(sjson.Options{})
+				jsonBench(b, data, func() error { _, err := p.Parse(data); return err })
+			})
+			b.Run(name+"/"+level.String()+"/simdjson", func(b *testing.B) {
+				p := simdjsonPeer(b, data, impl)
+				jsonBench(b, data, func() error { _, err := p.Parse(); return err })
+			})
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package json
+
+import (
+	"slices"
+
+	"github.com/simdedge/simdedge/asm"
+)
+
+// The structural index: a first stage in the manner of simdjson, used where
+// marks pay (marks.go) for whole documents. asm.Classify turns each window
+// of the input into class masks; asm.JSONStructurals then finds, per
+// 64-byte block, the escaped bytes, the bytes inside strings and, from
+// these, the structural positions: operators outside strings, opening
+// quotes, and the first byte of every other run of non-whitespace outside
+// strings (numbers, literals, or stray bytes), as a []uint32 of offsets in
+// order.
+//
+// Why: in the marks engine every position depends on the one before it
+// (the end of a string is found from its start, the next token from that
+// end), so each token costs the latency of a chain of loads. The second
+// stage (build_index.go) takes each token's position from the index
+// instead, a load that does not depend on parsing the token before, so the
+// CPU overlaps consecutive tokens. Measured on twitter.json (AMD EPYC Zen
+// 4, Go 1.26, AVX-512, CPU time on a shared machine): the tape stage fell
+// from 279 to 137 µs for 84 µs of index, the whole parse from 336 to 258
+// µs (bench/results/parsers-json-2026-11-28.md).
+//
+// The index is only a guide: the second stage still checks every token's
+// bytes, and gives up (falling back to the marks engine, which gives the
+// verdict and the error offset) at the first thing that is not a valid
+// document. The index only has to be exact for valid documents.
+
+const (
+	// idxSpecial is the slot of index.mk that holds, instead of the
+	// whitespace mask (which the second stage never reads), the
+	// backslashes and control bytes inside strings (asm.JSONSpecials):
+	// a string whose blocks have none is plain, and its closing quote is
+	// the byte before the next structural position when that byte is a
+	// quote (plain).
+	idxSpecial = asm.JSONSpecials
+	// indexTail is the number of sentinel entries after the last
+	// structural position (each one len(b)).
+	indexTail = 2
+)
+
+// indexTable has the classes asm.JSONStructurals reads, in its order.
+var indexTable = asm.MustClassTable(
+	func(c byte) bool { return c == '"' },
+	func(c byte) bool { return c == '\\' },
+	func(c byte) bool { return c == '"' || c == '\\' || c < ' ' },
+	jsonSpace,
+	func(c byte) bool {
+		return c == '{' || c == '}' || c == '[' || c == ']' || c == ':' || c == ','
+	},
+)
+
+// index is the first stage's output for one document, reused by a Parser.
+type index struct {
+	// pos holds the structural positions, then indexTail copies of len(b).
+	pos []uint32
+	// mk holds the stop masks of the whole document, in the layout of
+	// marks (one window spanning the input), for the string scans of the
+	// second stage, and the specials (idxSpecial) in the second slot.
+	mk marks
+	// classes is Classify's output for one window.
+	classes []uint64
+}
+
+// build fills x for b (len(b) > 0, at most DefaultMaxSize).
+func (x *index) build(b []byte) {
+	words := asm.ClassifiedLen(len(b), markClasses) + markClasses
+	if cap(x.mk.buf) < words {
+		x.mk.buf = make([]uint64, words)
+	}
+	masks := x.mk.buf[:words]
+	x.mk.b, x.mk.buf, x.mk.base, x.mk.end = b, masks, 0, len(b)
+	// The block after the last reads as zero (see marks.bits).
+	masks[words-2], masks[words-1] = 0, 0
+	if x.classes == nil {
+		x.classes = make([]uint64, asm.ClassifiedLen(markWindow, asm.JSONClasses))
+	}
+	pos := x.pos[:0]
+	var c asm.JSONCarry
+	for w := 0; w < len(b); w += markWindow {
+		cls := x.classes[:asm.Classify(x.classes, b[w:min(w+markWindow, len(b))], indexTable)]
+		// JSONStructurals wants room for 64 positions per block.
+		room := len(cls) / asm.JSONClasses * asm.BlockSize
+		pos = slices.Grow(pos, room+indexTail)
+		n := asm.JSONStructurals(pos[len(pos):len(pos)+room], masks[w>>blockShift*markClasses:], cls, uint32(w), &c)
+		pos = pos[:len(pos)+n]
+	}
+	// The bytes past the end read as the start of one more scalar run.
+	for len(pos) > 0 && int(pos[len(pos)-1]) >= len(b) {
+		pos = pos[:len(pos)-1]
+	}
+	for range indexTail {
+		pos = append(pos, uint32(len(b)))
+	}
+	x.pos = pos
+}
+
+// plain reports whether the string from the opening quote at i to the
+// closing quote at end (end > i) holds no backslash and no control byte,
+// judged from the specials of the blocks of i and end; a string over more
+// than two blocks is not judged (false), and its caller scans it.
+func (x *index) plain(i, end int) bool {
+	ki, ke := i>>blockShift, end>>blockShift
+	buf := x.mk.buf
+	return ke-ki <= 1 && buf[ki*markClasses+idxSpecial]|buf[ke*markClasses+idxSpecial] == 0
+}

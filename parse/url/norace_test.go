@@ -1,0 +1,5 @@
+//go:build !race
+
+package url
+
+const raceEnabled = false
