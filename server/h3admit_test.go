@@ -312,7 +312,7 @@ func TestH3EarlyData(t *testing.T) {
 			c.CloseWithError(0, "")
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
-			ec, err := quic.DialAddrEarly(ctx, h3Delay(t, addr, 300*time.Millisecond), tc, nil)
+			ec, err := quic.DialAddrEarly(ctx, h3Delay(t, addr, time.Second), tc, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
