@@ -150,7 +150,8 @@ routes:
     proxy: {upstream: byname}
   - proxy: {upstream: bysrv}
 `, addr, e.engine, e.loopProxy, port, dnsAddr, dnsAddr)
-			startSimdedge(t, conf, addr)
+			needBinary(t)
+			_, out := startSimdedgeOut(t, simdedgeBin, conf, addr)
 			c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 			defer c.CloseIdleConnections()
 
@@ -196,6 +197,11 @@ routes:
 			}
 			if z.queries.Load() == 0 {
 				t.Error("the DNS server was never asked")
+			}
+			// The changes took the path of an xDS endpoint update, which
+			// keeps the routing table.
+			if log := out.String(); !strings.Contains(log, `"endpoints_only":true`) || strings.Contains(log, `"endpoints_only":false`) {
+				t.Errorf("a discovery change rebuilt the routes instead of rebinding the upstreams:\n%s", log)
 			}
 		})
 	}

@@ -84,13 +84,21 @@ func startSimdedge(t testing.TB, conf, addr string) (stop func()) {
 // startSimdedgeBin is startSimdedge with another build of the binary.
 func startSimdedgeBin(t testing.TB, bin, conf, addr string) (stop func()) {
 	t.Helper()
+	stop, _ = startSimdedgeOut(t, bin, conf, addr)
+	return stop
+}
+
+// startSimdedgeOut is startSimdedgeBin that also returns the process's
+// output (its log) as it grows.
+func startSimdedgeOut(t testing.TB, bin, conf, addr string) (stop func(), out *syncBuffer) {
+	t.Helper()
+	out = &syncBuffer{}
 	file := filepath.Join(t.TempDir(), "simdedge.yaml")
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "serve", "-config", file)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +132,7 @@ func startSimdedgeBin(t testing.TB, bin, conf, addr string) (stop func()) {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return stop
+			return stop, out
 		}
 		select {
 		case <-done:

@@ -227,6 +227,10 @@ func (s *Server) reclaimIdle(home any) bool {
 			victim, oldest = c, st
 		}
 	}
+	// A parked connection (idlepoll_linux.go) idle longer goes first.
+	if g, st := s.idle.oldest(home); g != nil && (victim == nil || st < oldest) {
+		return s.idle.reclaim(g, st)
+	}
 	// The state word holds when the wait began (conn.markIdle): the
 	// compare-and-swap fails if the connection has since received a
 	// request, and then nothing is closed.

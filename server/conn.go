@@ -147,6 +147,15 @@ type conn struct {
 	// time of the event that completed its head: beginCount takes it
 	// instead of reading the clock (zero: read it).
 	evBegin time.Time
+	// done ends the connection's goroutine's work (removeConn and the
+	// slot), called by whichever goroutine serves it last (run), with the
+	// conn serving it then (a park changes it).
+	done func(*conn)
+	// canPark: the stream is plain kernel TCP, which may wait idle in
+	// the Server's poller (idlepoll_linux.go); resumed: the wait for the
+	// next request goes on after such a park.
+	canPark bool
+	resumed bool
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -161,7 +170,12 @@ var connPool = sync.Pool{New: func() any {
 }}
 
 func newConn(s *Server, st Stream) *conn {
-	c := connPool.Get().(*conn)
+	return initConn(connPool.Get().(*conn), s, st)
+}
+
+// initConn readies the cleared conn c (from connPool, or a loop's spares)
+// for a new connection.
+func initConn(c *conn, s *Server, st Stream) *conn {
 	c.srv, c.st = s, st
 	c.cfg = s.settings()
 	c.paths = &c.cfg.paths
@@ -171,6 +185,7 @@ func newConn(s *Server, st Stream) *conn {
 	c.readDL, c.writeDL, c.now, c.evBegin = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	c.broken, c.inLoop = false, false
 	c.watch, c.hijacked = nil, false
+	c.canPark, c.resumed = streamParks(st), false
 	c.state.Store(stateActive)
 	c.req.srv = s
 	c.req.remote = st.RemoteAddr()
@@ -187,7 +202,7 @@ func (c *conn) release() {
 		c.srv.ips.release(c.ip)
 		c.ipHeld = false
 	}
-	c.cfg, c.home, c.lkey = nil, nil, nil
+	c.cfg, c.home, c.lkey, c.done = nil, nil, nil, nil
 	c.srv, c.st = nil, nil
 	c.req.remote = nil
 	c.req.srv = nil
@@ -266,23 +281,41 @@ func (c *conn) flushOut(final bool) error {
 	return c.flush()
 }
 
+// run serves the connection on this goroutine until it ends, then calls
+// done. A connection idle long enough may park instead (parkIdle): this
+// goroutine then ends, and idlePoll.resume serves the rest on a new one.
+func (c *conn) run(first bool) {
+	for c.serve(first) {
+		if c.srv.idle.park(c) {
+			return // c is connPool's now
+		}
+		c.resumed = true // no poller: wait here
+		first = false
+	}
+	c.done(c)
+}
+
 // serve runs the connection loop until the client closes, an error, a
-// timeout or Shutdown.
-func (c *conn) serve() {
+// timeout or Shutdown, or until it parks (true; the stream stays open).
+func (c *conn) serve(first bool) (parked bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.srv.opts.Logger.Error("handler panic; connection closed", "panic", p, "remote", c.req.remote)
+			parked = false
 		}
 		c.stopWatch()
-		if !c.hijacked {
+		if !c.hijacked && !parked {
 			c.st.Close()
 		}
 	}()
-	if !c.serveProxyHeader() { // PROXY listeners (listenpolicy.go)
-		return
+	if first && !c.serveProxyHeader() { // PROXY listeners (listenpolicy.go)
+		return false
 	}
-	for first := true; ; first = false {
+	for ; ; first = false {
 		n, err := c.readHead(first)
+		if err == errParked {
+			return true
+		}
 		if err != nil {
 			if first && c.h2Start() {
 				c.serveH2()
@@ -355,6 +388,18 @@ func (c *conn) readHead(first bool) (int, error) {
 			c.grow(min(2*len(c.rbuf), c.cfg.Limits.MaxHeaderBytes))
 		}
 		idle := c.w == 0
+		var w int64 // the state word of an idle wait
+		if idle && c.resumed {
+			// The wait goes on after a park (connidle.go), under its
+			// state word, unless Shutdown or reclaimIdle ended it.
+			c.resumed = false
+			if w = c.state.Load(); w == stateWoken || c.srv.closing.Load() {
+				c.state.Store(stateActive)
+				return 0, errShutdown
+			}
+			c.setExactReadDeadline(c.resumeDeadline())
+			goto read
+		}
 		if first && headStart.IsZero() {
 			// The first head's budget runs from the accept (this
 			// wait), not from its first byte: a new connection
@@ -368,13 +413,13 @@ func (c *conn) readHead(first bool) (int, error) {
 				since = headStart
 				c.setExactReadDeadline(deadline(headStart, c.cfg.Timeouts.ReadHeader))
 			} else {
-				c.setReadDeadline(c.now, c.cfg.Timeouts.Idle)
+				c.setReadDeadline(c.now, c.idleWait())
 			}
 			// Order matters: mark idle, then look at closing. Shutdown
 			// sets closing, then wakes the connections it sees idle,
 			// except a new one that may have its first request on the
 			// way (sparedFresh), which it wakes later if it stays silent.
-			w := idleWord(since, first)
+			w = idleWord(since, first)
 			c.state.Store(w)
 			if c.srv.closing.Load() {
 				if !sparedFresh(w, freshCutoff(time.Now())) {
@@ -392,12 +437,16 @@ func (c *conn) readHead(first bool) (int, error) {
 			}
 			c.setExactReadDeadline(deadline(headStart, c.cfg.Timeouts.ReadHeader))
 		}
+	read:
 		nr, err := c.st.Read(c.rbuf[c.w:])
 		if idle && c.state.Swap(stateActive) == stateWoken {
 			// Shutdown interrupted the wait. A request that raced
 			// with it is dropped unanswered, as a keep-alive client
 			// expects from a server closing an idle connection.
 			return 0, errShutdown
+		}
+		if idle && !first && nr == 0 && c.parkIdle(err, w) {
+			return 0, errParked
 		}
 		c.w += nr
 		if err != nil {

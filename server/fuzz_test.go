@@ -63,7 +63,7 @@ func FuzzServeStream(f *testing.F) {
 		methods = methods[:0]
 		st := &fuzzStream{in: in, step: int(step) + 1}
 		c := newConn(s, st)
-		c.serve()
+		c.serve(true)
 		c.release()
 		br := bufio.NewReader(&st.out)
 		k := 0

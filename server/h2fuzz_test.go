@@ -76,7 +76,7 @@ func FuzzH2Conn(f *testing.F) {
 		st := &fuzzStream{in: append([]byte(h2Preface), in...), step: int(step) + 1}
 		c := newConn(s, st)
 		c.h2c = true
-		c.serve()
+		c.serve(true)
 		c.release()
 		fr := http2.NewFramer(nil, &st.out)
 		fr.SetMaxReadFrameSize(1 << 24)

@@ -80,7 +80,12 @@ var errLoopListener = errors.New("server: event loop needs a kernel TCP listener
 type loop struct {
 	srv *Server
 	// free holds this loop's released lconns (newLconn, putLconn).
-	free  []*lconn
+	free []*lconn
+	// spare holds the conns and TLS input buffers of the loop's idle
+	// connections, and parkq those to park at the end of the turn
+	// (looppark_linux.go).
+	spare spares
+	parkq []*lconn
 	ln    *net.TCPListener
 	laddr net.Addr
 	mlst  *metrics.Listener // its connections' counters (nil: metrics off)
@@ -385,6 +390,9 @@ func (lp *loop) run() error {
 		}
 		if len(lp.flushq) > 0 {
 			lp.flush(now)
+		}
+		if len(lp.parkq) > 0 {
+			lp.parkIdle()
 		}
 	}
 }

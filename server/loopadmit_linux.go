@@ -133,9 +133,13 @@ func (lp *loop) idlest(now int64) *lconn {
 // or for a new connection plus ReadHeader) so that no field is written
 // per request for it. ok is false when the wait has no deadline.
 func (lc *lconn) idleSince() (since int64, ok bool) {
-	d := lc.c.cfg.Timeouts.Idle
+	cfg := lc.pk.cfg
+	if !lc.parked {
+		cfg = lc.c.cfg
+	}
+	d := cfg.Timeouts.Idle
 	if !lc.established {
-		d = lc.c.cfg.Timeouts.ReadHeader
+		d = cfg.Timeouts.ReadHeader
 	}
 	if lc.rdl == 0 || d <= 0 {
 		return 0, false

@@ -65,6 +65,11 @@ type lconn struct {
 	// tls is the connection's TLS state when its listener terminates
 	// TLS on the loop (looptls_linux.go); nil for plain TCP.
 	tls *loopTLS
+	// parked: the connection is idle and c is nil; pk holds what it
+	// keeps meanwhile (looppark_linux.go). parkq: in the loop's parkq.
+	pk     parked
+	parked bool
+	parkq  bool
 }
 
 // maxFreeLconns bounds a loop's list of released lconns.
@@ -96,6 +101,9 @@ func (lp *loop) putLconn(lc *lconn) {
 // idle reports that the connection waits for a request with nothing
 // buffered or pending: Shutdown closes such connections.
 func (lc *lconn) idle() bool {
+	if lc.parked {
+		return true
+	}
 	c := lc.c
 	return !lc.writing && !lc.ex.active && c.r == c.w && len(c.out) == 0 && c.file.n == 0
 }
@@ -123,7 +131,7 @@ func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 		lc.tls, st = t, t
 	}
 	lc.pp = t == nil && lp.pol != nil && lp.pol.ProxyProtocol
-	lc.c = newConn(lp.srv, st)
+	lc.c = initConn(lp.spare.getConn(), lp.srv, st)
 	lc.c.inLoop = true
 	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
 	lc.c.h2c, lc.c.lkey = lp.h2c, lp
@@ -148,10 +156,17 @@ func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 	}
 	lp.conns[fd] = lc
 	lp.nconns++
+	// Until its first bytes arrive, a new connection needs no conn
+	// either (an adopted TLS connection may hold early requests:
+	// parkable says).
+	lp.parkSoon(lc)
 	return lc
 }
 
 func (lp *loop) closeConn(lc *lconn) {
+	if lc.parked {
+		lp.unpark(lc) // release below counts and frees as for any conn
+	}
 	if u := lc.ex.u; u != nil {
 		lp.closeUp(u)
 	}
@@ -176,6 +191,9 @@ func (lp *loop) closeConn(lc *lconn) {
 }
 
 func (lp *loop) event(lc *lconn, events uint32, now int64) {
+	if lc.parked {
+		lp.unpark(lc) // bytes (or a hang-up) arrived
+	}
 	if lc.rd.got {
 		// prefetch read it (under the conditions of the read below).
 		lp.read(lc, now)
@@ -221,6 +239,7 @@ func (lp *loop) read(lc *lconn, now int64) {
 	}
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
+		lp.parkSoon(lc) // woken for nothing
 		return
 	case err != nil || n <= 0:
 		// EOF or reset: as the goroutine engine, a partial request is
@@ -482,6 +501,7 @@ func (lp *loop) write(lc *lconn, now int64) bool {
 		lc.wdl = 0
 		lp.ctl(unix.EPOLL_CTL_MOD, lc.fd, unix.EPOLLIN)
 	}
+	lp.parkSoon(lc)
 	return true
 }
 
@@ -524,12 +544,13 @@ func (lp *loop) handoff(lc *lconn) {
 	}
 	c.inLoop = false
 	c.readDL, c.writeDL = time.Time{}, time.Time{}
+	c.canPark = streamParks(c.st)
 	s.addConn(c)
-	go func() {
-		c.serve()
+	c.done = func(c *conn) {
 		s.removeConn(c)
 		lp.connGone()
-	}()
+	}
+	go c.run(true)
 }
 
 // fdStream is the Stream of a connection the loop serves: the descriptor

@@ -314,6 +314,9 @@ func (lp *loop) prefetch(evs []unix.EpollEvent) {
 		if fd < len(lp.conns) && lp.conns[fd] != nil {
 			// The conditions of event's read.
 			lc := lp.conns[fd]
+			if lc.parked {
+				lp.unpark(lc) // bytes arrived
+			}
 			if c := lc.c; !lc.writing && !lc.ex.active && (c.w < len(c.rbuf) || lc.tls != nil) {
 				jobs = append(jobs, ringJob{lc: lc})
 			}

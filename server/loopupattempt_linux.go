@@ -93,7 +93,7 @@ func (lp *loop) backoffWait(lc *lconn, now int64) {
 // exAnswer answers as the driver says after the attempts ended without a
 // response to relay, and ends the exchange.
 func (lp *loop) exAnswer(lc *lconn, now int64) {
-	lc.ex.up.Answer(&lc.c.resp, &lc.ex.a)
+	lc.ex.up.Answer(&lc.c.resp, lc.ex.a)
 	lp.exDone(lc, false, now)
 }
 

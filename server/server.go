@@ -47,8 +47,11 @@ type Server struct {
 	aliases map[any]any // listener -> its tracking key (ServeLoop's loop)
 	// h2 are the listeners that take h2c and the HTTP/2 connections
 	// open, for GOAWAY on Shutdown and StopListener (h2serve.go).
-	h2      h2Registry
-	h3      h3Registry
+	h2 h2Registry
+	h3 h3Registry
+	// idle holds the goroutine engine's parked idle connections
+	// (idlepoll_linux.go).
+	idle    *idlePoll
 	active  sync.WaitGroup // connection and message goroutines, event loops
 	closing atomic.Bool
 	// draining: StartDrain was called (drain.go).
@@ -75,6 +78,7 @@ func New(o Options) *Server {
 		opts:      o,
 		listeners: make(map[any]func() error),
 		conns:     make(map[*conn]struct{}),
+		idle:      newIdlePoll(),
 		aborts:    make(map[any]func()),
 		stopped:   make(map[any]bool),
 	}
@@ -217,11 +221,11 @@ func (s *Server) ServeStream(l StreamListener) error {
 		// socket that outlives the process (systemd's) it has left the
 		// queue the next process would have taken it from.
 		s.addConn(c)
-		go func() {
-			c.serve()
+		c.done = func(c *conn) {
 			s.removeConn(c)
 			sl.release()
-		}()
+		}
+		go c.run(true)
 	}
 }
 
@@ -325,6 +329,7 @@ func (s *Server) wakeIdle() {
 			c.st.SetReadDeadline(aLongTimeAgo)
 		}
 	}
+	s.idle.wakeAll(false)
 }
 
 func (s *Server) closeConns() {
@@ -333,6 +338,7 @@ func (s *Server) closeConns() {
 	for c := range s.conns {
 		c.st.Close()
 	}
+	s.idle.wakeAll(true)
 	for _, abort := range s.aborts {
 		abort()
 	}

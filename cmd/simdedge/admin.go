@@ -60,7 +60,7 @@ func newMetrics(cfg *config.Config) *metrics.Set {
 }
 
 // startAdmin opens the admin listener if the configuration has one.
-func startAdmin(cfg *config.Config, m *metrics.Set, alog *accesslog.Log, lv *live, reload func(context.Context) (string, error), log *slog.Logger) (*adminListener, error) {
+func startAdmin(cfg *config.Config, m *metrics.Set, alog *accesslog.Log, lv *live, reload func(context.Context) (string, error), log *slog.Logger, fl *fleet) (*adminListener, error) {
 	if !cfg.Admin.Enabled() {
 		return nil, nil
 	}
@@ -76,10 +76,14 @@ func startAdmin(cfg *config.Config, m *metrics.Set, alog *accesslog.Log, lv *liv
 			}
 			return out
 		},
-		Config:  func() ([]byte, error) { return lv.cfg.Load().WithDefaults().YAML() },
-		PProf:   cfg.Admin.PProfOn(),
-		Version: buildVersion(),
-		Reload:  reload,
+		Config: func() ([]byte, error) {
+			b, err := lv.cfg.Load().WithDefaults().YAML()
+			return fl.adminConfig(b), err
+		},
+		Collectors: fl.collectors(),
+		PProf:      cfg.Admin.PProfOn(),
+		Version:    buildVersion(),
+		Reload:     reload,
 	})
 	ln, err := net.Listen("tcp", cfg.Admin.Address)
 	if err != nil {

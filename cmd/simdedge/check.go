@@ -52,7 +52,13 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		stdout.Write(out)
 	}
-	fmt.Fprintf(stderr, "simdedge check: %s is valid (%s)\n", configName(*file), configSummary(cfg))
+	more := ""
+	if x := cfg.XDS(); x != nil {
+		// Only the static part is checked here; the rest arrives at run
+		// time and is checked as it arrives.
+		more = "; more from the control plane at " + x.Server
+	}
+	fmt.Fprintf(stderr, "simdedge check: %s is valid (%s%s)\n", configName(*file), configSummary(cfg), more)
 	return 0
 }
 
@@ -61,6 +67,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 func validateConfig(file string, w io.Writer) (*config.Config, error) {
 	cfg, err := loadConfig(file)
 	if err != nil {
+		return nil, err
+	}
+	// dynamic.xds needs a fleet build, and its TLS files (fleet.go).
+	if err := checkFleet(cfg); err != nil {
 		return nil, err
 	}
 	// Build too, so that references a parse cannot see (handlers,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -34,6 +35,8 @@ type running struct {
 	set      *listenerSet
 	metrics  *metrics.Set // nil without an admin listener
 	pid      *pidFile     // nil without -pidfile
+	// fleet is the xDS client (fleet.go); nil without dynamic.xds.
+	fleet *fleet
 	// discovered is signalled when service discovery changed an
 	// upstream's targets (rediscover).
 	discovered chan struct{}
@@ -50,23 +53,41 @@ func signalDiscovery(ch chan struct{}) func() {
 	}
 }
 
-// rediscover rebuilds the configuration in force (not the file: a
-// pending edit waits for its SIGHUP) with the targets service discovery
-// now gives, as a reload does: targets that stay keep their connections
-// and health, the others drain.
+// rediscover gives the upstreams of the configuration in force (not the
+// file: a pending edit waits for its SIGHUP) the targets service discovery
+// now gives, as an xDS endpoint update does (applyTargets): the routes are
+// not rebuilt; targets that stay keep their connections and health, the
+// others drain. A snapshot that cannot be rebound is rebuilt as a reload
+// would.
 func (r *running) rediscover() {
-	snap, err := r.cfg.Refresh(r.buildOptions(), r.sw)
+	snap, err := r.snap.Rebind(r.cfg, r.buildOptions())
+	if err == nil {
+		snap.Commit()
+		snap.Start(r.snap)
+		r.snap.Close()
+		r.snap = snap
+		r.log.Info("service discovery: targets changed", "endpoints_only", true)
+		return
+	}
+	if !errors.Is(err, config.ErrRebind) {
+		r.log.Error("service discovery: rebind failed; keeping the running configuration", "err", err)
+		return
+	}
+	snap, err = r.cfg.Refresh(r.buildOptions(), r.sw)
 	if err != nil {
 		r.log.Error("service discovery: rebuild failed; keeping the running configuration", "err", err)
 		return
 	}
 	r.snap = snap
+	r.log.Info("service discovery: targets changed", "endpoints_only", false)
 }
 
-// buildOptions are the options of a rebuild of the running snapshot.
+// buildOptions are the options of a rebuild of the running snapshot:
+// it is Previous; with a control plane or service discovery, routes are
+// swappable (applyTargets, rediscover).
 func (r *running) buildOptions() config.BuildOptions {
 	return config.BuildOptions{Builtins: r.builtins, Schemes: targetSchemes, Logger: r.log, Previous: r.snap, Metrics: r.metrics,
-		OnDiscover: signalDiscovery(r.discovered)}
+		OnDiscover: signalDiscovery(r.discovered), Swappable: r.fleet != nil || r.cfg.Discovers()}
 }
 
 // reload applies the file's configuration as a whole or not at all, and
@@ -111,6 +132,18 @@ func (r *running) apply() error {
 	if err := overrideListen(cfg, r.listen); err != nil {
 		return err
 	}
+	// With dynamic.xds, the file's static part goes beside what the
+	// control plane last sent.
+	if cfg, err = r.fleet.reload(cfg); err != nil {
+		return err
+	}
+	return r.applyConfig(cfg)
+}
+
+// applyConfig makes cfg the running configuration, as a whole or not at
+// all: a reload of the file, or an update from the control plane (which
+// is NACKed when this fails).
+func (r *running) applyConfig(cfg *config.Config) error {
 	if err := checkReloadable(r.cfg, cfg); err != nil {
 		return err
 	}
@@ -157,6 +190,30 @@ func (r *running) apply() error {
 	r.snap, r.cfg = snap, cfg
 	r.set.adopt(fresh, r.srv)
 	r.set.stop(removed, r.srv)
+	return nil
+}
+
+// applyTargets gives upstreams of the running configuration new targets
+// (an update of endpoints alone, from xDS EDS): new upstreams, which keep
+// the health and idle connections of the targets that stay, under the
+// running routing table, which is not rebuilt, and no document parsed. It
+// falls back to applyConfig when the routes cannot be rebound.
+func (r *running) applyTargets(m map[string]config.TargetUpdate) error {
+	cfg, err := r.cfg.WithTargets(m)
+	if err != nil {
+		return err
+	}
+	snap, err := r.snap.Rebind(cfg, r.buildOptions())
+	if errors.Is(err, config.ErrRebind) {
+		return r.applyConfig(cfg)
+	}
+	if err != nil {
+		return err
+	}
+	snap.Commit()
+	snap.Start(r.snap)
+	r.snap.Close()
+	r.snap, r.cfg = snap, cfg
 	return nil
 }
 

@@ -62,6 +62,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	log, logLevel := newLogger(cfg, stderr) // logging.go
+	// With dynamic.xds (a fleet build), the control plane's first
+	// complete configuration goes beside the file's before anything
+	// starts (fleet.go).
+	fl, err := startFleet(ctx, cfg, *file, *listen, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "simdedge: %v\n", err)
+		return 1
+	}
+	defer fl.stop()
+	if cfg, err = fl.initial(ctx, cfg); err != nil {
+		return 0 // stopped while waiting
+	}
 	if err := overrideListen(cfg, *listen); err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
@@ -87,7 +99,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer stopLog()
 	mset := newMetrics(cfg)
 	discovered := make(chan struct{}, 1)
-	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset, OnDiscover: signalDiscovery(discovered)})
+	snap, err := cfg.Build(config.BuildOptions{Builtins: builtins, Schemes: targetSchemes, Logger: log, Metrics: mset, OnDiscover: signalDiscovery(discovered),
+		Swappable: fl != nil || cfg.Discovers()})
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		return 1
@@ -103,7 +116,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	lv.store(cfg, snap)
 	rl := newReloader()
 	defer rl.stop()
-	adm, err := startAdmin(cfg, mset, alog, lv, rl.request, log)
+	adm, err := startAdmin(cfg, mset, alog, lv, rl.request, log, fl)
 	if err != nil {
 		fmt.Fprintf(stderr, "simdedge: %v\n", err)
 		snap.Close()
@@ -135,7 +148,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	opened.applyPaths(cfg, srv)
 	served := opened.serve(srv)
-	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, level: logLevel, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset, pid: pid, discovered: discovered}
+	rt := &running{file: *file, listen: *listen, builtins: builtins, log: log, level: logLevel, srv: srv, sw: sw, cfg: cfg, snap: snap, set: opened, metrics: mset, pid: pid, discovered: discovered, fleet: fl}
 	rt.recordOutcome(nil, true)
 	for {
 		select {
@@ -143,6 +156,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			rt.reload()
 			snap = rt.snap
 			lv.store(rt.cfg, rt.snap)
+			continue
+		case u := <-fl.updates(): // from the control plane (fleet.go)
+			var err error
+			if u.targets != nil {
+				err = rt.applyTargets(u.targets)
+			} else if cfg, merr := fl.current(u); merr != nil {
+				err = merr
+			} else {
+				err = rt.applyConfig(cfg)
+			}
+			if err == nil {
+				log.Info("xds: applied", "routes", len(rt.cfg.Routes), "upstreams", len(rt.cfg.Upstreams), "addr", rt.set.addrs,
+					"endpoints_only", u.targets != nil)
+			}
+			snap = rt.snap
+			lv.store(rt.cfg, rt.snap)
+			u.reply <- err
 			continue
 		case <-discovered: // resolve: an upstream's targets changed
 			rt.rediscover()

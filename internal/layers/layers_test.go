@@ -109,6 +109,7 @@ var rules = []rule{
 	{pkg: "server/config/internal/keyhook"},
 	// The generator of the configuration reference, docs/config.md.
 	{pkg: "server/config/internal/gendoc", may: []string{"server/config", "server/config/internal/keyhook"}},
+	{pkg: "server/xds", may: []string{"server/config"}},
 
 	// The transports implement server's interfaces; cmd wires everything.
 	{pkg: "xdp/...", may: []string{"asm/...", "internal/...", "parse/...", "server/..."}},

@@ -42,6 +42,9 @@ type Options struct {
 	// scrape time (nil: none). The program supplies it: those packages
 	// are not imported here (rdma needs cgo).
 	Transports func() []TransportStat
+	// Collectors are published beside the server's own (the xDS
+	// client's state in a fleet build).
+	Collectors []prometheus.Collector
 }
 
 // Admin serves the admin endpoints. SetDraining turns /ready to 503.
@@ -62,6 +65,7 @@ func New(o Options) *Admin {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		buildInfo(o.Version),
 	)
+	a.reg.MustRegister(o.Collectors...)
 	a.mux.Handle("/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	a.mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { plain(w, http.StatusOK, "ok\n") })
 	a.mux.HandleFunc("/ready", a.ready)

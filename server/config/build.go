@@ -72,6 +72,9 @@ func (c *Config) WithDefaults() *Config {
 	e.HTTP2 = c.HTTP2.withDefaults()
 	e.HTTP3 = c.HTTP3.withDefaults()
 	e.Log = c.Log.withDefaults()
+	if x := c.XDS(); x != nil {
+		e.Dynamic = &Dynamic{XDS: x.withDefaults()}
+	}
 	e.Paths = c.Paths.withDefaults()
 	var a Admin
 	if c.Admin != nil {
@@ -157,6 +160,10 @@ type BuildOptions struct {
 	// Metrics, if set, gives every route its counters, by the route's
 	// name (RouteMetricName).
 	Metrics *metrics.Set
+	// Swappable puts each proxy route's handler in a proxy.Slot, so that
+	// Rebind can give the routes new upstreams without a new table (an
+	// update of targets alone, from xDS).
+	Swappable bool
 	// OnDiscover, if set, is called when service discovery (resolve,
 	// discover.go) changed an upstream's targets, from the watcher's
 	// goroutine: the program then runs Refresh. It must not block (Stop
@@ -176,6 +183,16 @@ type Snapshot struct {
 	// discovery holds the watchers of upstreams with resolve, by name.
 	discovery  map[string]*discovered
 	onDiscover func()
+	// slots are the proxy routes' handlers (BuildOptions.Swappable).
+	slots []routeSlot
+}
+
+// routeSlot is a proxy route's swappable handler and what it is built
+// from.
+type routeSlot struct {
+	slot     *proxy.Slot
+	upstream string
+	opts     proxy.Options
 }
 
 // Start makes s the running snapshot: its upstreams take over the targets
@@ -218,6 +235,63 @@ func (s *Snapshot) UpstreamNames() []string {
 func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 	d := &decoder{}
 	s := &Snapshot{Upstreams: map[string]*proxy.Upstream{}, discovery: map[string]*discovered{}, onDiscover: o.OnDiscover}
+	c.buildUpstreams(d, o, s)
+	routes := c.buildRoutes(d, o, s)
+	if len(d.errs) > 0 {
+		s.Close()
+		return nil, errors.Join(d.errs...)
+	}
+	t, err := router.New(routes)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	s.Table = t
+	return s, nil
+}
+
+// ErrRebind: Rebind was given a snapshot it cannot rebind (not built
+// Swappable) or a configuration whose routes name an upstream it lacks.
+var ErrRebind = errors.New("config: cannot rebind the routes to these upstreams")
+
+// Rebind builds c's upstreams (an upstream of the same name as one of
+// o.Previous keeps the targets that stay, as Build's) under s's routing
+// table, for a configuration that differs from s's only in its upstreams'
+// targets: the routes, their counters and their plans stay as they are.
+// The caller checks that c routes as s's configuration does. Nothing
+// changes until Commit; then Start and Close as after Build.
+func (s *Snapshot) Rebind(c *Config, o BuildOptions) (*Snapshot, error) {
+	if len(s.slots) == 0 {
+		return nil, ErrRebind
+	}
+	d := &decoder{}
+	n := &Snapshot{Table: s.Table, Upstreams: map[string]*proxy.Upstream{}, discovery: map[string]*discovered{}, onDiscover: o.OnDiscover,
+		slots: s.slots}
+	c.buildUpstreams(d, o, n)
+	for _, sl := range s.slots {
+		if n.Upstreams[sl.upstream] == nil && len(d.errs) == 0 {
+			d.errs = append(d.errs, ErrRebind)
+		}
+	}
+	if len(d.errs) > 0 {
+		n.Close()
+		return nil, errors.Join(d.errs...)
+	}
+	return n, nil
+}
+
+// Commit makes the proxy routes of a rebound snapshot forward to its
+// upstreams: requests that arrive from now on; those in flight finish on
+// the upstream they started with.
+func (s *Snapshot) Commit() {
+	for _, sl := range s.slots {
+		sl.slot.Store(proxy.New(s.Upstreams[sl.upstream], sl.opts))
+	}
+}
+
+// buildUpstreams creates the upstreams into s (and their discovery
+// watchers), reporting errors to d.
+func (c *Config) buildUpstreams(d *decoder, o BuildOptions, s *Snapshot) {
 	for i, u := range c.WithDefaults().Upstreams {
 		key := fmt.Sprintf("upstreams[%d]", i)
 		targets := u.Addresses()
@@ -300,6 +374,11 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 		}
 		s.Upstreams[u.Name] = up
 	}
+}
+
+// buildRoutes creates the routes over s's upstreams, reporting errors to
+// d.
+func (c *Config) buildRoutes(d *decoder, o BuildOptions, s *Snapshot) []router.Route {
 	routes := make([]router.Route, 0, len(c.Routes))
 	for i, r := range c.Routes {
 		key := fmt.Sprintf("routes[%d]", i)
@@ -329,8 +408,13 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 			if up == nil {
 				continue // reported for the upstream
 			}
-			h = proxy.New(up, proxy.Options{Logger: o.Logger, Upgrades: r.Proxy.Upgrades,
-				UntrustedForwarding: c.forwarding()})
+			po := proxy.Options{Logger: o.Logger, Upgrades: r.Proxy.Upgrades, UntrustedForwarding: c.forwarding()}
+			h = proxy.New(up, po)
+			if o.Swappable {
+				sl := proxy.NewSlot(h.(*proxy.Proxy))
+				s.slots = append(s.slots, routeSlot{slot: sl, upstream: r.Proxy.Upstream, opts: po})
+				h = sl
+			}
 		case r.Redirect != nil:
 			var err error
 			if h, err = r.Redirect.handler(); err != nil {
@@ -372,17 +456,7 @@ func (c *Config) Build(o BuildOptions) (*Snapshot, error) {
 		}
 		routes = append(routes, rt)
 	}
-	if len(d.errs) > 0 {
-		s.Close()
-		return nil, errors.Join(d.errs...)
-	}
-	t, err := router.New(routes)
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	s.Table = t
-	return s, nil
+	return routes
 }
 
 // messageTargets resolves the URL targets of an upstream through schemes.

@@ -51,6 +51,8 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// Paths: normalize_path, merge_slashes, escaped_slashes (paths.go).
 	Paths `yaml:",inline"`
+	// Dynamic: configuration from a control plane (dynamic.go); nil: none.
+	Dynamic *Dynamic `yaml:"dynamic,omitempty"`
 }
 
 // Limits mirrors server.Limits.
@@ -381,6 +383,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			}
 		},
 		"admin":                func(v *yaml.Node, key string) { d.admin(v, key, c) },
+		"dynamic":              func(v *yaml.Node, key string) { d.dynamic(v, key, c) },
 		"trusted_proxies":      d.cidrs(&c.TrustedProxies),
 		"untrusted_forwarding": d.untrustedForwarding(&c.UntrustedForwarding),
 		"http2":                d.http2(&c.HTTP2),
@@ -531,7 +534,7 @@ func (c *Config) validate(d *decoder) {
 		}
 	}
 	c.validateListeners(d)
-	if len(c.Routes) == 0 {
+	if len(c.Routes) == 0 && c.XDS() == nil { // routes may all come from xDS
 		d.fail(nil, "routes", "at least one route is needed")
 	}
 }

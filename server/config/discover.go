@@ -29,9 +29,11 @@ import (
 // is empty: nginx's resolver and valid=, Envoy's dns_refresh_rate). A
 // dns+srv:// target takes host, port and weight from SRV records (the
 // lowest priority; weight 0 counts as 1, above 1000 as 1000). A changed
-// answer rebuilds the configuration in force as a reload does
-// (BuildOptions.OnDiscover, Config.Refresh): targets that stay keep their
-// pooled connections and health state, targets that left drain. Without
+// answer gives the upstreams new targets as an xDS endpoint update does
+// (BuildOptions.OnDiscover, Snapshot.Rebind): the routes stay as they
+// are, targets that stay keep their pooled connections and health state,
+// targets that left drain. Config.Refresh, a rebuild as a reload does, is
+// the fallback for a snapshot that cannot be rebound. Without
 // resolve, a host name is looked up per new connection by the goroutine
 // proxy, as before.
 
@@ -97,6 +99,20 @@ func (u *Upstream) resolveDefaults() {
 		r.Family = string(discover.FamilyAny)
 	}
 	u.Resolve = &r
+}
+
+// Discovers reports whether an upstream of c resolves its targets (a
+// resolve block or a dns+srv:// target): its snapshots are then built
+// Swappable, so that a changed answer rebinds the proxy routes to new
+// upstreams (Snapshot.Rebind) as an xDS endpoint update does, without
+// rebuilding the routes.
+func (c *Config) Discovers() bool {
+	for _, u := range c.Upstreams {
+		if u.Resolve != nil || hasSRVTarget(u.Targets) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasSRVTarget(ts []Target) bool {

@@ -134,3 +134,79 @@ func TestDiscoveryRefreshKeepsTargets(t *testing.T) {
 		t.Error("the watcher did not carry over")
 	}
 }
+
+// TestDiscoveryRebindKeepsRoutes: a changed answer reaches a Swappable
+// snapshot as an xDS endpoint update does (Rebind, Commit): the routing
+// table is the same one, the proxy route forwards to the new upstream,
+// the staying target keeps its state and the watcher carries over.
+func TestDiscoveryRebindKeepsRoutes(t *testing.T) {
+	z := testdns.NewZone(1)
+	z.SetA("api.test", "127.0.0.2", "127.0.0.3")
+	dns := testdns.Serve(t, z)
+	c, err := Parse([]byte(fmt.Sprintf("upstreams: [{name: api, targets: ['api.test:9'], resolve: {servers: ['%s'], family: ipv4}}]\nroutes: [{proxy: {upstream: api}}]\n", dns)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Discovers() {
+		t.Fatal("Discovers: false for an upstream with resolve")
+	}
+	signal := make(chan struct{}, 1)
+	o := BuildOptions{Swappable: c.Discovers(), OnDiscover: func() {
+		select {
+		case signal <- struct{}{}:
+		default:
+		}
+	}}
+	s1, err := c.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1.Start(nil)
+	old := map[string]*upstream.Target{}
+	for _, tg := range s1.Upstreams["api"].Pool().Targets() {
+		old[tg.Address()] = tg
+	}
+	z.SetA("api.test", "127.0.0.3", "127.0.0.4")
+	select {
+	case <-signal:
+	case <-time.After(discoverWait):
+		t.Fatal("no discovery change signalled")
+	}
+	questions := z.Count(dnsmessage.TypeA)
+	o.Previous = s1
+	s2, err := s1.Rebind(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Commit()
+	s2.Start(s1)
+	s1.Close()
+	defer s2.Close()
+	if s2.Table != s1.Table {
+		t.Error("the routing table was rebuilt")
+	}
+	if z.Count(dnsmessage.TypeA) != questions {
+		t.Error("the rebind looked the names up again instead of taking the watcher's answer")
+	}
+	got := map[string]*upstream.Target{}
+	for _, tg := range s2.Upstreams["api"].Pool().Targets() {
+		got[tg.Address()] = tg
+	}
+	if len(got) != 2 || got["127.0.0.4:9"] == nil || got["127.0.0.3:9"] != old["127.0.0.3:9"] {
+		t.Errorf("after the change: %v; the staying target must be the same one", got)
+	}
+	if !old["127.0.0.2:9"].Retired() {
+		t.Error("the departed target was not retired")
+	}
+	if s2.discovery["api"] != s1.discovery["api"] {
+		t.Error("the watcher did not carry over")
+	}
+	if len(s2.slots) == 0 {
+		t.Fatal("a Swappable snapshot has no slots")
+	}
+	for _, sl := range s2.slots {
+		if p := sl.slot.Proxy(); p == nil || p.Upstream() != s2.Upstreams["api"] {
+			t.Error("the proxy route does not forward to the rebound upstream after Commit")
+		}
+	}
+}

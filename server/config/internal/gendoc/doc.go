@@ -50,7 +50,7 @@ var reloadText = [...]string{
 // docs is the whole table, by key path.
 func docs() map[string]doc {
 	all := map[string]doc{}
-	for _, t := range []map[string]doc{topDocs, listenerDocs, upstreamDocs, routeDocs} {
+	for _, t := range []map[string]doc{topDocs, listenerDocs, upstreamDocs, routeDocs, dynamicDocs} {
 		for k, d := range t {
 			all[k] = d
 		}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/simdedge/simdedge/server/accesslog"
+	"github.com/simdedge/simdedge/server/metrics"
+	"github.com/simdedge/simdedge/server/pathnorm"
+	"github.com/simdedge/simdedge/server/trace"
+)
+
+// parked is what an idle keep-alive connection keeps while it waits for
+// its next request without a conn: the fields that last from request to
+// request. The conn itself (2.2 KiB with its Request and ResponseWriter)
+// and its read and output buffers (4 KiB and the size of the last
+// response) go back to be used by whichever connection has bytes next, as
+// nginx frees an idle connection's buffers (docs/decisions/0043-idle-
+// connections.md). About 170 bytes.
+type parked struct {
+	srv   *Server
+	st    Stream
+	cfg   *settings
+	paths *pathnorm.Options
+	home  any
+	lkey  any
+	ip    netip.Addr
+	lst   *metrics.Listener
+	shard int
+	alog  *accesslog.Shard
+	// remote is the Request's client address (the PROXY header's, if
+	// one was read).
+	remote net.Addr
+	// gen numbers the connection's generated request IDs.
+	gen                 trace.IDGen
+	ipHeld, h2c, inLoop bool
+}
+
+// park moves the identity of the idle connection c into p and clears c to
+// be reused (unpark) by this or another connection. c must have nothing
+// buffered, nothing to send and no request in progress.
+func (c *conn) park(p *parked) {
+	*p = parked{
+		srv: c.srv, st: c.st, cfg: c.cfg, paths: c.paths, home: c.home, lkey: c.lkey,
+		ip: c.ip, lst: c.lst, shard: c.shard, alog: c.alog,
+		remote: c.req.remote, gen: c.req.id.gen,
+		ipHeld: c.ipHeld, h2c: c.h2c, inLoop: c.inLoop,
+	}
+	poison(c.rbuf[:c.w])
+	c.r, c.w = 0, 0
+	c.srv, c.st, c.cfg, c.paths, c.home, c.lkey = nil, nil, nil, nil, nil, nil
+	c.lst, c.alog = nil, nil
+	c.req.srv, c.req.remote = nil, nil
+	c.req.remoteIP = c.req.remoteIP[:0]
+	// As release: a buffer grown past maxPooledBuf for one large
+	// request is not kept for every connection after it.
+	if cap(c.rbuf) > maxPooledBuf {
+		c.rbuf = make([]byte, initialReadBuf)
+	}
+	if cap(c.out) > maxPooledBuf {
+		c.out = nil
+	}
+	c.out = c.out[:0]
+}
+
+// unpark gives the cleared conn c (from park or connPool) the identity in
+// p, which is then empty.
+func (c *conn) unpark(p *parked) {
+	c.srv, c.st, c.cfg, c.paths, c.home, c.lkey = p.srv, p.st, p.cfg, p.paths, p.home, p.lkey
+	c.ip, c.lst, c.shard, c.alog = p.ip, p.lst, p.shard, p.alog
+	c.ipHeld, c.h2c, c.inLoop = p.ipHeld, p.h2c, p.inLoop
+	c.req.srv, c.req.remote, c.req.id.gen = p.srv, p.remote, p.gen
+	c.req.remoteIP = c.req.remoteIP[:0] // a released conn keeps its last client's
+	// What newConn resets: c may come from connPool, released by a
+	// connection of either engine.
+	c.r, c.w, c.out = 0, 0, c.out[:0]
+	c.readDL, c.writeDL, c.now, c.evBegin = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	c.errSent, c.broken, c.hijacked, c.watch = false, false, false, nil
+	c.canPark, c.resumed = false, false // the goroutine engine's resume sets them
+	c.state.Store(stateActive)
+	*p = parked{}
+}
