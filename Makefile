@@ -10,12 +10,13 @@ export PATH := $(PATH):/usr/local/go/bin
 # ethtool (network namespaces and veth for the xdp tests), libfabric-dev (the
 # rdma transport, built with -tags rdma), haproxy (a PROXY protocol sender in
 # front of the server, cmd/simdedge TestServeProxyProtocol), nghttp2-client
-# (nghttp, an HTTP/2 client for the h2 tests), systemd (systemd-analyze,
+# (nghttp, an HTTP/2 client for the h2 tests), ngtcp2-client (gtlsclient,
+# ngtcp2's HTTP/3 client, for cmd/simdedge TestNgtcp2Client), systemd (systemd-analyze,
 # which checks the units in packaging/systemd), redis-server (the store of the
 # reference rate-limit service in interop's TestGlobalRateLimitReference),
 # libsimdjson-dev (C++ simdjson, the JSON peer of bench/micro, bound through
 # cgo in bench/internal/cjson under the bench module's simdjson build tag).
-TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus haproxy nghttp2-client systemd redis-server libsimdjson-dev
+TEST_DEBS := curl openssl iproute2 ethtool libfabric-dev prometheus haproxy nghttp2-client ngtcp2-client systemd redis-server libsimdjson-dev
 # BENCH_TAGS builds the bench module's cgo peers (bench/internal/cjson needs
 # libsimdjson-dev); .ci/run sets REQUIRE_SIMDJSON=1, so a peer that would
 # skip fails there. BENCH_TAGS= checks the bench module without them.

@@ -12,6 +12,8 @@ require (
 	github.com/klauspost/cpuid/v2 v2.4.0
 	github.com/minio/simdjson-go v0.4.5
 	github.com/prometheus/client_golang v1.25.0
+	github.com/quic-go/qpack v0.6.0
+	github.com/quic-go/quic-go v0.65.0
 	go.uber.org/zap v1.28.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.58.0

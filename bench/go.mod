@@ -8,6 +8,7 @@ require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/minio/simdjson-go v0.4.5
 	github.com/nlnwa/whatwg-url v0.6.2
+	github.com/quic-go/quic-go v0.65.0
 	github.com/simdedge/simdedge v0.0.0-00010101000000-000000000000
 	github.com/valyala/fasthttp v1.73.0
 	github.com/valyala/fastjson v1.6.10
@@ -27,6 +28,7 @@ require (
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect
+	github.com/quic-go/qpack v0.6.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.58.0 // indirect

@@ -85,11 +85,16 @@ func DefaultMaxConnsPerIP(maxConns int) int {
 // MaxConnsPerIP: the IPv4 address, or the IPv6 /64. ok is false for
 // transports without IP addresses (in-memory pipes).
 func clientKey(a net.Addr) (netip.Addr, bool) {
-	ta, ok := a.(*net.TCPAddr)
-	if !ok {
+	var b []byte
+	switch ta := a.(type) {
+	case *net.TCPAddr:
+		b = ta.IP
+	case *net.UDPAddr: // HTTP/3 (h3serve.go)
+		b = ta.IP
+	default:
 		return netip.Addr{}, false
 	}
-	ip, ok := netip.AddrFromSlice(ta.IP)
+	ip, ok := netip.AddrFromSlice(b)
 	if !ok {
 		return netip.Addr{}, false
 	}

@@ -39,6 +39,8 @@ type bodyReader struct {
 	// h2 is the HTTP/2 stream whose DATA frames are the body (c is nil
 	// then).
 	h2 *h2stream
+	// h3 is the HTTP/3 stream whose DATA frames are the body (h3stream.go).
+	h3 *h3stream
 }
 
 func (b *bodyReader) reset(kind phttp.BodyKind, contentLength int64, bodyStart int, maxBody int64) {
@@ -71,6 +73,9 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	if b.c == nil {
 		if b.h2 != nil {
 			return b.h2.read(b, p)
+		}
+		if b.h3 != nil {
+			return b.h3.read(b, p)
 		}
 		n := copy(p, b.msg)
 		b.msg = b.msg[n:]

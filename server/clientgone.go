@@ -37,7 +37,7 @@ type clientWatch struct {
 // again then), on message transports, on a connection an event loop serves
 // inline, and when a watch is already registered.
 func (r *Request) OnClientGone(f func()) bool {
-	if r.body.h2 != nil {
+	if r.body.h2 != nil || r.body.h3 != nil {
 		return r.OnStreamGone(f)
 	}
 	c := r.c

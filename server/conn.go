@@ -138,6 +138,8 @@ type conn struct {
 	// paths is the connection's path normalisation: its listener's
 	// (Server.SetListenerPaths) or cfg's (paths.go).
 	paths *pathnorm.Options
+	// altSvc is the Alt-Svc value its responses carry (altsvc.go).
+	altSvc string
 	// alog is the access-log shard the connection writes to (nil: no
 	// access log; observe.go).
 	alog *accesslog.Shard
@@ -178,7 +180,7 @@ func initConn(c *conn, s *Server, st Stream) *conn {
 	c.cfg = s.settings()
 	c.paths = &c.cfg.paths
 	c.home, c.ipHeld, c.errSent = nil, false, false
-	c.h2c, c.lkey = false, nil
+	c.h2c, c.lkey, c.altSvc = false, nil, ""
 	c.r, c.w = 0, 0
 	c.readDL, c.writeDL, c.now, c.evBegin = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	c.broken, c.inLoop = false, false
@@ -521,6 +523,7 @@ func (c *conn) startRequest(n int) (reqStart int, ok bool) {
 	c.beginCount()
 	c.resp.begin(head, head.Close || s.closingConns())
 	c.resp.setRequestID(c.req.id.rid, s.opts.RequestID.Header)
+	c.resp.altSvc = c.altSvc
 	return reqStart, true
 }
 

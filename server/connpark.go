@@ -33,7 +33,9 @@ type parked struct {
 	// one was read).
 	remote net.Addr
 	// gen numbers the connection's generated request IDs.
-	gen                 trace.IDGen
+	gen trace.IDGen
+	// altSvc is the listener's Alt-Svc value (altsvc.go).
+	altSvc              string
 	ipHeld, h2c, inLoop bool
 }
 
@@ -44,7 +46,7 @@ func (c *conn) park(p *parked) {
 	*p = parked{
 		srv: c.srv, st: c.st, cfg: c.cfg, paths: c.paths, home: c.home, lkey: c.lkey,
 		ip: c.ip, lst: c.lst, shard: c.shard, alog: c.alog,
-		remote: c.req.remote, gen: c.req.id.gen,
+		remote: c.req.remote, gen: c.req.id.gen, altSvc: c.altSvc,
 		ipHeld: c.ipHeld, h2c: c.h2c, inLoop: c.inLoop,
 	}
 	poison(c.rbuf[:c.w])
@@ -69,7 +71,7 @@ func (c *conn) park(p *parked) {
 func (c *conn) unpark(p *parked) {
 	c.srv, c.st, c.cfg, c.paths, c.home, c.lkey = p.srv, p.st, p.cfg, p.paths, p.home, p.lkey
 	c.ip, c.lst, c.shard, c.alog = p.ip, p.lst, p.shard, p.alog
-	c.ipHeld, c.h2c, c.inLoop = p.ipHeld, p.h2c, p.inLoop
+	c.ipHeld, c.h2c, c.inLoop, c.altSvc = p.ipHeld, p.h2c, p.inLoop, p.altSvc
 	c.req.srv, c.req.remote, c.req.id.gen = p.srv, p.remote, p.gen
 	c.req.remoteIP = c.req.remoteIP[:0] // a released conn keeps its last client's
 	// What newConn resets: c may come from connPool, released by a

@@ -25,6 +25,7 @@ func (s *Server) StartDrain() {
 		return
 	}
 	s.h2.goaway(nil, true)
+	s.h3.goaway(nil)
 }
 
 // closingConns reports whether a response should close its connection

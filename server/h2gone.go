@@ -14,6 +14,10 @@ package server
 func (r *Request) OnStreamGone(f func()) bool {
 	s := r.body.h2
 	if s == nil {
+		if r.body.h3 != nil {
+			r.body.h3.onGone(f)
+			return true
+		}
 		return false
 	}
 	hc := s.hc

@@ -156,32 +156,37 @@ func (hc *h2conn) onTrailers(s *h2stream) error {
 	return nil
 }
 
-// emit receives each decoded field (hpack.Decoder's callback) and checks
-// it against §8.2 and §8.3: lowercase names, pseudo-headers first, known
-// and once, no connection-specific fields. The running size bounds what
-// is kept (the HPACK bomb: a small block naming a big table entry many
-// times): past MaxHeaderListSize nothing more is copied.
+// emit receives each decoded field (hpack.Decoder's callback).
 func (hc *h2conn) emit(f hpack.HeaderField) {
-	d := &hc.hd
+	hc.hd.field(f.Name, f.Value, hc.lim.MaxHeaderListSize)
+}
+
+// field checks one decoded field against RFC 9113 §8.2 and §8.3 (RFC
+// 9114 §4.2 and §4.3 say the same for HTTP/3, whose QPACK fields come
+// here too): lowercase names, pseudo-headers first, known and once, no
+// connection-specific fields. The running size bounds what is kept (the
+// HPACK bomb: a small block naming a big table entry many times): past
+// limit nothing more is copied.
+func (d *h2decode) field(name, value string, limit int) {
 	if d.malformed || d.tooBig {
 		return
 	}
-	d.size += len(f.Name) + len(f.Value) + h2FieldOverhead
-	if d.size > hc.lim.MaxHeaderListSize {
+	d.size += len(name) + len(value) + h2FieldOverhead
+	if d.size > limit {
 		d.tooBig = true
 		return
 	}
-	if !h2ValidValue(f.Value) {
+	if !h2ValidValue(value) {
 		d.malformed = true
 		return
 	}
-	if f.IsPseudo() {
+	if len(name) > 0 && name[0] == ':' {
 		if d.regular || d.trailer {
 			d.malformed = true
 			return
 		}
 		var p *h2field
-		switch f.Name {
+		switch name {
 		case ":method":
 			p = &d.method
 		case ":path":
@@ -198,25 +203,25 @@ func (hc *h2conn) emit(f hpack.HeaderField) {
 			d.malformed = true
 			return
 		}
-		*p = d.add(f.Name, f.Value)
+		*p = d.add(name, value)
 		return
 	}
 	d.regular = true
-	if !h2ValidName(f.Name) {
+	if !h2ValidName(name) {
 		d.malformed = true
 		return
 	}
-	switch f.Name {
+	switch name {
 	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
 		d.malformed = true // §8.2.2
 		return
 	case "te":
-		if f.Value != "trailers" {
+		if value != "trailers" {
 			d.malformed = true
 			return
 		}
 	case "content-length":
-		n, err := strconv.ParseInt(f.Value, 10, 64)
+		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n < 0 || d.declLen >= 0 && d.declLen != n {
 			d.malformed = true
 			return
@@ -224,10 +229,10 @@ func (hc *h2conn) emit(f hpack.HeaderField) {
 		d.declLen = n
 	case "cookie":
 		// §8.2.3: crumbs are joined into one field for HTTP/1.1.
-		d.cookies = append(d.cookies, d.add(f.Name, f.Value))
+		d.cookies = append(d.cookies, d.add(name, value))
 		return
 	}
-	d.fields = append(d.fields, d.add(f.Name, f.Value))
+	d.fields = append(d.fields, d.add(name, value))
 }
 
 // h2FieldOverhead is the per-field size RFC 9113 §6.5.2 adds to a header

@@ -8,6 +8,10 @@ package server
 // a chunked one is.
 func (r *Request) HTTP2() bool { return r.body.h2 != nil }
 
+// HTTP3 reports whether the request came over HTTP/3; its head is mapped
+// as an HTTP/2 one is (see HTTP2).
+func (r *Request) HTTP3() bool { return r.body.h3 != nil }
+
 // h2Raw renders the head as HTTP/1.1 (for Clone, which re-parses it).
 func (r *Request) h2Raw() []byte {
 	h := &r.head

@@ -218,6 +218,7 @@ func (hc *h2conn) begin(s *h2stream) {
 	r.identify() // the request ID (observe.go)
 	s.resp.begin(&r.head, false)
 	s.resp.setRequestID(r.id.rid, hc.srv.opts.RequestID.Header)
+	s.resp.altSvc = hc.c.altSvc
 }
 
 // runInline serves s on the reader goroutine (a request without a body

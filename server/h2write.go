@@ -82,6 +82,9 @@ func (s *h2stream) writeHead(w *ResponseWriter, clen int64, end bool) {
 	if len(w.rid) > 0 { // the request ID (observe.go), as commit writes it
 		enc.WriteField(hpack.HeaderField{Name: strings.ToLower(w.ridName), Value: string(w.rid)})
 	}
+	if w.altSvc != "" {
+		enc.WriteField(hpack.HeaderField{Name: "alt-svc", Value: w.altSvc})
+	}
 	if clen >= 0 {
 		enc.WriteField(hpack.HeaderField{Name: "content-length", Value: strconv.FormatInt(clen, 10)})
 	}

@@ -96,7 +96,10 @@ func (l *policyListener) Accept() (net.Conn, error) {
 }
 
 func addrIP(a net.Addr) netip.Addr {
-	if t, ok := a.(*net.TCPAddr); ok {
+	switch t := a.(type) {
+	case *net.TCPAddr:
+		return t.AddrPort().Addr().Unmap()
+	case *net.UDPAddr: // HTTP/3 (h3serve.go)
 		return t.AddrPort().Addr().Unmap()
 	}
 	return netip.Addr{}

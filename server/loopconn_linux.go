@@ -136,6 +136,7 @@ func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 	lc.c.home, lc.c.ip, lc.c.ipHeld = lp, h.ip, h.counted
 	lc.c.h2c, lc.c.lkey = lp.h2c, lp
 	lc.c.paths = lp.srv.pathsFor(lp.outer, lc.c.cfg)
+	lc.c.altSvc = lp.srv.altSvcFor(lp.outer)
 	lc.c.countOpen(lp.mlst)
 	if rh := lc.c.cfg.Timeouts.ReadHeader; rh > 0 {
 		lc.rdl = now + int64(rh)

@@ -167,6 +167,9 @@ func (r *Request) tlsVersion() (uint16, bool) {
 	if r.c == nil {
 		return 0, false
 	}
+	if h, ok := r.c.st.(h3connStream); ok {
+		return h.qc.ConnectionState().TLS.Version, true
+	}
 	t, ok := r.c.st.(tlsConnStream)
 	if !ok || t.tlsConn() == nil {
 		return 0, false
@@ -214,6 +217,9 @@ func (x *exchange) logAccess(start time.Time, in int64) {
 func protoOf(r *Request) string {
 	if r.HTTP2() {
 		return "HTTP/2.0"
+	}
+	if r.HTTP3() {
+		return "HTTP/3.0"
 	}
 	return r.head.Version.String()
 }

@@ -97,19 +97,23 @@ func (s *Server) SetListenerPaths(l any, o *pathnorm.Options) {
 // settings it took: its own, else the server's.
 func (s *Server) pathsFor(l any, cfg *settings) *pathnorm.Options {
 	if m := s.lpaths.cur.Load(); m != nil {
-		// ServeStream sees l wrapped (TCPListener, a TLS listener);
-		// SetListenerPaths was given the net.Listener.
-		switch w := l.(type) {
-		case netListener:
-			l = w.Listener
-		case tlsListener:
-			l = w.Listener
-		}
-		if o := (*m)[l]; o != nil {
+		if o := (*m)[unwrapListener(l)]; o != nil {
 			return o
 		}
 	}
 	return &cfg.paths
+}
+
+// unwrapListener is the listener a caller gave ServeTCP, ServeTLS or
+// ServeLoop: ServeStream sees it wrapped (TCPListener, a TLS listener).
+func unwrapListener(l any) any {
+	switch w := l.(type) {
+	case netListener:
+		return w.Listener
+	case tlsListener:
+		return w.Listener
+	}
+	return l
 }
 
 // pathRefused answers an HTTP/2 request whose path normalisation refused

@@ -196,7 +196,7 @@ func (r *Request) BodyBytes() ([]byte, error) {
 			return r.full, nil
 		}
 	}
-	if b.c == nil && b.h2 == nil && !b.done {
+	if b.c == nil && b.h2 == nil && b.h3 == nil && !b.done {
 		r.full, b.msg, b.read, b.done = b.msg, nil, int64(len(b.msg)), true
 		r.fullOK = true
 		return r.full, nil
@@ -315,7 +315,7 @@ func (r *Request) jsonParser() *json.Parser {
 // copied body or nothing.
 func (r *Request) Clone() *Request {
 	raw := append([]byte(nil), r.raw...)
-	if r.body.h2 != nil {
+	if r.body.h2 != nil || r.body.h3 != nil {
 		raw = r.h2Raw() // an HTTP/2 head has no wire form to re-parse
 	}
 	n := &Request{srv: r.srv, remote: r.remote}

@@ -90,11 +90,16 @@ type ResponseWriter struct {
 	// h2 is the HTTP/2 stream the response goes to (nil: HTTP/1.1);
 	// commit then sends HEADERS (h2write.go).
 	h2 *h2stream
+	// h3 is the HTTP/3 stream the response goes to (h3write.go).
+	h3 *h3stream
 
 	// rid is the request's ID, sent back in the field ridName (observe.go);
 	// a handler's or upstream's field of that name is replaced by it.
 	rid     []byte
 	ridName string
+	// altSvc is the listener's Alt-Svc value (altsvc.go), added at
+	// commit as rid is (a Reset keeps it).
+	altSvc string
 }
 
 var (
@@ -114,7 +119,7 @@ func (w *ResponseWriter) begin(req *phttp.Request, closeConn bool) {
 	w.editDrop, w.editAdd = nil, nil
 	w.dropCoding()
 
-	w.rid = nil
+	w.rid, w.altSvc = nil, ""
 	w.headReq = string(req.Method) == "HEAD"
 	w.http10 = req.Version == phttp.HTTP10
 	w.keepAlive = w.http10 && !req.Close
@@ -354,6 +359,10 @@ func (w *ResponseWriter) commit(final bool) {
 		w.commitH2(final)
 		return
 	}
+	if w.h3 != nil {
+		w.commitH3(final)
+		return
+	}
 	w.committed = true
 	out := appendStatusLine(*w.out, w.status)
 	if !w.hasDate {
@@ -371,6 +380,11 @@ func (w *ResponseWriter) commit(final bool) {
 		out = append(out, w.ridName...)
 		out = append(out, ": "...)
 		out = append(out, w.rid...)
+		out = append(out, "\r\n"...)
+	}
+	if w.altSvc != "" {
+		out = append(out, "Alt-Svc: "...)
+		out = append(out, w.altSvc...)
 		out = append(out, "\r\n"...)
 	}
 	switch {

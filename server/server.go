@@ -48,6 +48,7 @@ type Server struct {
 	// h2 are the listeners that take h2c and the HTTP/2 connections
 	// open, for GOAWAY on Shutdown and StopListener (h2serve.go).
 	h2 h2Registry
+	h3 h3Registry
 	// idle holds the goroutine engine's parked idle connections
 	// (idlepoll_linux.go).
 	idle    *idlePoll
@@ -58,6 +59,8 @@ type Server struct {
 
 	// lpaths are the listeners' own path normalisation (paths.go).
 	lpaths listenerPaths
+	// laltsvc are the listeners' Alt-Svc values (altsvc.go).
+	laltsvc listenerAltSvc
 	// router looks each request's route up once (plan.go): opts.Handler
 	// when it is a Router, else a router whose one plan is opts.Handler
 	// without steps, so that every engine runs plans the same way.
@@ -211,6 +214,7 @@ func (s *Server) ServeStream(l StreamListener) error {
 		c.home, c.ip, c.ipHeld = sl, ip, counted
 		c.h2c, c.lkey = h2c, l
 		c.paths = s.pathsFor(l, c.cfg)
+		c.altSvc = s.altSvcFor(l)
 		c.countOpen(lst)
 		// Accepted as Shutdown began: served all the same (a fresh
 		// connection is spared, sparedFresh), since on a listening
@@ -269,6 +273,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.closeListeners()
 	s.h2.goaway(nil, true) // HTTP/2 clients learn at once (h2serve.go)
+	s.h3.goaway(nil)       // and HTTP/3 ones (h3conn.go)
 	done := make(chan struct{})
 	go func() { s.active.Wait(); close(done) }()
 	t := time.NewTicker(shutdownPoll)

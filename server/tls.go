@@ -249,6 +249,9 @@ func (r *Request) TLSConnectionState() (tls.ConnectionState, bool) {
 	if r.c == nil {
 		return tls.ConnectionState{}, false
 	}
+	if h, ok := r.c.st.(h3connStream); ok {
+		return h.qc.ConnectionState().TLS, true
+	}
 	t, ok := r.c.st.(tlsConnStream)
 	if !ok || t.tlsConn() == nil {
 		return tls.ConnectionState{}, false

@@ -20,11 +20,12 @@ func (w *ResponseWriter) EnableTrailers() bool {
 	if w.committed || w.http10 || w.headReq || w.clen >= 0 || !w.bodyAllowed() {
 		return false
 	}
-	if w.h2 != nil {
+	if w.h2 != nil || w.h3 != nil {
 		// HTTP/2 has no chunked framing to negotiate: a trailer section
 		// is a last HEADERS frame (RFC 9113 §8.1), which every client
 		// must accept (gRPC's grpc-status comes that way). h2Trailers
-		// hands w.trailers to the stream.
+		// hands w.trailers to the stream. HTTP/3 likewise (RFC 9114
+		// §4.1).
 		w.trailerOK = true
 		return true
 	}

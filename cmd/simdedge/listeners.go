@@ -39,6 +39,10 @@ type listenerSet struct {
 	// inherited are the sockets systemd passed that no listener has taken
 	// yet (activation.go); nil without socket activation.
 	inherited *inheritedSockets
+	// udp are the HTTP/3 sockets of the TLS listeners with http3 (http3.go).
+	udp []udpListener
+	// h3 is the configuration's http3 block, for the sockets it opens.
+	h3 config.HTTP3
 }
 
 type tcpListener struct {
@@ -61,7 +65,7 @@ type tcpListener struct {
 // bound to a tcp listener's address. If one fails, those already open are
 // closed and the error says which listener and why.
 func openListeners(cfg *config.Config, log *slog.Logger, inh *inheritedSockets) (*listenerSet, error) {
-	s := &listenerSet{inherited: inh}
+	s := &listenerSet{inherited: inh, h3: cfg.HTTP3}
 	for i, l := range cfg.EffectiveListeners() {
 		if err := s.open(l, listenerID(l, i), log); err != nil {
 			s.closeListeners()
@@ -120,6 +124,11 @@ func (s *listenerSet) open(l config.Listener, id string, log *slog.Logger) error
 			s.tcp = append(s.tcp, tcpListener{l: nl, engine: server.Engine(l.Engine), spec: id, addr: addr, first: i == 0,
 				tls: st, redirect: l.RedirectToHTTPS, h2c: l.H2C})
 		}
+		if l.HTTP3 {
+			if err := s.openHTTP3(l, id, addr, st, s.h3); err != nil {
+				return err
+			}
+		}
 		if st != nil && l.TLS.ACME != nil {
 			return s.openACME(l, id, addr, st, log)
 		}
@@ -171,12 +180,16 @@ func (s *listenerSet) applyPaths(cfg *config.Config, srv *server.Server) {
 // each one's result (server.ErrServerClosed after Shutdown).
 func (s *listenerSet) serve(srv *server.Server) <-chan error {
 	s.fatal = make(chan error, 1)
+	s.advertise(srv, s.udp, s.tcp)
 	for _, l := range s.tcp {
 		s.serveTCP(srv, l)
 	}
 	for _, l := range s.streams {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); s.report(srv.ServeStream(l)) }()
+	}
+	for _, u := range s.udp {
+		s.serveHTTP3(srv, u)
 	}
 	for _, l := range s.messages {
 		s.wg.Add(1)
@@ -210,12 +223,17 @@ func (s *listenerSet) adopt(fresh *listenerSet, srv *server.Server) {
 		s.tlsStores[a] = st
 	}
 	s.adoptACME(fresh)
+	s.advertise(srv, fresh.udp, fresh.tcp)
 	for _, l := range fresh.tcp {
 		s.tcp = append(s.tcp, l)
 		if l.first {
 			s.addrs = append(s.addrs, l.addr)
 		}
 		s.serveTCP(srv, l)
+	}
+	for _, u := range fresh.udp {
+		s.udp = append(s.udp, u)
+		s.serveHTTP3(srv, u)
 	}
 }
 
@@ -247,6 +265,7 @@ func (s *listenerSet) stop(specs []string, srv *server.Server) {
 		}
 	}
 	s.tcp = kept
+	s.stopHTTP3(gone, srv)
 }
 
 // wait returns when every serve goroutine has.
@@ -264,6 +283,9 @@ func (s *listenerSet) closeListeners() {
 	}
 	for _, l := range s.messages {
 		l.Close()
+	}
+	for _, u := range s.udp {
+		u.pc.Close()
 	}
 }
 

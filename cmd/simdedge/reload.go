@@ -158,7 +158,7 @@ func (r *running) applyConfig(cfg *config.Config) error {
 		return err
 	}
 	added, removed := tcpDiff(r.cfg, cfg)
-	fresh := &listenerSet{inherited: r.set.inherited}
+	fresh := &listenerSet{inherited: r.set.inherited, h3: cfg.HTTP3}
 	for _, a := range added {
 		if err := fresh.open(a.l, a.id, r.log); err != nil {
 			fresh.closeListeners()
@@ -287,6 +287,10 @@ func checkReloadable(prev, next *config.Config) error {
 		// which a reload does not replace (only limits and timeouts).
 		return unreloadable("http2", "")
 	}
+	if pe.HTTP3 != ne.HTTP3 {
+		// Given to quic-go when each HTTP/3 socket opens.
+		return unreloadable("http3", "")
+	}
 	was := tcpAddrs(prev)
 	for i, l := range next.EffectiveListeners() {
 		key := listenerKey(next, i)
@@ -313,6 +317,8 @@ func checkReloadable(prev, next *config.Config) error {
 			return unreloadable(key+".allow", "allow and deny of a listener that stays")
 		case old.H2C != l.H2C:
 			return unreloadable(key+".h2c", "")
+		case old.HTTP3 != l.HTTP3:
+			return unreloadable(key+".http3", "")
 		}
 	}
 	po, no := otherListeners(prev), otherListeners(next)

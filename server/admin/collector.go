@@ -65,6 +65,14 @@ var (
 		"HTTP/2 streams opened on a listener (each carries one request).", []string{"listener"}, nil)
 	descH2Resets = prometheus.NewDesc(namespace+"_http2_stream_resets_total",
 		"HTTP/2 streams the client reset or the server refused, on a listener (the rapid-reset bound counts these per connection).", []string{"listener"}, nil)
+	descH3Conns = prometheus.NewDesc(namespace+"_http3_connections_total",
+		"QUIC connections that completed their handshake on a listener (HTTP/3).", []string{"listener"}, nil)
+	descH3Streams = prometheus.NewDesc(namespace+"_http3_streams_total",
+		"HTTP/3 request streams on a listener (each carries one request).", []string{"listener"}, nil)
+	descH3Errors = prometheus.NewDesc(namespace+"_http3_errors_total",
+		"HTTP/3 streams or connections that ended in a protocol error or were refused, on a listener.", []string{"listener"}, nil)
+	descH3Retries = prometheus.NewDesc(namespace+"_http3_retries_total",
+		"Retry packets sent to make new clients prove their address (handshakes in flight over http3.retry_threshold).", []string{"listener"}, nil)
 	descUpLatency = prometheus.NewDesc(namespace+"_upstream_response_seconds",
 		"Time from sending a request to a target (connecting included) to its response head.", []string{"upstream", "target"}, nil)
 
@@ -91,7 +99,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descConnsOpened, descConnsActive, descRefused, descParseErrors,
 		descUpRequests, descUpFailures, descUpEjections, descUpChecks, descUpHealthy,
 		descUpEjected, descUpInFlight, descUpRetries, descUpResponses, descUpErrors,
-		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge, descTLS, descUpLatency, descH2Conns, descH2Streams, descH2Resets, descReloadOK, descReloadAt} {
+		descUpRetriesTotal, descUpBudget, descLogLines, descLogDropped, descTransport, descTransportGauge, descTLS, descUpLatency, descH2Conns, descH2Streams, descH2Resets, descH3Conns, descH3Streams, descH3Errors, descH3Retries, descReloadOK, descReloadAt} {
 		ch <- d
 	}
 }
@@ -164,6 +172,12 @@ func (c *collector) collectConns(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descH2Conns, prometheus.CounterValue, float64(h[metrics.H2Conn]), name)
 			ch <- prometheus.MustNewConstMetric(descH2Streams, prometheus.CounterValue, float64(h[metrics.H2Stream]), name)
 			ch <- prometheus.MustNewConstMetric(descH2Resets, prometheus.CounterValue, float64(h[metrics.H2Reset]), name)
+		}
+		if h := t.HTTP3; h[metrics.H3Conn] > 0 || h[metrics.H3Retry] > 0 { // only listeners that saw HTTP/3
+			ch <- prometheus.MustNewConstMetric(descH3Conns, prometheus.CounterValue, float64(h[metrics.H3Conn]), name)
+			ch <- prometheus.MustNewConstMetric(descH3Streams, prometheus.CounterValue, float64(h[metrics.H3Stream]), name)
+			ch <- prometheus.MustNewConstMetric(descH3Errors, prometheus.CounterValue, float64(h[metrics.H3Error]), name)
+			ch <- prometheus.MustNewConstMetric(descH3Retries, prometheus.CounterValue, float64(h[metrics.H3Retry]), name)
 		}
 	}
 }

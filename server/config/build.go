@@ -70,6 +70,7 @@ func (c *Config) WithDefaults() *Config {
 		t.BodyMinRate = server.DefaultBodyMinRate
 	}
 	e.HTTP2 = c.HTTP2.withDefaults()
+	e.HTTP3 = c.HTTP3.withDefaults()
 	e.Log = c.Log.withDefaults()
 	if x := c.XDS(); x != nil {
 		e.Dynamic = &Dynamic{XDS: x.withDefaults()}

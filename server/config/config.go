@@ -34,6 +34,7 @@ type Config struct {
 	Limits    Limits     `yaml:"limits"`
 	Timeouts  Timeouts   `yaml:"timeouts"`
 	HTTP2     HTTP2      `yaml:"http2"` // http2.go
+	HTTP3     HTTP3      `yaml:"http3"` // http3.go
 	Upstreams []Upstream `yaml:"upstreams,omitempty"`
 	Routes    []Route    `yaml:"routes"`
 	// Admin is the admin listener (admin.go); nil: off.
@@ -386,6 +387,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		"trusted_proxies":      d.cidrs(&c.TrustedProxies),
 		"untrusted_forwarding": d.untrustedForwarding(&c.UntrustedForwarding),
 		"http2":                d.http2(&c.HTTP2),
+		"http3":                d.http3(&c.HTTP3),
 		"access_log":           func(v *yaml.Node, key string) { d.accessLog(v, key, c) },
 		"request_id":           func(v *yaml.Node, key string) { d.requestID(v, key, c) },
 		"trace":                func(v *yaml.Node, key string) { d.trace(v, key, c) },

@@ -67,3 +67,30 @@ routes:
 		}
 	}
 }
+
+// TestHTTP3Keys: http3 is for TLS listeners only, the block's bounds are
+// checked, and the defaults fill in.
+func TestHTTP3Keys(t *testing.T) {
+	for _, src := range []string{
+		"listeners:\n  - address: \"127.0.0.1:0\"\n    http3: true\n",
+		"http3:\n  max_streams: 0\n",
+		"http3:\n  retry_threshold: 0\n",
+		"http3:\n  idle_timeout: 0s\n",
+		"http3:\n  allow_0rtt: maybe\n",
+	} {
+		if _, err := Parse([]byte(src + "routes: [{respond: {status: 200}}]\n")); err == nil {
+			t.Errorf("accepted:\n%s", src)
+		}
+	}
+	c, err := Parse([]byte("http3:\n  max_streams: 7\n  alt_svc_max_age: 1h\nroutes: [{respond: {status: 200}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.HTTP3.Options()
+	if o.MaxStreams != 7 || o.IdleTimeout != server.DefaultH3IdleTimeout || o.RetryThreshold != server.DefaultH3RetryThreshold {
+		t.Errorf("options %+v", o)
+	}
+	if got := c.HTTP3.AltSvc(443); got != `h3=":443"; ma=3600` {
+		t.Errorf("AltSvc %q", got)
+	}
+}

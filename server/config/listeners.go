@@ -91,6 +91,8 @@ type Listener struct {
 	// HTTP2 offers h2 by ALPN on a TLS one (http2.go).
 	H2C   bool  `yaml:"h2c,omitempty"`
 	HTTP2 *bool `yaml:"http2,omitempty"`
+	// HTTP3 serves QUIC on the same port over UDP (http3.go).
+	HTTP3 bool `yaml:"http3,omitempty"`
 	// Paths: the listener's own path normalisation keys (paths.go; tcp
 	// listeners).
 	Paths `yaml:",inline"`
@@ -158,6 +160,7 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 				l.RedirectToHTTPS = b != nil && *b
 			},
 			"proxy_protocol": d.flag(&l.ProxyProtocol),
+			"http3":          d.flag(&l.HTTP3),
 			"allow":          d.cidrs(&l.Allow),
 			"deny":           d.cidrs(&l.Deny),
 			"xdp": func(v *yaml.Node, key string) {
@@ -190,6 +193,7 @@ func (d *decoder) listeners(v *yaml.Node, key string, c *Config) {
 		d.pathKeys(&l.Paths, fields)
 		d.fields(e, path, fields)
 		l.validateHTTP2(d, &yaml.Node{Line: l.line}, path)
+		l.validateHTTP3(d, &yaml.Node{Line: l.line}, path)
 		c.Listeners = append(c.Listeners, l)
 	}
 }

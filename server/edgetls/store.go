@@ -27,8 +27,10 @@ var (
 // lock, and Reload swaps it; connections already established keep the
 // session they negotiated. A Store is safe for concurrent use.
 type Store struct {
-	cur     atomic.Pointer[certSet]
-	base    *tls.Config
+	cur  atomic.Pointer[certSet]
+	base *tls.Config
+	// quic is the base of QUICConfig: the same sets, ALPN h3.
+	quic    *tls.Config
 	tickets tickets
 	// managed answers for Options.ManagedNames (ACME, managed.go); nil
 	// until SetManager.
@@ -46,6 +48,8 @@ type certSet struct {
 	// (Options.ManagedNames).
 	managed map[string]bool
 	cfg     *tls.Config
+	// quicCfg is cfg for QUIC (QUICConfig): ALPN h3, TLS 1.3.
+	quicCfg *tls.Config
 }
 
 // New loads o's files. It fails if a file is missing or malformed, a key
@@ -62,6 +66,8 @@ func New(o Options) (*Store, error) {
 	// sets no ticket keys of its own, so crypto/tls uses the base's keys,
 	// which rotate (tickets.go).
 	s.base = &tls.Config{GetConfigForClient: s.configFor, MinVersion: set.opts.MinVersion}
+	s.quic = &tls.Config{GetConfigForClient: s.quicConfigFor, MinVersion: tls.VersionTLS13}
+	s.tickets.quic = s.quic
 	s.tickets.init(s.base, set.opts.TicketRotation, time.Now())
 	return s, nil
 }
@@ -81,6 +87,21 @@ func (s *Store) Reload(o Options) error {
 // TLSConfig is the configuration to terminate TLS with (tls.Server). It
 // stays the same across reloads.
 func (s *Store) TLSConfig() *tls.Config { return s.base }
+
+// QUICConfig is TLSConfig for HTTP/3 (server.ServeHTTP3): the same
+// certificates, SNI selection, client authentication, managed (ACME)
+// names and rotating ticket keys, with ALPN h3 and TLS 1.3 only, as QUIC
+// requires (RFC 9001 §4.2). It stays the same across reloads.
+func (s *Store) QUICConfig() *tls.Config { return s.quic }
+
+// QUICALPN is HTTP/3's ALPN protocol name (RFC 9114 §3.1).
+const QUICALPN = "h3"
+
+func (s *Store) quicConfigFor(*tls.ClientHelloInfo) (*tls.Config, error) {
+	set := s.cur.Load()
+	s.tickets.rotateIfDue(s.base, set.opts.TicketRotation, time.Now())
+	return set.quicCfg, nil
+}
 
 // HandshakeTimeout is the current handshake bound.
 func (s *Store) HandshakeTimeout() time.Duration { return s.cur.Load().opts.HandshakeTimeout }
@@ -172,6 +193,11 @@ func load(o Options, s *Store) (*certSet, error) {
 		}
 	}
 	set.cfg = cfg
+	// QUIC: the same, but only h3 (an ACME tls-alpn-01 challenge never
+	// comes over QUIC) and only TLS 1.3.
+	set.quicCfg = cfg.Clone()
+	set.quicCfg.NextProtos = []string{QUICALPN}
+	set.quicCfg.MinVersion = tls.VersionTLS13
 	return set, nil
 }
 

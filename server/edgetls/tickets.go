@@ -18,6 +18,9 @@ type tickets struct {
 	next atomic.Int64 // unix nanoseconds of the next rotation
 	mu   sync.Mutex
 	keys [][32]byte // newest first; the first encrypts, all decrypt
+	// quic is the Store's QUIC base (QUICConfig), whose keys rotate with
+	// the TCP base's: a ticket from either resumes on both.
+	quic *tls.Config
 }
 
 func (t *tickets) init(base *tls.Config, every time.Duration, now time.Time) {
@@ -47,5 +50,8 @@ func (t *tickets) rotate(base *tls.Config, every time.Duration, now time.Time) {
 		t.keys = t.keys[:TicketKeysKept]
 	}
 	base.SetSessionTicketKeys(t.keys)
+	if t.quic != nil {
+		t.quic.SetSessionTicketKeys(t.keys)
+	}
 	t.next.Store(now.Add(every).UnixNano())
 }

@@ -35,6 +35,15 @@ const (
 	H2Kinds
 )
 
+// HTTP/3 events on a listener.
+const (
+	H3Conn   = iota // a QUIC connection completed its handshake
+	H3Stream        // a request stream began (its HEADERS arrived)
+	H3Error         // a stream or connection ended in a protocol error or was refused
+	H3Retry         // a Retry asked a client to prove its address (RFC 9000 §8.1.2)
+	H3Kinds
+)
+
 // listenerCounters is one shard of a listener's counters.
 type listenerCounters struct {
 	opened, closed atomic.Uint64
@@ -42,6 +51,7 @@ type listenerCounters struct {
 	parseErrors    [ParseKinds]atomic.Uint64
 	tls            [TLSKinds]atomic.Uint64
 	h2             [H2Kinds]atomic.Uint64
+	h3             [H3Kinds]atomic.Uint64
 }
 
 type listenerShard struct {
@@ -49,7 +59,7 @@ type listenerShard struct {
 	_ [cacheLine - listenerCountersSize%cacheLine]byte
 }
 
-const listenerCountersSize = 8 * (2 + RefusalKinds + ParseKinds + TLSKinds + H2Kinds)
+const listenerCountersSize = 8 * (2 + RefusalKinds + ParseKinds + TLSKinds + H2Kinds + H3Kinds)
 
 // Listener is one listener's connection counters (all the sockets of one
 // address: `loops: N` share them). Its methods accept a nil Listener
@@ -136,6 +146,13 @@ func (l *Listener) HTTP2(shard, event int) {
 	}
 }
 
+// HTTP3 counts an HTTP/3 event (H3Conn...).
+func (l *Listener) HTTP3(shard, event int) {
+	if l != nil {
+		l.shard(shard).h3[event].Add(1)
+	}
+}
+
 // Slot is the listener's index in the routes' request counters; 0 for a
 // nil Listener.
 func (l *Listener) Slot() int {
@@ -160,6 +177,7 @@ type ListenerTotals struct {
 	ParseErrors    [ParseKinds]uint64
 	TLS            [TLSKinds]uint64
 	HTTP2          [H2Kinds]uint64
+	HTTP3          [H3Kinds]uint64
 }
 
 // Active is the number of open connections.
@@ -188,6 +206,9 @@ func (l *Listener) Totals() ListenerTotals {
 		}
 		for k := range c.h2 {
 			t.HTTP2[k] += c.h2[k].Load()
+		}
+		for k := range c.h3 {
+			t.HTTP3[k] += c.h3[k].Load()
 		}
 	}
 	return t

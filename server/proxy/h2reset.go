@@ -55,7 +55,7 @@ func h2Kind(err error) upstream.Kind {
 // HTTP/2 and err is such a reset, and reports whether it did.
 func (p *Proxy) forwardReset(w *server.ResponseWriter, r *server.Request, err error) bool {
 	code, ok := upstreamReset(err)
-	if !ok || !r.HTTP2() {
+	if !ok || !r.HTTP2() && !r.HTTP3() {
 		return false
 	}
 	p.log.Debug("upstream reset the stream", "upstream", p.up.opts.Name, "code", code.String())

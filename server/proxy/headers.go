@@ -124,6 +124,8 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 	v := head.Version
 	if r.HTTP2() {
 		v = viaHTTP2 // the protocol received (RFC 9110 §7.6.3)
+	} else if r.HTTP3() {
+		v = viaHTTP3
 	}
 	b = p.appendVia(b, hs, v)
 	switch kind {
@@ -141,6 +143,9 @@ func (p *Proxy) appendHead(b []byte, r *server.Request, head *phttp.Request, kin
 // HTTP/1.x).
 const viaHTTP2 phttp.Version = 20
 
+// viaHTTP3 stands for HTTP/3 likewise.
+const viaHTTP3 phttp.Version = 30
+
 // appendVia appends "Via: <received values>, 1.1 simdedge" (RFC 9110
 // §7.6.3: the protocol version received, then the pseudonym).
 func (p *Proxy) appendVia(b []byte, hs phttp.Headers, v phttp.Version) []byte {
@@ -154,6 +159,8 @@ func (p *Proxy) appendVia(b []byte, hs phttp.Headers, v phttp.Version) []byte {
 		b = append(b, "1.0 "...)
 	case viaHTTP2:
 		b = append(b, "2 "...)
+	case viaHTTP3:
+		b = append(b, "3 "...)
 	default:
 		b = append(b, "1.1 "...)
 	}

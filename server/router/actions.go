@@ -66,6 +66,8 @@ func (echo) ServeEdge(w *server.ResponseWriter, r *server.Request) {
 	b = append(b, `,"version":"`...)
 	if r.HTTP2() {
 		b = append(b, "HTTP/2"...)
+	} else if r.HTTP3() {
+		b = append(b, "HTTP/3"...)
 	} else {
 		b = append(b, r.Version().String()...)
 	}

@@ -14,6 +14,7 @@ package servetest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"testing"
@@ -61,6 +62,34 @@ func ServeTLS(tb testing.TB, s *server.Server, e server.Engine, o server.TLSOpti
 func ServeListener(tb testing.TB, s *server.Server, l net.Listener, e server.Engine) string {
 	tb.Helper()
 	return serveOn(tb, s, l, "ServeTCP", func(l net.Listener) error { return s.ServeTCP(l, e) })
+}
+
+// ServeH3 serves s over HTTP/3 with the TLS configuration tc and the
+// limits o on a new loopback UDP socket and returns its address. At
+// cleanup it shuts s down as Serve does and closes the socket.
+func ServeH3(tb testing.TB, s *server.Server, tc *tls.Config, o server.HTTP3Options) string {
+	tb.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.ServeHTTP3(pc, tc, o) }()
+	tb.Cleanup(func() {
+		defer pc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+		select {
+		case err := <-done:
+			if !errors.Is(err, server.ErrServerClosed) {
+				tb.Errorf("ServeHTTP3 returned %v, want server.ErrServerClosed", err)
+			}
+		case <-time.After(ShutdownTimeout):
+			tb.Errorf("ServeHTTP3 still running %v after Shutdown", ShutdownTimeout)
+		}
+	})
+	return pc.LocalAddr().String()
 }
 
 // Start builds a server from o and serves it as Serve does.

@@ -53,13 +53,13 @@ var listenerDocs = map[string]doc{
 		Reload: reloadNewListener,
 	},
 	"listeners[].allow": {
-		Text:    "If set, only these addresses or CIDR prefixes may connect; other connections are closed before anything is read. `deny` wins over `allow`. tcp listeners.",
+		Text:    "If set, only these addresses or CIDR prefixes may connect; other connections are closed before anything is read. `deny` wins over `allow`. tcp listeners (and their `http3` socket, which refuses a QUIC connection at its first packet).",
 		Syntax:  "[CIDR, ...]",
 		Default: "- (everyone)",
 		Reload:  reloadNewListener,
 	},
 	"listeners[].deny": {
-		Text:    "Addresses or CIDR prefixes whose connections are closed before anything is read. tcp listeners.",
+		Text:    "Addresses or CIDR prefixes whose connections are closed before anything is read. tcp listeners (and their `http3` socket).",
 		Syntax:  "[CIDR, ...]",
 		Default: "- (no one)",
 		Reload:  reloadNewListener,
@@ -73,6 +73,16 @@ var listenerDocs = map[string]doc{
 		Text:    "Offer h2 by ALPN on a TLS listener; false leaves it out of the default ALPN list (an explicit `tls.alpn` is used as written).",
 		Reload:  reloadYes,
 		Default: "true (on TLS listeners)",
+	},
+	"listeners[].http3": {
+		Text: "Serve HTTP/3 (QUIC) on the same address and port over UDP, with the listener's certificates, SNI, " +
+			"client authentication and ACME certificates (ALPN h3); its HTTP/1.1 and HTTP/2 answers then carry " +
+			"`Alt-Svc: h3=\":PORT\"; ma=...` (`http3.alt_svc_max_age`). TLS listeners only. Routes and certificates " +
+			"reload with the rest; `allow` and `deny` apply to it; not with `proxy_protocol`. The limits are in `http3`.",
+		Reload:  reloadNewListener,
+		Default: "false",
+		Example: "listeners:\n  - address: \"0.0.0.0:443\"\n    tls:\n      certificates:\n" +
+			"        - {cert: /etc/simdedge/tls/example.com.pem, key: /etc/simdedge/tls/example.com.key}\n    http3: true\n",
 	},
 	"listeners[].normalize_path":  {Text: "This listener's `normalize_path`, overriding the top level (tcp listeners).", Reload: reloadYes, Default: "the top level's (true)"},
 	"listeners[].merge_slashes":   {Text: "This listener's `merge_slashes`, overriding the top level (tcp listeners).", Reload: reloadYes, Default: "the top level's (true)"},

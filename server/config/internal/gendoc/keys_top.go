@@ -89,6 +89,32 @@ var topDocs = map[string]doc{
 			"ENHANCE_YOUR_CALM (the empty-frames flood, CVE-2019-9518).",
 		Range: [2]int64{1, 1<<31 - 1},
 	},
+	"http3": {
+		Text: "HTTP/3 limits of every listener with `http3: true`. QUIC's own defaults where it has them (quic-go's " +
+			"100 streams and 30 s idle timeout), HTTP/2's header limit; Retry only under a flood of handshakes.",
+		Reload: reloadNo,
+		Example: "http3:\n  max_streams: 100\n  idle_timeout: 30s\n  max_header_bytes: 65536\n  handshake_timeout: 10s\n" +
+			"  retry_threshold: 128\n  allow_0rtt: false\n  alt_svc_max_age: 24h\n",
+	},
+	"http3.max_streams": {
+		Text: "Request streams a client may have open at once (QUIC's MAX_STREAMS, 1-65536); a stream whose handler " +
+			"still runs after the client reset it keeps its slot.",
+		Range: [2]int64{1, 65536},
+	},
+	"http3.idle_timeout":      {Text: "A QUIC connection without traffic for this long is closed."},
+	"http3.max_header_bytes":  {Text: "Largest decoded request field section in bytes (SETTINGS_MAX_FIELD_SECTION_SIZE, counted as HTTP/2 counts its header list); a larger one is answered 431.", Range: [2]int64{1, 1<<31 - 1}},
+	"http3.handshake_timeout": {Text: "Time a client has to complete the QUIC and TLS handshake."},
+	"http3.retry_threshold": {
+		Text: "Handshakes in flight on a listener beyond which a new client must first prove its address with a Retry " +
+			"token (RFC 9000 §8.1.2): one more round trip for it, and a flood of Initials from spoofed addresses costs " +
+			"the server one stateless packet each instead of a connection's state.",
+		Range: [2]int64{1, 1 << 20},
+	},
+	"http3.allow_0rtt": {
+		Text: "Accept early data (0-RTT) on resumed connections. Only GET, HEAD, OPTIONS and TRACE run from it (with " +
+			"`Early-Data: 1` toward upstreams); any other request in early data is answered 425 Too Early (RFC 8470).",
+	},
+	"http3.alt_svc_max_age": {Text: "The `ma` of the Alt-Svc field the listener's HTTP/1.1 and HTTP/2 answers carry: how long clients remember that HTTP/3 is offered."},
 	"admin": {
 		Text: "The admin listener: `/metrics` (Prometheus), `/healthz`, `/ready`, `/config` (the effective configuration, " +
 			"secrets redacted), `/upstreams`, and optionally `/debug/pprof/`. Off unless `address` is set.",
