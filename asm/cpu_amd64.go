@@ -18,3 +18,7 @@ func detectLevel() Level {
 	}
 	return Generic
 }
+
+// detectVBMI2 reports whether the AVX-512 level may use AVX512_VBMI2
+// (vpcompressb, the jsonIndexVBMI2 kernel).
+func detectVBMI2() bool { return detectLevel() == AVX512 && cpuid.CPU.Supports(cpuid.AVX512VBMI2) }

@@ -28,6 +28,9 @@ func classify(dst []uint64, src []byte, t *ClassTable) {
 func jsonIndex(pos []uint32, masks []uint64, src []byte, base uint32, c *JSONCarry) int {
 	switch active {
 	case AVX512:
+		if jsonVBMI2 {
+			return jsonIndexVBMI2(pos, masks, src, base, &c.s)
+		}
 		return jsonIndexAVX512(pos, masks, src, base, &c.s)
 	case AVX2:
 		return jsonIndexAVX2(pos, masks, src, base, &c.s)

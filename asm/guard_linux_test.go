@@ -73,7 +73,7 @@ func TestGuardPages(t *testing.T) {
 	// JSONIndex reads its input against both edges of the page and writes
 	// positions and masks against both of its edges.
 	for n := 0; n <= maxTestLen; n++ {
-		forEachLevel(t, func(l Level) {
+		forEachJSONKernel(t, func(string) {
 			blocks := (n + BlockSize - 1) / BlockSize
 			for _, b := range [][]byte{page[len(page)-n:], page[:n]} {
 				var c JSONCarry

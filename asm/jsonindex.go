@@ -15,6 +15,11 @@ const (
 // in the last, partial block: whitespace, in no class JSONIndex reports.
 const jsonPad = ' '
 
+// jsonVBMI2 selects, at the AVX-512 level, the kernel that writes positions
+// with vpcompressb (AVX512_VBMI2); decided once, and a test hook so that
+// both AVX-512 kernels are tested where the CPU has VBMI2.
+var jsonVBMI2 = detectVBMI2()
+
 // JSONCarry is what JSONIndex passes from one call to the next over
 // consecutive blocks of one document; its zero value starts a document.
 type JSONCarry struct {

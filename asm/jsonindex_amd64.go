@@ -10,6 +10,12 @@ package asm
 //go:noescape
 func jsonIndexAVX512(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
 
+// jsonIndexVBMI2 is jsonIndexAVX512 with the positions written by vpcompressb
+// (AVX512_VBMI2), with its contract.
+//
+//go:noescape
+func jsonIndexVBMI2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+
 // jsonIndexAVX2 is the AVX2 kernel of JSONIndex, with the contract of jsonIndexAVX512.
 //
 //go:noescape

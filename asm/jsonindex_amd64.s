@@ -202,6 +202,216 @@ jsonIndexAVX512_escdone:
 	ANDNQ R11, R13, R11
 	JMP   jsonIndexAVX512_escaped
 
+// func jsonIndexVBMI2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, BMI, PCLMULQDQ, POPCNT, SSE2
+TEXT ·jsonIndexVBMI2(SB), NOSPLIT, $0-96
+	MOVQ            pos_base+0(FP), AX
+	MOVQ            masks_base+24(FP), CX
+	MOVQ            src_base+48(FP), DX
+	MOVQ            src_len+56(FP), SI
+	MOVL            base+72(FP), BX
+	MOVQ            c+80(FP), DI
+	MOVQ            (DI), R8
+	MOVQ            8(DI), R9
+	MOVQ            16(DI), DI
+	LEAQ            (DX)(SI*1), SI
+	MOVQ            $-1, R10
+	MOVQ            R10, X0
+	MOVL            $0x00000022, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z2
+	MOVL            $0x0000005c, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z3
+	MOVL            $0x00000020, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z4
+	MOVL            $0x00000020, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z5
+	VBROADCASTI32X4 jsonSpaceLookup<>+0(SB), Z6
+	VBROADCASTI32X4 jsonOpLookup<>+0(SB), Z7
+	VMOVDQU64       jsonByteOffsets<>+0(SB), Z8
+
+jsonIndexVBMI2_loop:
+	VMOVDQU64 (DX), Z1
+	VPCMPEQB  Z2, Z1, K1
+	VPCMPEQB  Z3, Z1, K2
+	VPCMPUB   $0x01, Z4, Z1, K3
+	VPSHUFB   Z1, Z6, Z9
+	VPCMPEQB  Z9, Z1, K5
+	KNOTQ     K3, K6
+	VPORQ     Z5, Z1, Z10
+	VPSHUFB   Z1, Z7, Z9
+	VPCMPEQB  Z9, Z10, K6, K6
+	KORQ      K5, K6, K5
+	KORQ      K3, K2, K3
+	KORQ      K3, K1, K4
+	KMOVQ     K4, R13
+	MOVQ      R13, (CX)
+	KMOVQ     K1, R11
+	KMOVQ     K2, R12
+	MOVQ      R12, R13
+	ORQ       R8, R13
+	JNZ       jsonIndexVBMI2_escape
+
+jsonIndexVBMI2_escaped:
+	MOVQ          R11, X1
+	PCLMULQDQ     $0x00, X0, X1
+	MOVQ          X1, R10
+	XORQ          R9, R10
+	MOVQ          R10, R9
+	SARQ          $0x3f, R9
+	KMOVQ         K3, R13
+	ANDQ          R10, R13
+	MOVQ          R13, 8(CX)
+	KMOVQ         K5, R13
+	ORQ           R11, R13
+	ORQ           R10, R13
+	NOTQ          R13
+	KMOVQ         K6, R12
+	ANDNQ         R12, R10, R12
+	ANDQ          R10, R11
+	ORQ           R11, R12
+	LEAQ          (R13)(R13*1), R11
+	ORQ           DI, R11
+	ANDNQ         R13, R11, R11
+	ORQ           R11, R12
+	MOVQ          R13, DI
+	SHRQ          $0x3f, DI
+	POPCNTQ       R12, R13
+	KMOVQ         R12, K1
+	VPCOMPRESSB.Z Z8, K1, Z1
+	VPBROADCASTD  BX, Z10
+	VPMOVZXBD     X1, Z9
+	VPADDD        Z10, Z9, Z9
+	VMOVDQU32     Z9, (AX)
+	CMPQ          R13, $0x10
+	JBE           jsonIndexVBMI2_next
+	VEXTRACTI32X4 $0x01, Z1, X9
+	VPMOVZXBD     X9, Z9
+	VPADDD        Z10, Z9, Z9
+	VMOVDQU32     Z9, 64(AX)
+	CMPQ          R13, $0x20
+	JBE           jsonIndexVBMI2_next
+	VEXTRACTI32X4 $0x02, Z1, X9
+	VPMOVZXBD     X9, Z9
+	VPADDD        Z10, Z9, Z9
+	VMOVDQU32     Z9, 128(AX)
+	CMPQ          R13, $0x30
+	JBE           jsonIndexVBMI2_next
+	VEXTRACTI32X4 $0x03, Z1, X9
+	VPMOVZXBD     X9, Z9
+	VPADDD        Z10, Z9, Z9
+	VMOVDQU32     Z9, 192(AX)
+
+jsonIndexVBMI2_next:
+	LEAQ (AX)(R13*4), AX
+	ADDL $0x40, BX
+	ADDQ $0x40, DX
+	ADDQ $0x10, CX
+	CMPQ DX, SI
+	JB   jsonIndexVBMI2_loop
+	MOVQ c+80(FP), CX
+	MOVQ R8, (CX)
+	MOVQ R9, 8(CX)
+	MOVQ DI, 16(CX)
+	MOVQ pos_base+0(FP), CX
+	SUBQ CX, AX
+	SHRQ $0x02, AX
+	MOVQ AX, ret+88(FP)
+	VZEROUPPER
+	RET
+
+jsonIndexVBMI2_escape:
+	MOVQ  R8, R13
+	ANDNQ R12, R8, R12
+	XORL  R8, R8
+
+jsonIndexVBMI2_escloop:
+	TZCNTQ R12, R10
+	JCS    jsonIndexVBMI2_escdone
+	CMPQ   R10, $0x3f
+	JEQ    jsonIndexVBMI2_esclast
+	BTRQ   R10, R12
+	INCQ   R10
+	BTSQ   R10, R13
+	BTRQ   R10, R12
+	JMP    jsonIndexVBMI2_escloop
+
+jsonIndexVBMI2_esclast:
+	MOVL $0x00000001, R8
+
+jsonIndexVBMI2_escdone:
+	ANDNQ R11, R13, R11
+	JMP   jsonIndexVBMI2_escaped
+
+DATA jsonByteOffsets<>+0(SB)/1, $0x00
+DATA jsonByteOffsets<>+1(SB)/1, $0x01
+DATA jsonByteOffsets<>+2(SB)/1, $0x02
+DATA jsonByteOffsets<>+3(SB)/1, $0x03
+DATA jsonByteOffsets<>+4(SB)/1, $0x04
+DATA jsonByteOffsets<>+5(SB)/1, $0x05
+DATA jsonByteOffsets<>+6(SB)/1, $0x06
+DATA jsonByteOffsets<>+7(SB)/1, $0x07
+DATA jsonByteOffsets<>+8(SB)/1, $0x08
+DATA jsonByteOffsets<>+9(SB)/1, $0x09
+DATA jsonByteOffsets<>+10(SB)/1, $0x0a
+DATA jsonByteOffsets<>+11(SB)/1, $0x0b
+DATA jsonByteOffsets<>+12(SB)/1, $0x0c
+DATA jsonByteOffsets<>+13(SB)/1, $0x0d
+DATA jsonByteOffsets<>+14(SB)/1, $0x0e
+DATA jsonByteOffsets<>+15(SB)/1, $0x0f
+DATA jsonByteOffsets<>+16(SB)/1, $0x10
+DATA jsonByteOffsets<>+17(SB)/1, $0x11
+DATA jsonByteOffsets<>+18(SB)/1, $0x12
+DATA jsonByteOffsets<>+19(SB)/1, $0x13
+DATA jsonByteOffsets<>+20(SB)/1, $0x14
+DATA jsonByteOffsets<>+21(SB)/1, $0x15
+DATA jsonByteOffsets<>+22(SB)/1, $0x16
+DATA jsonByteOffsets<>+23(SB)/1, $0x17
+DATA jsonByteOffsets<>+24(SB)/1, $0x18
+DATA jsonByteOffsets<>+25(SB)/1, $0x19
+DATA jsonByteOffsets<>+26(SB)/1, $0x1a
+DATA jsonByteOffsets<>+27(SB)/1, $0x1b
+DATA jsonByteOffsets<>+28(SB)/1, $0x1c
+DATA jsonByteOffsets<>+29(SB)/1, $0x1d
+DATA jsonByteOffsets<>+30(SB)/1, $0x1e
+DATA jsonByteOffsets<>+31(SB)/1, $0x1f
+DATA jsonByteOffsets<>+32(SB)/1, $0x20
+DATA jsonByteOffsets<>+33(SB)/1, $0x21
+DATA jsonByteOffsets<>+34(SB)/1, $0x22
+DATA jsonByteOffsets<>+35(SB)/1, $0x23
+DATA jsonByteOffsets<>+36(SB)/1, $0x24
+DATA jsonByteOffsets<>+37(SB)/1, $0x25
+DATA jsonByteOffsets<>+38(SB)/1, $0x26
+DATA jsonByteOffsets<>+39(SB)/1, $0x27
+DATA jsonByteOffsets<>+40(SB)/1, $0x28
+DATA jsonByteOffsets<>+41(SB)/1, $0x29
+DATA jsonByteOffsets<>+42(SB)/1, $0x2a
+DATA jsonByteOffsets<>+43(SB)/1, $0x2b
+DATA jsonByteOffsets<>+44(SB)/1, $0x2c
+DATA jsonByteOffsets<>+45(SB)/1, $0x2d
+DATA jsonByteOffsets<>+46(SB)/1, $0x2e
+DATA jsonByteOffsets<>+47(SB)/1, $0x2f
+DATA jsonByteOffsets<>+48(SB)/1, $0x30
+DATA jsonByteOffsets<>+49(SB)/1, $0x31
+DATA jsonByteOffsets<>+50(SB)/1, $0x32
+DATA jsonByteOffsets<>+51(SB)/1, $0x33
+DATA jsonByteOffsets<>+52(SB)/1, $0x34
+DATA jsonByteOffsets<>+53(SB)/1, $0x35
+DATA jsonByteOffsets<>+54(SB)/1, $0x36
+DATA jsonByteOffsets<>+55(SB)/1, $0x37
+DATA jsonByteOffsets<>+56(SB)/1, $0x38
+DATA jsonByteOffsets<>+57(SB)/1, $0x39
+DATA jsonByteOffsets<>+58(SB)/1, $0x3a
+DATA jsonByteOffsets<>+59(SB)/1, $0x3b
+DATA jsonByteOffsets<>+60(SB)/1, $0x3c
+DATA jsonByteOffsets<>+61(SB)/1, $0x3d
+DATA jsonByteOffsets<>+62(SB)/1, $0x3e
+DATA jsonByteOffsets<>+63(SB)/1, $0x3f
+GLOBL jsonByteOffsets<>(SB), RODATA|NOPTR, $64
+
 // func jsonIndexAVX2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
 // Requires: AVX, AVX2, BMI, PCLMULQDQ, POPCNT, SSE2
 TEXT ·jsonIndexAVX2(SB), NOSPLIT, $0-96

@@ -54,6 +54,22 @@ func refJSONIndex(src []byte, base uint32, c JSONCarry) (pos []uint32, masks []u
 	return pos, masks, out
 }
 
+// forEachJSONKernel is forEachLevel for JSONIndex: at the AVX-512 level it
+// runs f once per AVX-512 kernel, without and (where the CPU has it) with
+// VBMI2.
+func forEachJSONKernel(t testing.TB, f func(kernel string)) {
+	prev := jsonVBMI2
+	defer func() { jsonVBMI2 = prev }()
+	forEachLevel(t, func(l Level) {
+		jsonVBMI2 = false
+		f(l.String())
+		if l == AVX512 && detectVBMI2() {
+			jsonVBMI2 = true
+			f("avx512-vbmi2")
+		}
+	})
+}
+
 // checkJSONIndex runs every level on src with carry c and pos at offset
 // off, and checks that all agree with refJSONIndex on the positions, the
 // masks and the carry, and that nothing is written outside pos[:64*n] and
@@ -66,7 +82,7 @@ func checkJSONIndex(t *testing.T, src []byte, base uint32, c JSONCarry, off int)
 	room := BlockSize * n
 	pbuf := make([]uint32, off+room+BlockSize)
 	mbuf := make([]uint64, JSONMaskWords*n+1)
-	forEachLevel(t, func(l Level) {
+	forEachJSONKernel(t, func(l string) {
 		for i := range pbuf {
 			pbuf[i] = guard
 		}
@@ -155,7 +171,7 @@ func TestJSONIndex(t *testing.T) {
 func TestJSONIndexParts(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	src := jsonText(r, 10*BlockSize+17, 2)
-	forEachLevel(t, func(l Level) {
+	forEachJSONKernel(t, func(l string) {
 		var c JSONCarry
 		want := make([]uint32, 11*BlockSize)
 		wantMasks := make([]uint64, 11*JSONMaskWords)

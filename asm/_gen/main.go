@@ -58,7 +58,8 @@ func main() {
 		validUTF8AVX512(tabs, inc64)
 	case "jsonindex":
 		space, op := jsonLookups()
-		jsonIndexAVX512(space, op)
+		jsonIndexAVX512(space, op, false)
+		jsonIndexAVX512(space, op, true)
 		jsonIndexAVX2(space, op)
 	default:
 		fmt.Fprintf(os.Stderr, "_gen: unknown -kernel %q\n", *family)
