@@ -85,8 +85,8 @@ jsonIndexAVX512_loop:
 	KORQ      K3, K2, K3
 	KORQ      K3, K1, K4
 	KMOVQ     K4, R13
-	MOVQ      R13, (CX)
 	KMOVQ     K1, R11
+	MOVQ      R13, (CX)
 	KMOVQ     K2, R12
 	MOVQ      R12, R13
 	ORQ       R8, R13
@@ -248,8 +248,8 @@ jsonIndexVBMI2_loop:
 	KORQ      K3, K2, K3
 	KORQ      K3, K1, K4
 	KMOVQ     K4, R13
-	MOVQ      R13, (CX)
 	KMOVQ     K1, R11
+	MOVQ      R13, (CX)
 	KMOVQ     K2, R12
 	MOVQ      R12, R13
 	ORQ       R8, R13
@@ -431,44 +431,44 @@ TEXT ·jsonIndexAVX2(SB), NOSPLIT, $0-96
 	VBROADCASTI128 jsonOpLookup<>+0(SB), Y3
 
 jsonIndexAVX2_loop:
-	VMOVDQU   (DX), Y6
-	VPCMPEQB  jsonQuoteBytes<>+0(SB), Y6, Y1
-	VPCMPEQB  jsonBackBytes<>+0(SB), Y6, Y10
-	VPMINUB   jsonLastCtlBytes<>+0(SB), Y6, Y4
-	VPCMPEQB  Y4, Y6, Y4
-	VPSHUFB   Y6, Y2, Y5
-	VPCMPEQB  Y5, Y6, Y5
-	VPOR      jsonOpFoldBytes<>+0(SB), Y6, Y7
-	VPSHUFB   Y6, Y3, Y6
+	VMOVDQU   (DX), Y5
+	VPCMPEQB  jsonQuoteBytes<>+0(SB), Y5, Y1
+	VPCMPEQB  jsonBackBytes<>+0(SB), Y5, Y8
+	VPMINUB   jsonLastCtlBytes<>+0(SB), Y5, Y6
+	VPCMPEQB  Y6, Y5, Y6
+	VPSHUFB   Y5, Y2, Y4
+	VPCMPEQB  Y4, Y5, Y4
+	VPOR      jsonOpFoldBytes<>+0(SB), Y5, Y7
+	VPSHUFB   Y5, Y3, Y5
+	VPCMPEQB  Y5, Y7, Y5
+	VPANDN    Y5, Y6, Y5
+	VPOR      Y5, Y4, Y4
+	VPOR      Y8, Y6, Y9
+	VMOVDQU   32(DX), Y7
+	VPCMPEQB  jsonQuoteBytes<>+0(SB), Y7, Y12
+	VPCMPEQB  jsonBackBytes<>+0(SB), Y7, Y13
+	VPMINUB   jsonLastCtlBytes<>+0(SB), Y7, Y10
+	VPCMPEQB  Y10, Y7, Y10
+	VPSHUFB   Y7, Y2, Y6
 	VPCMPEQB  Y6, Y7, Y6
-	VPANDN    Y6, Y4, Y6
-	VPOR      Y6, Y5, Y5
-	VPOR      Y10, Y4, Y4
-	VPOR      Y4, Y1, Y11
-	VMOVDQU   32(DX), Y9
-	VPCMPEQB  jsonQuoteBytes<>+0(SB), Y9, Y12
-	VPCMPEQB  jsonBackBytes<>+0(SB), Y9, Y13
-	VPMINUB   jsonLastCtlBytes<>+0(SB), Y9, Y7
-	VPCMPEQB  Y7, Y9, Y7
-	VPSHUFB   Y9, Y2, Y8
-	VPCMPEQB  Y8, Y9, Y8
-	VPOR      jsonOpFoldBytes<>+0(SB), Y9, Y14
-	VPSHUFB   Y9, Y3, Y9
-	VPCMPEQB  Y9, Y14, Y9
-	VPANDN    Y9, Y7, Y9
-	VPOR      Y9, Y8, Y8
-	VPOR      Y13, Y7, Y7
-	VPOR      Y7, Y12, Y14
-	VPMOVMSKB Y11, R13
-	VPMOVMSKB Y14, R10
+	VPOR      jsonOpFoldBytes<>+0(SB), Y7, Y11
+	VPSHUFB   Y7, Y3, Y7
+	VPCMPEQB  Y7, Y11, Y7
+	VPANDN    Y7, Y10, Y7
+	VPOR      Y7, Y6, Y6
+	VPOR      Y13, Y10, Y10
+	VPMOVMSKB Y9, R13
+	VPMOVMSKB Y10, R10
 	SHLQ      $0x20, R10
 	ORQ       R10, R13
-	MOVQ      R13, (CX)
+	MOVQ      R13, 8(CX)
 	VPMOVMSKB Y1, R11
 	VPMOVMSKB Y12, R10
 	SHLQ      $0x20, R10
 	ORQ       R10, R11
-	VPMOVMSKB Y10, R12
+	ORQ       R11, R13
+	MOVQ      R13, (CX)
+	VPMOVMSKB Y8, R12
 	VPMOVMSKB Y13, R10
 	SHLQ      $0x20, R10
 	ORQ       R10, R12
@@ -483,21 +483,16 @@ jsonIndexAVX2_escaped:
 	XORQ      R9, R14
 	MOVQ      R14, R9
 	SARQ      $0x3f, R9
+	ANDQ      R14, 8(CX)
 	VPMOVMSKB Y4, R13
-	VPMOVMSKB Y7, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, R13
-	ANDQ      R14, R13
-	MOVQ      R13, 8(CX)
-	VPMOVMSKB Y5, R13
-	VPMOVMSKB Y8, R10
+	VPMOVMSKB Y6, R10
 	SHLQ      $0x20, R10
 	ORQ       R10, R13
 	ORQ       R11, R13
 	ORQ       R14, R13
 	NOTQ      R13
-	VPMOVMSKB Y6, R12
-	VPMOVMSKB Y9, R10
+	VPMOVMSKB Y5, R12
+	VPMOVMSKB Y7, R10
 	SHLQ      $0x20, R10
 	ORQ       R10, R12
 	ANDNQ     R12, R14, R12

@@ -74,6 +74,12 @@ type jsonMasks struct {
 	// positions, if set, writes the positions of x's c bits to k.out
 	// instead of tzcnt/blsr; it may jump to <name>_next.
 	positions func(name string, k *jsonIndexRegs, x, c reg.GPVirtual)
+	// stopsInGP makes the block take the stops as quotes | jsonBackCtl in
+	// a general register instead of get(jsonStops), and the specials by
+	// and-ing the inside of strings into the jsonBackCtl word stored
+	// before: for AVX2, where each get costs two vpmovmskb, a shift and
+	// an or.
+	stopsInGP bool
 }
 
 // jsonIndexAVX512 and jsonIndexAVX2 are JSONIndex's kernels: each
@@ -161,7 +167,9 @@ func jsonIndexAVX2(space, op Mem) {
 		x, t, f := YMM(), YMM(), YMM()
 		VMOVDQU(Mem{Base: k.p, Disp: ymmBytes * h}, x)
 		for i := range v {
-			v[i][h] = YMM()
+			if i != jsonStops {
+				v[i][h] = YMM()
+			}
 		}
 		VPCMPEQB(bq, x, v[jsonQuote][h])
 		VPCMPEQB(bb, x, v[jsonBack][h])
@@ -175,7 +183,6 @@ func jsonIndexAVX2(space, op Mem) {
 		VPANDN(v[jsonOp][h], t, v[jsonOp][h]) // without the control bytes
 		VPOR(v[jsonOp][h], v[jsonSpaceOp][h], v[jsonSpaceOp][h])
 		VPOR(v[jsonBack][h], t, v[jsonBackCtl][h])
-		VPOR(v[jsonBackCtl][h], v[jsonQuote][h], v[jsonStops][h])
 	}
 	get := func(i int, dst, t reg.GPVirtual) {
 		VPMOVMSKB(v[i][0], dst.As32())
@@ -183,7 +190,7 @@ func jsonIndexAVX2(space, op Mem) {
 		SHLQ(U8(ymmBytes), t)
 		ORQ(t, dst)
 	}
-	jsonIndexBlock("jsonIndexAVX2", k, jsonMasks{get: get})
+	jsonIndexBlock("jsonIndexAVX2", k, jsonMasks{get: get, stopsInGP: true})
 	VZEROUPPER()
 	RET()
 	jsonIndexEscape("jsonIndexAVX2", k)
@@ -242,9 +249,16 @@ func jsonIndexSetup() *jsonIndexRegs {
 // shared machine).
 func jsonIndexBlock(name string, k *jsonIndexRegs, m jsonMasks) {
 	q, x, w, inStr, t := k.q, k.x, k.w, k.inStr, k.t
-	m.get(jsonStops, w, t)
+	if m.stopsInGP {
+		m.get(jsonBackCtl, w, t)
+		MOVQ(w, Mem{Base: k.mp, Disp: maskSpecials})
+		m.get(jsonQuote, q, t)
+		ORQ(q, w)
+	} else {
+		m.get(jsonStops, w, t)
+		m.get(jsonQuote, q, t)
+	}
 	MOVQ(w, Mem{Base: k.mp, Disp: maskStops})
-	m.get(jsonQuote, q, t)
 	m.get(jsonBack, x, t)
 	MOVQ(x, w)
 	ORQ(k.escC, w)
@@ -258,9 +272,13 @@ func jsonIndexBlock(name string, k *jsonIndexRegs, m jsonMasks) {
 	XORQ(k.strC, inStr)
 	MOVQ(inStr, k.strC)
 	SARQ(U8(63), k.strC)
-	m.get(jsonBackCtl, w, t)
-	ANDQ(inStr, w)
-	MOVQ(w, Mem{Base: k.mp, Disp: maskSpecials})
+	if m.stopsInGP {
+		ANDQ(inStr, Mem{Base: k.mp, Disp: maskSpecials})
+	} else {
+		m.get(jsonBackCtl, w, t)
+		ANDQ(inStr, w)
+		MOVQ(w, Mem{Base: k.mp, Disp: maskSpecials})
+	}
 
 	// scalar = ^(space | op | quote | inStr)
 	m.get(jsonSpaceOp, w, t)
