@@ -1,5 +1,11 @@
 package json
 
+import "encoding/binary"
+
+// keyEnd is a key's closing quote and the ':' right after it, as a
+// little-endian 16-bit word.
+const keyEnd = '"' | ':'<<8
+
 // buildIndexed is the second stage over the structural index (index.go):
 // buildTape's state machine for one JSON text, but each token's position
 // comes from x.pos instead of from scanning past the token before. It
@@ -156,7 +162,17 @@ key:
 		return tape, stack, false
 	}
 	// "name": as for value strings; the ':' checked below is the next
-	// position, so an unterminated key fails there.
+	// position, so an unterminated key fails there. Most keys are plain
+	// and followed at once by the ':' that is the next position: one
+	// 16-bit load checks the closing quote and the ':'.
+	if end = int(pos[n]) - 1; end+1 < len(b) && binary.LittleEndian.Uint16(b[end:]) == keyEnd && x.plain(i, end) {
+		tape = appendString(tape, i+1, end, false)
+		i, n = int(pos[n+1]), n+2
+		if i >= len(b) {
+			return tape, stack, false
+		}
+		goto value
+	}
 	if end = int(pos[n]) - 1; b[end] == '"' && x.plain(i, end) {
 		esc = false
 	} else if end = mk.stopFast(i + 1); end >= 0 && b[end] == '"' {
