@@ -29,6 +29,9 @@ func buildIndexed(tape []uint64, stack []int, b []byte, x *index, maxDepth int) 
 		i   int
 		end int
 		esc bool
+		// obj says the innermost open container is an object, kept
+		// beside the stack so that each value's end does not load it.
+		obj bool
 		err error
 	)
 	i, n = int(pos[0]), 1
@@ -43,6 +46,7 @@ value:
 			return tape, stack, false
 		}
 		stack = append(stack, len(tape)<<stackKindBits|stackObject)
+		obj = true
 		tape = append(tape, entry(tagObject, 0))
 		i, n = int(pos[n]), n+1
 		if i >= len(b) {
@@ -51,6 +55,7 @@ value:
 		if b[i] == '}' {
 			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
 			stack = stack[:len(stack)-1]
+			obj = inObject(stack)
 			goto after
 		}
 		goto key
@@ -59,6 +64,7 @@ value:
 			return tape, stack, false
 		}
 		stack = append(stack, len(tape)<<stackKindBits)
+		obj = false
 		tape = append(tape, entry(tagArray, 0))
 		i, n = int(pos[n]), n+1
 		if i >= len(b) {
@@ -67,6 +73,7 @@ value:
 		if b[i] == ']' {
 			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
 			stack = stack[:len(stack)-1]
+			obj = inObject(stack)
 			goto after
 		}
 		goto value
@@ -129,7 +136,7 @@ after:
 	if i >= len(b) {
 		return tape, stack, false
 	}
-	if stack[len(stack)-1]&stackObject != 0 {
+	if obj {
 		switch b[i] {
 		case ',':
 			i, n = int(pos[n]), n+1
@@ -140,6 +147,7 @@ after:
 		case '}':
 			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
 			stack = stack[:len(stack)-1]
+			obj = inObject(stack)
 			goto after
 		}
 		return tape, stack, false
@@ -154,6 +162,7 @@ after:
 	case ']':
 		tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
 		stack = stack[:len(stack)-1]
+		obj = inObject(stack)
 		goto after
 	}
 	return tape, stack, false
@@ -190,4 +199,9 @@ key:
 		return tape, stack, false
 	}
 	goto value
+}
+
+// inObject reports whether the innermost container on stack is an object.
+func inObject(stack []int) bool {
+	return len(stack) > 0 && stack[len(stack)-1]&stackObject != 0
 }
