@@ -468,13 +468,11 @@ jsonIndexAVX2_loop:
 	ORQ       R10, R11
 	ORQ       R11, R13
 	MOVQ      R13, (CX)
-	VPMOVMSKB Y8, R12
-	VPMOVMSKB Y13, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, R12
-	MOVQ      R12, R13
-	ORQ       R8, R13
-	JNZ       jsonIndexAVX2_escape
+	VPOR      Y8, Y13, Y1
+	VPTEST    Y1, Y1
+	JNZ       jsonIndexAVX2_getback
+	TESTQ     R8, R8
+	JNZ       jsonIndexAVX2_getback
 
 jsonIndexAVX2_escaped:
 	MOVQ      R11, X1
@@ -567,10 +565,14 @@ jsonIndexAVX2_next:
 	VZEROUPPER
 	RET
 
-jsonIndexAVX2_escape:
-	MOVQ  R8, R13
-	ANDNQ R12, R8, R12
-	XORL  R8, R8
+jsonIndexAVX2_getback:
+	VPMOVMSKB Y8, R12
+	VPMOVMSKB Y13, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R12
+	MOVQ      R8, R13
+	ANDNQ     R12, R8, R12
+	XORL      R8, R8
 
 jsonIndexAVX2_escloop:
 	TZCNTQ R12, R10

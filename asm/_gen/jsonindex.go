@@ -80,6 +80,10 @@ type jsonMasks struct {
 	// before: for AVX2, where each get costs two vpmovmskb, a shift and
 	// an or.
 	stopsInGP bool
+	// anyBack, if set, jumps to its label when the block has a backslash,
+	// so that the backslash mask is taken to a general register only then
+	// (in the escape step): for AVX2, a vptest instead of a get.
+	anyBack func(label string)
 }
 
 // jsonIndexAVX512 and jsonIndexAVX2 are JSONIndex's kernels: each
@@ -133,10 +137,11 @@ func jsonIndexAVX512(space, op Mem, vbmi2 bool) {
 	KORQ(m[jsonSpaceOp], m[jsonOp], m[jsonSpaceOp])
 	KORQ(m[jsonBackCtl], m[jsonBack], m[jsonBackCtl])
 	KORQ(m[jsonBackCtl], m[jsonQuote], m[jsonStops])
-	jsonIndexBlock(name, k, jsonMasks{get: func(i int, dst, _ reg.GPVirtual) { KMOVQ(m[i], dst) }, positions: positions})
+	masks := jsonMasks{get: func(i int, dst, _ reg.GPVirtual) { KMOVQ(m[i], dst) }, positions: positions}
+	jsonIndexBlock(name, k, masks)
 	VZEROUPPER()
 	RET()
-	jsonIndexEscape(name, k)
+	jsonIndexEscape(name, k, masks)
 }
 
 func jsonIndexAVX2(space, op Mem) {
@@ -190,10 +195,17 @@ func jsonIndexAVX2(space, op Mem) {
 		SHLQ(U8(ymmBytes), t)
 		ORQ(t, dst)
 	}
-	jsonIndexBlock("jsonIndexAVX2", k, jsonMasks{get: get, stopsInGP: true})
+	anyBack := func(label string) {
+		t := YMM()
+		VPOR(v[jsonBack][0], v[jsonBack][1], t)
+		VPTEST(t, t)
+		JNZ(LabelRef(label))
+	}
+	masks := jsonMasks{get: get, stopsInGP: true, anyBack: anyBack}
+	jsonIndexBlock("jsonIndexAVX2", k, masks)
 	VZEROUPPER()
 	RET()
-	jsonIndexEscape("jsonIndexAVX2", k)
+	jsonIndexEscape("jsonIndexAVX2", k, masks)
 }
 
 const jsonIndexSig = "func(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int"
@@ -259,10 +271,16 @@ func jsonIndexBlock(name string, k *jsonIndexRegs, m jsonMasks) {
 		m.get(jsonQuote, q, t)
 	}
 	MOVQ(w, Mem{Base: k.mp, Disp: maskStops})
-	m.get(jsonBack, x, t)
-	MOVQ(x, w)
-	ORQ(k.escC, w)
-	JNZ(LabelRef(name + "_escape"))
+	if m.anyBack != nil {
+		m.anyBack(name + "_getback")
+		TESTQ(k.escC, k.escC)
+		JNZ(LabelRef(name + "_getback"))
+	} else {
+		m.get(jsonBack, x, t)
+		MOVQ(x, w)
+		ORQ(k.escC, w)
+		JNZ(LabelRef(name + "_escape"))
+	}
 	Label(name + "_escaped")
 
 	// inStr = prefix xor of the unescaped quotes, then the carry.
@@ -345,8 +363,12 @@ func jsonIndexBlock(name string, k *jsonIndexRegs, m jsonMasks) {
 // backslash at p sets bit p+1 of w and takes p and p+1 out of x; one at
 // bit 63 escapes the next block's first byte instead. Then the escaped
 // quotes leave q.
-func jsonIndexEscape(name string, k *jsonIndexRegs) {
+func jsonIndexEscape(name string, k *jsonIndexRegs, m jsonMasks) {
 	q, x, w, t, escC := k.q, k.x, k.w, k.t, k.escC
+	if m.anyBack != nil {
+		Label(name + "_getback")
+		m.get(jsonBack, x, t)
+	}
 	Label(name + "_escape")
 	MOVQ(escC, w)
 	ANDNQ(x, escC, x) // ^carry & backslashes
