@@ -22,7 +22,9 @@ import (
 // CPU overlaps consecutive tokens. Measured on twitter.json (AMD EPYC Zen
 // 4, Go 1.26, AVX-512, CPU time on a shared machine): the tape stage fell
 // from 279 to 137 µs for 84 µs of index, the whole parse from 336 to 258
-// µs (bench/results/parsers-json-2026-11-28.md).
+// µs (bench/results/parsers-json-2026-11-28.md); with the one-pass
+// kernel, the index takes 54 µs (AVX-512 with VBMI2) and 89 µs (AVX2)
+// (bench/results/parsers-json-2026-11-28-pass2.md).
 //
 // The index is only a guide: the second stage still checks every token's
 // bytes, and gives up (falling back to the marks engine, which gives the
