@@ -141,6 +141,15 @@ func compareIndexEngine(t *testing.T, in []byte) {
 	if erri == nil && !slices.Equal(pi.doc.tape, pm.doc.tape) {
 		t.Fatalf("index engine builds a different tape (input %.200q)", in)
 	}
+	// The fallback hides a second stage that gives up: on a valid document
+	// it must not, or the index would only cost time.
+	if errm == nil {
+		var x index
+		x.build(in)
+		if _, _, ok := buildIndexed(nil, nil, in, &x, DefaultMaxDepth); !ok {
+			t.Fatalf("index stage gave up on a valid document (input %.200q)", in)
+		}
+	}
 }
 
 // FuzzIndex compares the index engine with the marks engine, tape for tape.
