@@ -9,7 +9,7 @@ import "github.com/klauspost/cpuid/v2"
 // here means the instructions are usable.
 func detectLevel() Level {
 	switch {
-	// BMI1, POPCNT and CLMUL (the JSONStructurals kernel) come with every CPU that has AVX2 and BMI2; they are
+	// BMI1, POPCNT and CLMUL (the JSONIndex kernels) come with every CPU that has AVX2 and BMI2; they are
 	// checked all the same.
 	case cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.BMI1, cpuid.BMI2, cpuid.POPCNT, cpuid.CLMUL):
 		return AVX512
@@ -18,3 +18,7 @@ func detectLevel() Level {
 	}
 	return Generic
 }
+
+// detectVBMI2 reports whether the AVX-512 level may use AVX512_VBMI2
+// (vpcompressb, the jsonIndexVBMI2 kernel).
+func detectVBMI2() bool { return detectLevel() == AVX512 && cpuid.CPU.Supports(cpuid.AVX512VBMI2) }

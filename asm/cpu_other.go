@@ -4,3 +4,5 @@ package asm
 
 // detectLevel: builds without assembly run the pure-Go twins only.
 func detectLevel() Level { return Generic }
+
+func detectVBMI2() bool { return false }

@@ -25,11 +25,17 @@ func classify(dst []uint64, src []byte, t *ClassTable) {
 	}
 }
 
-func jsonStructurals(pos []uint32, masks, cls []uint64, base uint32, c *JSONCarry) int {
-	if active == Generic {
-		return jsonStructuralsGeneric(pos, masks, cls, base, &c.s)
+func jsonIndex(pos []uint32, masks []uint64, src []byte, base uint32, c *JSONCarry) int {
+	switch active {
+	case AVX512:
+		if jsonVBMI2 {
+			return jsonIndexVBMI2(pos, masks, src, base, &c.s)
+		}
+		return jsonIndexAVX512(pos, masks, src, base, &c.s)
+	case AVX2:
+		return jsonIndexAVX2(pos, masks, src, base, &c.s)
 	}
-	return jsonStructuralsBMI(pos, masks, cls, base, &c.s) // both levels: see _gen/jsonindex.go
+	return jsonIndexGeneric(pos, masks, src, base, &c.s)
 }
 
 func prefixSum8(dst, src []uint8, carry uint8, excl bool) uint8 {

@@ -26,6 +26,6 @@ func toLower(dst, src []byte) { toLowerGeneric(dst, src) }
 
 func validUTF8(b []byte) bool { return validUTF8Generic(b) }
 
-func jsonStructurals(pos []uint32, masks, cls []uint64, base uint32, c *JSONCarry) int {
-	return jsonStructuralsGeneric(pos, masks, cls, base, &c.s)
+func jsonIndex(pos []uint32, masks []uint64, src []byte, base uint32, c *JSONCarry) int {
+	return jsonIndexGeneric(pos, masks, src, base, &c.s)
 }

@@ -70,16 +70,23 @@ func TestGuardPages(t *testing.T) {
 			ExclusivePrefixSum32(u32[:n], u32[:n], 5)
 		})
 	}
-	// JSONStructurals reads its class words from the end of the page and
-	// writes positions and masks against both of its edges.
-	for blocks := 0; blocks <= 6; blocks++ {
-		forEachLevel(t, func(l Level) {
-			u64 := unsafeU64(page)
-			cls := u64[len(u64)-blocks*JSONClasses:]
+	// JSONIndex reads its input against both edges of the page and writes
+	// positions and masks against both of its edges.
+	for n := 0; n <= maxTestLen; n++ {
+		forEachJSONKernel(t, func(string) {
+			blocks := (n + BlockSize - 1) / BlockSize
+			for _, b := range [][]byte{page[len(page)-n:], page[:n]} {
+				var c JSONCarry
+				JSONIndex(make([]uint32, blocks*BlockSize), make([]uint64, blocks*JSONMaskWords), b, 0, &c)
+			}
+			if n%BlockSize != 0 {
+				return
+			}
+			src := slices.Clone(page[:n])
+			u64, u32 := unsafeU64(page), unsafeU32(page)
 			var c JSONCarry
-			JSONStructurals(make([]uint32, blocks*BlockSize), u64[:blocks*JSONMaskWords], cls, 0, &c)
-			u32 := unsafeU32(page)
-			JSONStructurals(u32[len(u32)-blocks*BlockSize:], u64[len(u64)-blocks*JSONMaskWords:], slices.Clone(cls), 0, &c)
+			JSONIndex(u32[len(u32)-blocks*BlockSize:], u64[len(u64)-blocks*JSONMaskWords:], src, 0, &c)
+			JSONIndex(u32[:blocks*BlockSize], u64[:blocks*JSONMaskWords], src, 0, &c)
 		})
 	}
 }

@@ -1,14 +1,9 @@
 package asm
 
-// JSONClasses is the number of Classify masks per 64-byte block that
-// JSONStructurals reads, in this order: '"'; '\\'; the string stops ('"',
-// '\\' and the bytes below 0x20); JSON whitespace (space, tab, line feed,
-// carriage return); and the operators '{', '}', '[', ']', ':' and ','.
-const JSONClasses = 5
-
-// Mask slots of one block in JSONStructurals' masks.
+// Mask slots of one block in JSONIndex's masks.
 const (
-	// JSONStops holds the block's string stops, as Classify gave them.
+	// JSONStops holds the block's string stops: '"', '\\' and the bytes
+	// below 0x20.
 	JSONStops = 0
 	// JSONSpecials holds the backslashes and control bytes inside strings.
 	JSONSpecials = 1
@@ -16,7 +11,16 @@ const (
 	JSONMaskWords = 2
 )
 
-// JSONCarry is what JSONStructurals passes from one call to the next over
+// jsonPad is the byte that stands for the bytes past the end of the input
+// in the last, partial block: whitespace, in no class JSONIndex reports.
+const jsonPad = ' '
+
+// jsonVBMI2 selects, at the AVX-512 level, the kernel that writes positions
+// with vpcompressb (AVX512_VBMI2); decided once, and a test hook so that
+// both AVX-512 kernels are tested where the CPU has VBMI2.
+var jsonVBMI2 = detectVBMI2()
+
+// JSONCarry is what JSONIndex passes from one call to the next over
 // consecutive blocks of one document; its zero value starts a document.
 type JSONCarry struct {
 	// s is, in order: bit 0 set when the next block's first byte is
@@ -25,31 +29,41 @@ type JSONCarry struct {
 	s [3]uint64
 }
 
-// JSONStructurals is the first stage of a JSON parser in the manner of
-// simdjson: from the Classify masks of consecutive 64-byte blocks (cls,
-// JSONClasses words per block, see JSONClasses), it finds the escaped bytes
-// (a backslash escapes the next byte unless it is escaped itself), the
-// bytes inside strings (from an unescaped quote to the next one), and the
-// structural bytes: operators and opening quotes outside strings, and the
-// first byte of every other run of non-whitespace outside strings. It
-// writes base plus the offset of each structural byte to pos, in order, and
-// returns how many; and for each block k it writes masks[2k+JSONStops] and
-// masks[2k+JSONSpecials].
+// JSONIndex is the first stage of a JSON parser in the manner of simdjson,
+// over src in 64-byte blocks: it classifies each block's bytes (quotes,
+// backslashes, control bytes, JSON whitespace, the operators '{', '}',
+// '[', ']', ':' and ','), finds the escaped bytes (a backslash escapes the
+// next byte unless it is escaped itself), the bytes inside strings (from an
+// unescaped quote to the next one), and the structural bytes: operators
+// and opening quotes outside strings, and the first byte of every other run
+// of non-whitespace outside strings. It writes base plus the offset of
+// each structural byte to pos, in order, and returns how many; and for
+// each block k it writes masks[2k+JSONStops] and masks[2k+JSONSpecials].
+// Bytes past the end of src read as whitespace.
 //
-// Bytes past the end of the input, which Classify leaves in no class, read
-// as one more run of non-whitespace, so a position at the input's length
-// may follow the last real one.
-//
-// len(cls) must be a multiple of JSONClasses; for n blocks, len(masks) >=
-// 2*n and len(pos) >= 64*n, else JSONStructurals panics. It may write
-// anywhere in pos[:64*n]; only the first entries (its result) are defined.
-func JSONStructurals(pos []uint32, masks, cls []uint64, base uint32, c *JSONCarry) int {
-	n := len(cls) / JSONClasses
-	if n*JSONClasses != len(cls) || len(masks) < JSONMaskWords*n || len(pos) < BlockSize*n {
-		panic("asm: JSONStructurals: bad lengths")
+// For n = ceil(len(src)/64) blocks, len(masks) must be at least 2*n and
+// len(pos) at least 64*n, else JSONIndex panics. It may write anywhere in
+// pos[:64*n]; only the first entries (its result) are defined. Consecutive
+// calls with the same carry index consecutive parts of one document when
+// every part but the last is a whole number of blocks.
+func JSONIndex(pos []uint32, masks []uint64, src []byte, base uint32, c *JSONCarry) int {
+	n := (len(src) + BlockSize - 1) / BlockSize
+	if len(masks) < JSONMaskWords*n || len(pos) < BlockSize*n {
+		panic("asm: JSONIndex: bad lengths")
 	}
-	if n == 0 {
-		return 0
+	whole := len(src) &^ (BlockSize - 1)
+	k := 0
+	if whole > 0 {
+		k = jsonIndex(pos, masks, src[:whole], base, c)
 	}
-	return jsonStructurals(pos, masks, cls, base, c)
+	if whole < len(src) {
+		// The partial block, from a padded copy: the kernels load whole
+		// blocks.
+		var last [BlockSize]byte
+		for i := copy(last[:], src[whole:]); i < len(last); i++ {
+			last[i] = jsonPad
+		}
+		k += jsonIndex(pos[k:], masks[whole/BlockSize*JSONMaskWords:], last[:], base+uint32(whole), c)
+	}
+	return k
 }

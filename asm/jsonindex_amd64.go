@@ -4,8 +4,19 @@
 
 package asm
 
-// jsonStructuralsBMI is the kernel of JSONStructurals at the AVX2 and AVX-512 levels
-// (BMI1, POPCNT and CLMUL), with its contract and at least one block.
+// jsonIndexAVX512 is the AVX-512 kernel of JSONIndex, with its contract, for whole
+// 64-byte blocks (len(src) a multiple of 64, at least one block).
 //
 //go:noescape
-func jsonStructuralsBMI(pos []uint32, masks []uint64, cls []uint64, base uint32, c *[3]uint64) int
+func jsonIndexAVX512(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+
+// jsonIndexVBMI2 is jsonIndexAVX512 with the positions written by vpcompressb
+// (AVX512_VBMI2), with its contract.
+//
+//go:noescape
+func jsonIndexVBMI2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+
+// jsonIndexAVX2 is the AVX2 kernel of JSONIndex, with the contract of jsonIndexAVX512.
+//
+//go:noescape
+func jsonIndexAVX2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int

@@ -4,136 +4,726 @@
 
 #include "textflag.h"
 
-// func jsonStructuralsBMI(pos []uint32, masks []uint64, cls []uint64, base uint32, c *[3]uint64) int
-// Requires: BMI, PCLMULQDQ, POPCNT, SSE2
-TEXT ·jsonStructuralsBMI(SB), NOSPLIT, $8-96
-	MOVQ pos_base+0(FP), AX
-	MOVQ masks_base+24(FP), CX
-	MOVQ cls_base+48(FP), DX
-	MOVQ cls_len+56(FP), BX
-	MOVL base+72(FP), SI
-	MOVQ c+80(FP), DI
-	MOVQ (DI), R8
-	MOVQ 8(DI), R9
-	MOVQ 16(DI), R10
-	LEAQ (DX)(BX*8), BX
-	MOVQ $-1, R11
-	MOVQ R11, X0
+DATA jsonSpaceLookup<>+0(SB)/1, $0x20
+DATA jsonSpaceLookup<>+1(SB)/1, $0x80
+DATA jsonSpaceLookup<>+2(SB)/1, $0x80
+DATA jsonSpaceLookup<>+3(SB)/1, $0x80
+DATA jsonSpaceLookup<>+4(SB)/1, $0x80
+DATA jsonSpaceLookup<>+5(SB)/1, $0x80
+DATA jsonSpaceLookup<>+6(SB)/1, $0x80
+DATA jsonSpaceLookup<>+7(SB)/1, $0x80
+DATA jsonSpaceLookup<>+8(SB)/1, $0x80
+DATA jsonSpaceLookup<>+9(SB)/1, $0x09
+DATA jsonSpaceLookup<>+10(SB)/1, $0x0a
+DATA jsonSpaceLookup<>+11(SB)/1, $0x80
+DATA jsonSpaceLookup<>+12(SB)/1, $0x80
+DATA jsonSpaceLookup<>+13(SB)/1, $0x0d
+DATA jsonSpaceLookup<>+14(SB)/1, $0x80
+DATA jsonSpaceLookup<>+15(SB)/1, $0x80
+GLOBL jsonSpaceLookup<>(SB), RODATA|NOPTR, $16
 
-jsonBMI_loop:
-	MOVQ  (DX), R12
-	MOVQ  16(DX), R13
-	MOVQ  R13, (CX)
-	ANDNQ R13, R12, R13
-	MOVQ  8(DX), BP
-	MOVQ  BP, R14
-	ORQ   R8, R14
-	JNZ   jsonBMI_escape
+DATA jsonOpLookup<>+0(SB)/1, $0x80
+DATA jsonOpLookup<>+1(SB)/1, $0x80
+DATA jsonOpLookup<>+2(SB)/1, $0x80
+DATA jsonOpLookup<>+3(SB)/1, $0x80
+DATA jsonOpLookup<>+4(SB)/1, $0x80
+DATA jsonOpLookup<>+5(SB)/1, $0x80
+DATA jsonOpLookup<>+6(SB)/1, $0x80
+DATA jsonOpLookup<>+7(SB)/1, $0x80
+DATA jsonOpLookup<>+8(SB)/1, $0x80
+DATA jsonOpLookup<>+9(SB)/1, $0x80
+DATA jsonOpLookup<>+10(SB)/1, $0x3a
+DATA jsonOpLookup<>+11(SB)/1, $0x7b
+DATA jsonOpLookup<>+12(SB)/1, $0x2c
+DATA jsonOpLookup<>+13(SB)/1, $0x7d
+DATA jsonOpLookup<>+14(SB)/1, $0x80
+DATA jsonOpLookup<>+15(SB)/1, $0x80
+GLOBL jsonOpLookup<>(SB), RODATA|NOPTR, $16
 
-jsonBMI_escaped:
-	MOVQ      R12, X1
+// func jsonIndexAVX512(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+// Requires: AVX, AVX512BW, AVX512F, BMI, PCLMULQDQ, POPCNT, SSE2
+TEXT ·jsonIndexAVX512(SB), NOSPLIT, $0-96
+	MOVQ            pos_base+0(FP), AX
+	MOVQ            masks_base+24(FP), CX
+	MOVQ            src_base+48(FP), DX
+	MOVQ            src_len+56(FP), SI
+	MOVL            base+72(FP), BX
+	MOVQ            c+80(FP), DI
+	MOVQ            (DI), R8
+	MOVQ            8(DI), R9
+	MOVQ            16(DI), DI
+	LEAQ            (DX)(SI*1), SI
+	MOVQ            $-1, R10
+	MOVQ            R10, X0
+	MOVL            $0x00000022, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z2
+	MOVL            $0x0000005c, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z3
+	MOVL            $0x00000020, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z4
+	MOVL            $0x00000020, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z5
+	VBROADCASTI32X4 jsonSpaceLookup<>+0(SB), Z6
+	VBROADCASTI32X4 jsonOpLookup<>+0(SB), Z7
+
+jsonIndexAVX512_loop:
+	VMOVDQU64 (DX), Z1
+	VPCMPEQB  Z2, Z1, K1
+	VPCMPEQB  Z3, Z1, K2
+	VPCMPUB   $0x01, Z4, Z1, K3
+	VPSHUFB   Z1, Z6, Z8
+	VPCMPEQB  Z8, Z1, K5
+	KNOTQ     K3, K6
+	VPORQ     Z5, Z1, Z9
+	VPSHUFB   Z1, Z7, Z8
+	VPCMPEQB  Z8, Z9, K6, K6
+	KORQ      K5, K6, K5
+	KORQ      K3, K2, K3
+	KORQ      K3, K1, K4
+	KMOVQ     K4, R13
+	KMOVQ     K1, R11
+	MOVQ      R13, (CX)
+	KMOVQ     K2, R12
+	MOVQ      R12, R13
+	ORQ       R8, R13
+	JNZ       jsonIndexAVX512_escape
+
+jsonIndexAVX512_escaped:
+	MOVQ      R11, X1
 	PCLMULQDQ $0x00, X0, X1
-	MOVQ      X1, R15
-	XORQ      R9, R15
-	MOVQ      R15, R9
+	MOVQ      X1, R14
+	XORQ      R9, R14
+	MOVQ      R14, R9
 	SARQ      $0x3f, R9
-	ANDQ      R15, R13
+	KMOVQ     K3, R13
+	ANDQ      R14, R13
 	MOVQ      R13, 8(CX)
-	MOVQ      24(DX), R14
-	MOVQ      32(DX), BP
-	ORQ       BP, R14
-	ORQ       R12, R14
-	ORQ       R15, R14
-	NOTQ      R14
-	ANDNQ     BP, R15, BP
-	ANDQ      R15, R12
-	ORQ       R12, BP
-	LEAQ      (R14)(R14*1), R12
-	ORQ       R10, R12
-	ANDNQ     R14, R12, R12
-	ORQ       R12, BP
-	MOVQ      R14, R10
-	SHRQ      $0x3f, R10
-	POPCNTQ   BP, R13
-	TZCNTQ    BP, R11
-	ADDL      SI, R11
-	MOVL      R11, (AX)
-	BLSRQ     BP, BP
-	TZCNTQ    BP, R11
-	ADDL      SI, R11
-	MOVL      R11, 4(AX)
-	BLSRQ     BP, BP
-	TZCNTQ    BP, R11
-	ADDL      SI, R11
-	MOVL      R11, 8(AX)
-	BLSRQ     BP, BP
-	TZCNTQ    BP, R11
-	ADDL      SI, R11
-	MOVL      R11, 12(AX)
-	BLSRQ     BP, BP
-	TZCNTQ    BP, R11
-	ADDL      SI, R11
-	MOVL      R11, 16(AX)
-	BLSRQ     BP, BP
-	TZCNTQ    BP, R11
-	ADDL      SI, R11
-	MOVL      R11, 20(AX)
-	BLSRQ     BP, BP
-	TZCNTQ    BP, R11
-	ADDL      SI, R11
-	MOVL      R11, 24(AX)
-	BLSRQ     BP, BP
-	TZCNTQ    BP, R11
-	ADDL      SI, R11
-	MOVL      R11, 28(AX)
-	BLSRQ     BP, BP
+	KMOVQ     K5, R13
+	ORQ       R11, R13
+	ORQ       R14, R13
+	NOTQ      R13
+	KMOVQ     K6, R12
+	ANDNQ     R12, R14, R12
+	ANDQ      R14, R11
+	ORQ       R11, R12
+	LEAQ      (R13)(R13*1), R11
+	ORQ       DI, R11
+	ANDNQ     R13, R11, R11
+	ORQ       R11, R12
+	MOVQ      R13, DI
+	SHRQ      $0x3f, DI
+	POPCNTQ   R12, R13
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, (AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 4(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 8(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 12(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 16(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 20(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 24(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 28(AX)
+	BLSRQ     R12, R12
 	CMPQ      R13, $0x08
-	JBE       jsonBMI_next
-	LEAQ      32(AX), R15
+	JBE       jsonIndexAVX512_next
+	LEAQ      32(AX), R14
 
-jsonBMI_rest:
-	TZCNTQ BP, R11
-	ADDL   SI, R11
-	MOVL   R11, (R15)
-	ADDQ   $0x04, R15
-	BLSRQ  BP, BP
-	JNZ    jsonBMI_rest
+jsonIndexAVX512_rest:
+	TZCNTQ R12, R10
+	ADDL   BX, R10
+	MOVL   R10, (R14)
+	ADDQ   $0x04, R14
+	BLSRQ  R12, R12
+	JNZ    jsonIndexAVX512_rest
 
-jsonBMI_next:
+jsonIndexAVX512_next:
 	LEAQ (AX)(R13*4), AX
-	ADDL $0x40, SI
-	ADDQ $0x28, DX
+	ADDL $0x40, BX
+	ADDQ $0x40, DX
 	ADDQ $0x10, CX
-	CMPQ DX, BX
-	JB   jsonBMI_loop
-	MOVQ R8, (DI)
-	MOVQ R9, 8(DI)
-	MOVQ R10, 16(DI)
+	CMPQ DX, SI
+	JB   jsonIndexAVX512_loop
+	MOVQ c+80(FP), CX
+	MOVQ R8, (CX)
+	MOVQ R9, 8(CX)
+	MOVQ DI, 16(CX)
 	MOVQ pos_base+0(FP), CX
 	SUBQ CX, AX
 	SHRQ $0x02, AX
 	MOVQ AX, ret+88(FP)
+	VZEROUPPER
 	RET
 
-jsonBMI_escape:
-	MOVQ  R8, R14
-	ANDNQ BP, R8, BP
+jsonIndexAVX512_escape:
+	MOVQ  R8, R13
+	ANDNQ R12, R8, R12
 	XORL  R8, R8
 
-jsonBMI_escloop:
-	TZCNTQ BP, R11
-	JCS    jsonBMI_escdone
-	CMPQ   R11, $0x3f
-	JEQ    jsonBMI_esclast
-	BTRQ   R11, BP
-	INCQ   R11
-	BTSQ   R11, R14
-	BTRQ   R11, BP
-	JMP    jsonBMI_escloop
+jsonIndexAVX512_escloop:
+	TZCNTQ R12, R10
+	JCS    jsonIndexAVX512_escdone
+	CMPQ   R10, $0x3f
+	JEQ    jsonIndexAVX512_esclast
+	BTRQ   R10, R12
+	INCQ   R10
+	BTSQ   R10, R13
+	BTRQ   R10, R12
+	JMP    jsonIndexAVX512_escloop
 
-jsonBMI_esclast:
+jsonIndexAVX512_esclast:
 	MOVL $0x00000001, R8
 
-jsonBMI_escdone:
-	ANDNQ R12, R14, R12
-	JMP   jsonBMI_escaped
+jsonIndexAVX512_escdone:
+	ANDNQ R11, R13, R11
+	JMP   jsonIndexAVX512_escaped
+
+// func jsonIndexVBMI2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, BMI, PCLMULQDQ, POPCNT, SSE2
+TEXT ·jsonIndexVBMI2(SB), NOSPLIT, $0-96
+	MOVQ            pos_base+0(FP), AX
+	MOVQ            masks_base+24(FP), CX
+	MOVQ            src_base+48(FP), DX
+	MOVQ            src_len+56(FP), SI
+	MOVL            base+72(FP), BX
+	MOVQ            c+80(FP), DI
+	MOVQ            (DI), R8
+	MOVQ            8(DI), R9
+	MOVQ            16(DI), DI
+	LEAQ            (DX)(SI*1), SI
+	MOVQ            $-1, R10
+	MOVQ            R10, X0
+	MOVL            $0x00000022, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z2
+	MOVL            $0x0000005c, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z3
+	MOVL            $0x00000020, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z4
+	MOVL            $0x00000020, R10
+	VMOVD           R10, X1
+	VPBROADCASTB    X1, Z5
+	VBROADCASTI32X4 jsonSpaceLookup<>+0(SB), Z6
+	VBROADCASTI32X4 jsonOpLookup<>+0(SB), Z7
+	VMOVDQU64       jsonByteOffsets<>+0(SB), Z8
+
+jsonIndexVBMI2_loop:
+	VMOVDQU64 (DX), Z1
+	VPCMPEQB  Z2, Z1, K1
+	VPCMPEQB  Z3, Z1, K2
+	VPCMPUB   $0x01, Z4, Z1, K3
+	VPSHUFB   Z1, Z6, Z9
+	VPCMPEQB  Z9, Z1, K5
+	KNOTQ     K3, K6
+	VPORQ     Z5, Z1, Z10
+	VPSHUFB   Z1, Z7, Z9
+	VPCMPEQB  Z9, Z10, K6, K6
+	KORQ      K5, K6, K5
+	KORQ      K3, K2, K3
+	KORQ      K3, K1, K4
+	KMOVQ     K4, R13
+	KMOVQ     K1, R11
+	MOVQ      R13, (CX)
+	KMOVQ     K2, R12
+	MOVQ      R12, R13
+	ORQ       R8, R13
+	JNZ       jsonIndexVBMI2_escape
+
+jsonIndexVBMI2_escaped:
+	MOVQ          R11, X1
+	PCLMULQDQ     $0x00, X0, X1
+	MOVQ          X1, R10
+	XORQ          R9, R10
+	MOVQ          R10, R9
+	SARQ          $0x3f, R9
+	KMOVQ         K3, R13
+	ANDQ          R10, R13
+	MOVQ          R13, 8(CX)
+	KMOVQ         K5, R13
+	ORQ           R11, R13
+	ORQ           R10, R13
+	NOTQ          R13
+	KMOVQ         K6, R12
+	ANDNQ         R12, R10, R12
+	ANDQ          R10, R11
+	ORQ           R11, R12
+	LEAQ          (R13)(R13*1), R11
+	ORQ           DI, R11
+	ANDNQ         R13, R11, R11
+	ORQ           R11, R12
+	MOVQ          R13, DI
+	SHRQ          $0x3f, DI
+	POPCNTQ       R12, R13
+	KMOVQ         R12, K1
+	VPCOMPRESSB.Z Z8, K1, Z1
+	VPBROADCASTD  BX, Z10
+	VPMOVZXBD     X1, Z9
+	VPADDD        Z10, Z9, Z9
+	VMOVDQU32     Z9, (AX)
+	CMPQ          R13, $0x10
+	JBE           jsonIndexVBMI2_next
+	VEXTRACTI32X4 $0x01, Z1, X9
+	VPMOVZXBD     X9, Z9
+	VPADDD        Z10, Z9, Z9
+	VMOVDQU32     Z9, 64(AX)
+	CMPQ          R13, $0x20
+	JBE           jsonIndexVBMI2_next
+	VEXTRACTI32X4 $0x02, Z1, X9
+	VPMOVZXBD     X9, Z9
+	VPADDD        Z10, Z9, Z9
+	VMOVDQU32     Z9, 128(AX)
+	CMPQ          R13, $0x30
+	JBE           jsonIndexVBMI2_next
+	VEXTRACTI32X4 $0x03, Z1, X9
+	VPMOVZXBD     X9, Z9
+	VPADDD        Z10, Z9, Z9
+	VMOVDQU32     Z9, 192(AX)
+
+jsonIndexVBMI2_next:
+	LEAQ (AX)(R13*4), AX
+	ADDL $0x40, BX
+	ADDQ $0x40, DX
+	ADDQ $0x10, CX
+	CMPQ DX, SI
+	JB   jsonIndexVBMI2_loop
+	MOVQ c+80(FP), CX
+	MOVQ R8, (CX)
+	MOVQ R9, 8(CX)
+	MOVQ DI, 16(CX)
+	MOVQ pos_base+0(FP), CX
+	SUBQ CX, AX
+	SHRQ $0x02, AX
+	MOVQ AX, ret+88(FP)
+	VZEROUPPER
+	RET
+
+jsonIndexVBMI2_escape:
+	MOVQ  R8, R13
+	ANDNQ R12, R8, R12
+	XORL  R8, R8
+
+jsonIndexVBMI2_escloop:
+	TZCNTQ R12, R10
+	JCS    jsonIndexVBMI2_escdone
+	CMPQ   R10, $0x3f
+	JEQ    jsonIndexVBMI2_esclast
+	BTRQ   R10, R12
+	INCQ   R10
+	BTSQ   R10, R13
+	BTRQ   R10, R12
+	JMP    jsonIndexVBMI2_escloop
+
+jsonIndexVBMI2_esclast:
+	MOVL $0x00000001, R8
+
+jsonIndexVBMI2_escdone:
+	ANDNQ R11, R13, R11
+	JMP   jsonIndexVBMI2_escaped
+
+DATA jsonByteOffsets<>+0(SB)/1, $0x00
+DATA jsonByteOffsets<>+1(SB)/1, $0x01
+DATA jsonByteOffsets<>+2(SB)/1, $0x02
+DATA jsonByteOffsets<>+3(SB)/1, $0x03
+DATA jsonByteOffsets<>+4(SB)/1, $0x04
+DATA jsonByteOffsets<>+5(SB)/1, $0x05
+DATA jsonByteOffsets<>+6(SB)/1, $0x06
+DATA jsonByteOffsets<>+7(SB)/1, $0x07
+DATA jsonByteOffsets<>+8(SB)/1, $0x08
+DATA jsonByteOffsets<>+9(SB)/1, $0x09
+DATA jsonByteOffsets<>+10(SB)/1, $0x0a
+DATA jsonByteOffsets<>+11(SB)/1, $0x0b
+DATA jsonByteOffsets<>+12(SB)/1, $0x0c
+DATA jsonByteOffsets<>+13(SB)/1, $0x0d
+DATA jsonByteOffsets<>+14(SB)/1, $0x0e
+DATA jsonByteOffsets<>+15(SB)/1, $0x0f
+DATA jsonByteOffsets<>+16(SB)/1, $0x10
+DATA jsonByteOffsets<>+17(SB)/1, $0x11
+DATA jsonByteOffsets<>+18(SB)/1, $0x12
+DATA jsonByteOffsets<>+19(SB)/1, $0x13
+DATA jsonByteOffsets<>+20(SB)/1, $0x14
+DATA jsonByteOffsets<>+21(SB)/1, $0x15
+DATA jsonByteOffsets<>+22(SB)/1, $0x16
+DATA jsonByteOffsets<>+23(SB)/1, $0x17
+DATA jsonByteOffsets<>+24(SB)/1, $0x18
+DATA jsonByteOffsets<>+25(SB)/1, $0x19
+DATA jsonByteOffsets<>+26(SB)/1, $0x1a
+DATA jsonByteOffsets<>+27(SB)/1, $0x1b
+DATA jsonByteOffsets<>+28(SB)/1, $0x1c
+DATA jsonByteOffsets<>+29(SB)/1, $0x1d
+DATA jsonByteOffsets<>+30(SB)/1, $0x1e
+DATA jsonByteOffsets<>+31(SB)/1, $0x1f
+DATA jsonByteOffsets<>+32(SB)/1, $0x20
+DATA jsonByteOffsets<>+33(SB)/1, $0x21
+DATA jsonByteOffsets<>+34(SB)/1, $0x22
+DATA jsonByteOffsets<>+35(SB)/1, $0x23
+DATA jsonByteOffsets<>+36(SB)/1, $0x24
+DATA jsonByteOffsets<>+37(SB)/1, $0x25
+DATA jsonByteOffsets<>+38(SB)/1, $0x26
+DATA jsonByteOffsets<>+39(SB)/1, $0x27
+DATA jsonByteOffsets<>+40(SB)/1, $0x28
+DATA jsonByteOffsets<>+41(SB)/1, $0x29
+DATA jsonByteOffsets<>+42(SB)/1, $0x2a
+DATA jsonByteOffsets<>+43(SB)/1, $0x2b
+DATA jsonByteOffsets<>+44(SB)/1, $0x2c
+DATA jsonByteOffsets<>+45(SB)/1, $0x2d
+DATA jsonByteOffsets<>+46(SB)/1, $0x2e
+DATA jsonByteOffsets<>+47(SB)/1, $0x2f
+DATA jsonByteOffsets<>+48(SB)/1, $0x30
+DATA jsonByteOffsets<>+49(SB)/1, $0x31
+DATA jsonByteOffsets<>+50(SB)/1, $0x32
+DATA jsonByteOffsets<>+51(SB)/1, $0x33
+DATA jsonByteOffsets<>+52(SB)/1, $0x34
+DATA jsonByteOffsets<>+53(SB)/1, $0x35
+DATA jsonByteOffsets<>+54(SB)/1, $0x36
+DATA jsonByteOffsets<>+55(SB)/1, $0x37
+DATA jsonByteOffsets<>+56(SB)/1, $0x38
+DATA jsonByteOffsets<>+57(SB)/1, $0x39
+DATA jsonByteOffsets<>+58(SB)/1, $0x3a
+DATA jsonByteOffsets<>+59(SB)/1, $0x3b
+DATA jsonByteOffsets<>+60(SB)/1, $0x3c
+DATA jsonByteOffsets<>+61(SB)/1, $0x3d
+DATA jsonByteOffsets<>+62(SB)/1, $0x3e
+DATA jsonByteOffsets<>+63(SB)/1, $0x3f
+GLOBL jsonByteOffsets<>(SB), RODATA|NOPTR, $64
+
+// func jsonIndexAVX2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+// Requires: AVX, AVX2, BMI, PCLMULQDQ, POPCNT, SSE2
+TEXT ·jsonIndexAVX2(SB), NOSPLIT, $0-96
+	MOVQ           pos_base+0(FP), AX
+	MOVQ           masks_base+24(FP), CX
+	MOVQ           src_base+48(FP), DX
+	MOVQ           src_len+56(FP), SI
+	MOVL           base+72(FP), BX
+	MOVQ           c+80(FP), DI
+	MOVQ           (DI), R8
+	MOVQ           8(DI), R9
+	MOVQ           16(DI), DI
+	LEAQ           (DX)(SI*1), SI
+	MOVQ           $-1, R10
+	MOVQ           R10, X0
+	VBROADCASTI128 jsonSpaceLookup<>+0(SB), Y2
+	VBROADCASTI128 jsonOpLookup<>+0(SB), Y3
+
+jsonIndexAVX2_loop:
+	VMOVDQU   (DX), Y5
+	VPCMPEQB  jsonQuoteBytes<>+0(SB), Y5, Y1
+	VPCMPEQB  jsonBackBytes<>+0(SB), Y5, Y8
+	VPMINUB   jsonLastCtlBytes<>+0(SB), Y5, Y6
+	VPCMPEQB  Y6, Y5, Y6
+	VPSHUFB   Y5, Y2, Y4
+	VPCMPEQB  Y4, Y5, Y4
+	VPOR      jsonOpFoldBytes<>+0(SB), Y5, Y7
+	VPSHUFB   Y5, Y3, Y5
+	VPCMPEQB  Y5, Y7, Y5
+	VPANDN    Y5, Y6, Y5
+	VPOR      Y5, Y4, Y4
+	VPOR      Y8, Y6, Y9
+	VMOVDQU   32(DX), Y7
+	VPCMPEQB  jsonQuoteBytes<>+0(SB), Y7, Y12
+	VPCMPEQB  jsonBackBytes<>+0(SB), Y7, Y13
+	VPMINUB   jsonLastCtlBytes<>+0(SB), Y7, Y10
+	VPCMPEQB  Y10, Y7, Y10
+	VPSHUFB   Y7, Y2, Y6
+	VPCMPEQB  Y6, Y7, Y6
+	VPOR      jsonOpFoldBytes<>+0(SB), Y7, Y11
+	VPSHUFB   Y7, Y3, Y7
+	VPCMPEQB  Y7, Y11, Y7
+	VPANDN    Y7, Y10, Y7
+	VPOR      Y7, Y6, Y6
+	VPOR      Y13, Y10, Y10
+	VPMOVMSKB Y9, R13
+	VPMOVMSKB Y10, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R13
+	MOVQ      R13, 8(CX)
+	VPMOVMSKB Y1, R11
+	VPMOVMSKB Y12, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R11
+	ORQ       R11, R13
+	MOVQ      R13, (CX)
+	VPOR      Y8, Y13, Y1
+	VPTEST    Y1, Y1
+	JNZ       jsonIndexAVX2_getback
+	TESTQ     R8, R8
+	JNZ       jsonIndexAVX2_getback
+
+jsonIndexAVX2_escaped:
+	MOVQ      R11, X1
+	PCLMULQDQ $0x00, X0, X1
+	MOVQ      X1, R14
+	XORQ      R9, R14
+	MOVQ      R14, R9
+	SARQ      $0x3f, R9
+	ANDQ      R14, 8(CX)
+	VPMOVMSKB Y4, R13
+	VPMOVMSKB Y6, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R13
+	ORQ       R11, R13
+	ORQ       R14, R13
+	NOTQ      R13
+	VPMOVMSKB Y5, R12
+	VPMOVMSKB Y7, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R12
+	ANDNQ     R12, R14, R12
+	ANDQ      R14, R11
+	ORQ       R11, R12
+	LEAQ      (R13)(R13*1), R11
+	ORQ       DI, R11
+	ANDNQ     R13, R11, R11
+	ORQ       R11, R12
+	MOVQ      R13, DI
+	SHRQ      $0x3f, DI
+	POPCNTQ   R12, R13
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, (AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 4(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 8(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 12(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 16(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 20(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 24(AX)
+	BLSRQ     R12, R12
+	TZCNTQ    R12, R10
+	ADDL      BX, R10
+	MOVL      R10, 28(AX)
+	BLSRQ     R12, R12
+	CMPQ      R13, $0x08
+	JBE       jsonIndexAVX2_next
+	LEAQ      32(AX), R14
+
+jsonIndexAVX2_rest:
+	TZCNTQ R12, R10
+	ADDL   BX, R10
+	MOVL   R10, (R14)
+	ADDQ   $0x04, R14
+	BLSRQ  R12, R12
+	JNZ    jsonIndexAVX2_rest
+
+jsonIndexAVX2_next:
+	LEAQ (AX)(R13*4), AX
+	ADDL $0x40, BX
+	ADDQ $0x40, DX
+	ADDQ $0x10, CX
+	CMPQ DX, SI
+	JB   jsonIndexAVX2_loop
+	MOVQ c+80(FP), CX
+	MOVQ R8, (CX)
+	MOVQ R9, 8(CX)
+	MOVQ DI, 16(CX)
+	MOVQ pos_base+0(FP), CX
+	SUBQ CX, AX
+	SHRQ $0x02, AX
+	MOVQ AX, ret+88(FP)
+	VZEROUPPER
+	RET
+
+jsonIndexAVX2_getback:
+	VPMOVMSKB Y8, R12
+	VPMOVMSKB Y13, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R12
+	MOVQ      R8, R13
+	ANDNQ     R12, R8, R12
+	XORL      R8, R8
+
+jsonIndexAVX2_escloop:
+	TZCNTQ R12, R10
+	JCS    jsonIndexAVX2_escdone
+	CMPQ   R10, $0x3f
+	JEQ    jsonIndexAVX2_esclast
+	BTRQ   R10, R12
+	INCQ   R10
+	BTSQ   R10, R13
+	BTRQ   R10, R12
+	JMP    jsonIndexAVX2_escloop
+
+jsonIndexAVX2_esclast:
+	MOVL $0x00000001, R8
+
+jsonIndexAVX2_escdone:
+	ANDNQ R11, R13, R11
+	JMP   jsonIndexAVX2_escaped
+
+DATA jsonQuoteBytes<>+0(SB)/1, $0x22
+DATA jsonQuoteBytes<>+1(SB)/1, $0x22
+DATA jsonQuoteBytes<>+2(SB)/1, $0x22
+DATA jsonQuoteBytes<>+3(SB)/1, $0x22
+DATA jsonQuoteBytes<>+4(SB)/1, $0x22
+DATA jsonQuoteBytes<>+5(SB)/1, $0x22
+DATA jsonQuoteBytes<>+6(SB)/1, $0x22
+DATA jsonQuoteBytes<>+7(SB)/1, $0x22
+DATA jsonQuoteBytes<>+8(SB)/1, $0x22
+DATA jsonQuoteBytes<>+9(SB)/1, $0x22
+DATA jsonQuoteBytes<>+10(SB)/1, $0x22
+DATA jsonQuoteBytes<>+11(SB)/1, $0x22
+DATA jsonQuoteBytes<>+12(SB)/1, $0x22
+DATA jsonQuoteBytes<>+13(SB)/1, $0x22
+DATA jsonQuoteBytes<>+14(SB)/1, $0x22
+DATA jsonQuoteBytes<>+15(SB)/1, $0x22
+DATA jsonQuoteBytes<>+16(SB)/1, $0x22
+DATA jsonQuoteBytes<>+17(SB)/1, $0x22
+DATA jsonQuoteBytes<>+18(SB)/1, $0x22
+DATA jsonQuoteBytes<>+19(SB)/1, $0x22
+DATA jsonQuoteBytes<>+20(SB)/1, $0x22
+DATA jsonQuoteBytes<>+21(SB)/1, $0x22
+DATA jsonQuoteBytes<>+22(SB)/1, $0x22
+DATA jsonQuoteBytes<>+23(SB)/1, $0x22
+DATA jsonQuoteBytes<>+24(SB)/1, $0x22
+DATA jsonQuoteBytes<>+25(SB)/1, $0x22
+DATA jsonQuoteBytes<>+26(SB)/1, $0x22
+DATA jsonQuoteBytes<>+27(SB)/1, $0x22
+DATA jsonQuoteBytes<>+28(SB)/1, $0x22
+DATA jsonQuoteBytes<>+29(SB)/1, $0x22
+DATA jsonQuoteBytes<>+30(SB)/1, $0x22
+DATA jsonQuoteBytes<>+31(SB)/1, $0x22
+GLOBL jsonQuoteBytes<>(SB), RODATA|NOPTR, $32
+
+DATA jsonBackBytes<>+0(SB)/1, $0x5c
+DATA jsonBackBytes<>+1(SB)/1, $0x5c
+DATA jsonBackBytes<>+2(SB)/1, $0x5c
+DATA jsonBackBytes<>+3(SB)/1, $0x5c
+DATA jsonBackBytes<>+4(SB)/1, $0x5c
+DATA jsonBackBytes<>+5(SB)/1, $0x5c
+DATA jsonBackBytes<>+6(SB)/1, $0x5c
+DATA jsonBackBytes<>+7(SB)/1, $0x5c
+DATA jsonBackBytes<>+8(SB)/1, $0x5c
+DATA jsonBackBytes<>+9(SB)/1, $0x5c
+DATA jsonBackBytes<>+10(SB)/1, $0x5c
+DATA jsonBackBytes<>+11(SB)/1, $0x5c
+DATA jsonBackBytes<>+12(SB)/1, $0x5c
+DATA jsonBackBytes<>+13(SB)/1, $0x5c
+DATA jsonBackBytes<>+14(SB)/1, $0x5c
+DATA jsonBackBytes<>+15(SB)/1, $0x5c
+DATA jsonBackBytes<>+16(SB)/1, $0x5c
+DATA jsonBackBytes<>+17(SB)/1, $0x5c
+DATA jsonBackBytes<>+18(SB)/1, $0x5c
+DATA jsonBackBytes<>+19(SB)/1, $0x5c
+DATA jsonBackBytes<>+20(SB)/1, $0x5c
+DATA jsonBackBytes<>+21(SB)/1, $0x5c
+DATA jsonBackBytes<>+22(SB)/1, $0x5c
+DATA jsonBackBytes<>+23(SB)/1, $0x5c
+DATA jsonBackBytes<>+24(SB)/1, $0x5c
+DATA jsonBackBytes<>+25(SB)/1, $0x5c
+DATA jsonBackBytes<>+26(SB)/1, $0x5c
+DATA jsonBackBytes<>+27(SB)/1, $0x5c
+DATA jsonBackBytes<>+28(SB)/1, $0x5c
+DATA jsonBackBytes<>+29(SB)/1, $0x5c
+DATA jsonBackBytes<>+30(SB)/1, $0x5c
+DATA jsonBackBytes<>+31(SB)/1, $0x5c
+GLOBL jsonBackBytes<>(SB), RODATA|NOPTR, $32
+
+DATA jsonLastCtlBytes<>+0(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+1(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+2(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+3(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+4(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+5(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+6(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+7(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+8(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+9(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+10(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+11(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+12(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+13(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+14(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+15(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+16(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+17(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+18(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+19(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+20(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+21(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+22(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+23(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+24(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+25(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+26(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+27(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+28(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+29(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+30(SB)/1, $0x1f
+DATA jsonLastCtlBytes<>+31(SB)/1, $0x1f
+GLOBL jsonLastCtlBytes<>(SB), RODATA|NOPTR, $32
+
+DATA jsonOpFoldBytes<>+0(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+1(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+2(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+3(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+4(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+5(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+6(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+7(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+8(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+9(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+10(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+11(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+12(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+13(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+14(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+15(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+16(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+17(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+18(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+19(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+20(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+21(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+22(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+23(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+24(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+25(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+26(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+27(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+28(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+29(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+30(SB)/1, $0x20
+DATA jsonOpFoldBytes<>+31(SB)/1, $0x20
+GLOBL jsonOpFoldBytes<>(SB), RODATA|NOPTR, $32

@@ -2,13 +2,57 @@ package asm
 
 import "math/bits"
 
-// jsonStructuralsGeneric is the pure-Go twin of the JSONStructurals
-// kernels, with its contract and at least one block.
-func jsonStructuralsGeneric(pos []uint32, masks, cls []uint64, base uint32, c *[3]uint64) int {
+// JSON byte classes of jsonIndexGeneric, as bits of jsonClassOf.
+const (
+	jsonClassQuote = 1 << iota
+	jsonClassBack
+	jsonClassCtl
+	jsonClassSpace
+	jsonClassOp
+)
+
+// jsonClassOf holds the classes of each byte for jsonIndexGeneric.
+var jsonClassOf = func() (t [256]uint8) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = jsonClassCtl
+	}
+	t['"'] = jsonClassQuote
+	t['\\'] = jsonClassBack
+	for _, c := range []byte(" \t\n\r") {
+		t[c] |= jsonClassSpace
+	}
+	for _, c := range []byte("{}[]:,") {
+		t[c] = jsonClassOp
+	}
+	return t
+}()
+
+// jsonIndexGeneric is the pure-Go twin of the JSONIndex kernels, with their
+// contract: whole 64-byte blocks, at least one.
+func jsonIndexGeneric(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int {
 	escCarry, strCarry, scalarCarry := c[0], c[1], c[2]
 	n := 0
-	for len(cls) >= JSONClasses && len(masks) >= JSONMaskWords {
-		quote, back, stop, space, op := cls[0], cls[1], cls[2], cls[3], cls[4]
+	for len(src) >= BlockSize && len(masks) >= JSONMaskWords {
+		var quote, backCtl, back, space, op uint64
+		for i, b := range src[:BlockSize] {
+			k, bit := jsonClassOf[b], uint64(1)<<i
+			if k&jsonClassQuote != 0 {
+				quote |= bit
+			}
+			if k&jsonClassBack != 0 {
+				back |= bit
+			}
+			if k&(jsonClassBack|jsonClassCtl) != 0 {
+				backCtl |= bit
+			}
+			if k&jsonClassSpace != 0 {
+				space |= bit
+			}
+			if k&jsonClassOp != 0 {
+				op |= bit
+			}
+		}
+		masks[JSONStops] = quote | backCtl
 		if back|escCarry != 0 { // rare: most blocks have no backslash
 			var esc uint64
 			esc, escCarry = jsonEscaped(back, escCarry)
@@ -16,8 +60,7 @@ func jsonStructuralsGeneric(pos []uint32, masks, cls []uint64, base uint32, c *[
 		}
 		inStr := prefixXor(quote) ^ strCarry
 		strCarry = uint64(int64(inStr) >> 63)
-		masks[JSONStops] = stop
-		masks[JSONSpecials] = stop &^ cls[0] & inStr
+		masks[JSONSpecials] = backCtl & inStr
 		scalar := ^(space | op | quote | inStr)
 		st := op&^inStr | quote&inStr | scalar&^(scalar<<1|scalarCarry)
 		scalarCarry = scalar >> 63
@@ -26,7 +69,7 @@ func jsonStructuralsGeneric(pos []uint32, masks, cls []uint64, base uint32, c *[
 			n++
 			st &= st - 1
 		}
-		cls, masks, base = cls[JSONClasses:], masks[JSONMaskWords:], base+BlockSize
+		src, masks, base = src[BlockSize:], masks[JSONMaskWords:], base+BlockSize
 	}
 	c[0], c[1], c[2] = escCarry, strCarry, scalarCarry
 	return n

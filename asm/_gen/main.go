@@ -57,7 +57,10 @@ func main() {
 		validUTF8AVX2(tabs, inc32, tailMask, utf8ConstData())
 		validUTF8AVX512(tabs, inc64)
 	case "jsonindex":
-		jsonStructuralsBMI()
+		space, op := jsonLookups()
+		jsonIndexAVX512(space, op, false)
+		jsonIndexAVX512(space, op, true)
+		jsonIndexAVX2(space, op)
 	default:
 		fmt.Fprintf(os.Stderr, "_gen: unknown -kernel %q\n", *family)
 		os.Exit(2)

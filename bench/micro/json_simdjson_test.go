@@ -49,8 +49,12 @@ func benchSimdjson(b *testing.B, name string, data []byte) {
 // DOM parse at each asm level, each against simdjson's kernel of the same
 // instruction set (rows <corpus>/<level>/<impl>):
 //
-//	simdedge  parse/json Parse (default engine) with asm at the level
-//	simdjson  simdjson 3 dom::parser::parse on the matching kernel
+//	simdedge        parse/json Parse (default engine) with asm at the level
+//	simdedge-eager  the same Parse, then the work simdjson's parse does and
+//	                Parse defers: every number converted (Int, else Float)
+//	                and every string and key unescaped into one buffer
+//	                (AppendString), by a walk over the document
+//	simdjson        simdjson 3 dom::parser::parse on the matching kernel
 //
 // Run it interleaved (one -count 1 process per round, pinned with
 // taskset) to take a ratio per round; bench/results/parsers-json-*.md has
@@ -69,10 +73,53 @@ func BenchmarkJSONLevels(b *testing.B) {
 				p := sjson.NewParser(sjson.Options{})
 				jsonBench(b, data, func() error { _, err := p.Parse(data); return err })
 			})
+			b.Run(name+"/"+level.String()+"/simdedge-eager", func(b *testing.B) {
+				prev := asm.SetLevel(level)
+				defer asm.SetLevel(prev)
+				p := sjson.NewParser(sjson.Options{})
+				var buf []byte
+				jsonBench(b, data, func() error {
+					doc, err := p.Parse(data)
+					if err != nil {
+						return err
+					}
+					buf, err = jsonEager(doc.Root(), buf[:0])
+					return err
+				})
+			})
 			b.Run(name+"/"+level.String()+"/simdjson", func(b *testing.B) {
 				p := simdjsonPeer(b, data, impl)
 				jsonBench(b, data, func() error { _, err := p.Parse(); return err })
 			})
 		}
 	}
+}
+
+// jsonEager does to v what simdjson's DOM parse does while it builds its
+// tape and parse/json defers: it converts every number (to int64 when it
+// is an integer in range, else to float64) and unescapes every string and
+// key, appending them to buf.
+func jsonEager(v sjson.Value, buf []byte) ([]byte, error) {
+	var err error
+	switch v.Kind() {
+	case sjson.Number:
+		if _, err = v.Int(); err != nil {
+			_, err = v.Float()
+		}
+	case sjson.String:
+		buf, err = v.AppendString(buf)
+	case sjson.Array:
+		it, _ := v.Array()
+		for err == nil && it.Next() {
+			buf, err = jsonEager(it.Value(), buf)
+		}
+	case sjson.Object:
+		it, _ := v.Object()
+		for err == nil && it.Next() {
+			if buf, err = it.Key().AppendString(buf); err == nil {
+				buf, err = jsonEager(it.Value(), buf)
+			}
+		}
+	}
+	return buf, err
 }

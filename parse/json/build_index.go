@@ -1,5 +1,11 @@
 package json
 
+import "encoding/binary"
+
+// keyEnd is a key's closing quote and the ':' right after it, as a
+// little-endian 16-bit word.
+const keyEnd = '"' | ':'<<8
+
 // buildIndexed is the second stage over the structural index (index.go):
 // buildTape's state machine for one JSON text, but each token's position
 // comes from x.pos instead of from scanning past the token before. It
@@ -23,6 +29,9 @@ func buildIndexed(tape []uint64, stack []int, b []byte, x *index, maxDepth int) 
 		i   int
 		end int
 		esc bool
+		// obj says the innermost open container is an object, kept
+		// beside the stack so that each value's end does not load it.
+		obj bool
 		err error
 	)
 	i, n = int(pos[0]), 1
@@ -37,6 +46,7 @@ value:
 			return tape, stack, false
 		}
 		stack = append(stack, len(tape)<<stackKindBits|stackObject)
+		obj = true
 		tape = append(tape, entry(tagObject, 0))
 		i, n = int(pos[n]), n+1
 		if i >= len(b) {
@@ -45,6 +55,7 @@ value:
 		if b[i] == '}' {
 			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
 			stack = stack[:len(stack)-1]
+			obj = inObject(stack)
 			goto after
 		}
 		goto key
@@ -53,6 +64,7 @@ value:
 			return tape, stack, false
 		}
 		stack = append(stack, len(tape)<<stackKindBits)
+		obj = false
 		tape = append(tape, entry(tagArray, 0))
 		i, n = int(pos[n]), n+1
 		if i >= len(b) {
@@ -61,6 +73,7 @@ value:
 		if b[i] == ']' {
 			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
 			stack = stack[:len(stack)-1]
+			obj = inObject(stack)
 			goto after
 		}
 		goto value
@@ -123,7 +136,7 @@ after:
 	if i >= len(b) {
 		return tape, stack, false
 	}
-	if stack[len(stack)-1]&stackObject != 0 {
+	if obj {
 		switch b[i] {
 		case ',':
 			i, n = int(pos[n]), n+1
@@ -134,6 +147,7 @@ after:
 		case '}':
 			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
 			stack = stack[:len(stack)-1]
+			obj = inObject(stack)
 			goto after
 		}
 		return tape, stack, false
@@ -148,6 +162,7 @@ after:
 	case ']':
 		tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
 		stack = stack[:len(stack)-1]
+		obj = inObject(stack)
 		goto after
 	}
 	return tape, stack, false
@@ -156,7 +171,17 @@ key:
 		return tape, stack, false
 	}
 	// "name": as for value strings; the ':' checked below is the next
-	// position, so an unterminated key fails there.
+	// position, so an unterminated key fails there. Most keys are plain
+	// and followed at once by the ':' that is the next position: one
+	// 16-bit load checks the closing quote and the ':'.
+	if end = int(pos[n]) - 1; end+1 < len(b) && binary.LittleEndian.Uint16(b[end:]) == keyEnd && x.plain(i, end) {
+		tape = appendString(tape, i+1, end, false)
+		i, n = int(pos[n+1]), n+2
+		if i >= len(b) {
+			return tape, stack, false
+		}
+		goto value
+	}
 	if end = int(pos[n]) - 1; b[end] == '"' && x.plain(i, end) {
 		esc = false
 	} else if end = mk.stopFast(i + 1); end >= 0 && b[end] == '"' {
@@ -174,4 +199,9 @@ key:
 		return tape, stack, false
 	}
 	goto value
+}
+
+// inObject reports whether the innermost container on stack is an object.
+func inObject(stack []int) bool {
+	return len(stack) > 0 && stack[len(stack)-1]&stackObject != 0
 }

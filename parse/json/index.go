@@ -7,11 +7,10 @@ import (
 )
 
 // The structural index: a first stage in the manner of simdjson, used where
-// marks pay (marks.go) for whole documents. asm.Classify turns each window
-// of the input into class masks; asm.JSONStructurals then finds, per
-// 64-byte block, the escaped bytes, the bytes inside strings and, from
-// these, the structural positions: operators outside strings, opening
-// quotes, and the first byte of every other run of non-whitespace outside
+// marks pay (marks.go) for whole documents. asm.JSONIndex classifies each
+// 64-byte block of the input and, in the same pass, finds the escaped
+// bytes, the bytes inside strings and, from these, the structural
+// positions: operators outside strings, opening quotes, and the first byte of every other run of non-whitespace outside
 // strings (numbers, literals, or stray bytes), as a []uint32 of offsets in
 // order.
 //
@@ -23,7 +22,9 @@ import (
 // CPU overlaps consecutive tokens. Measured on twitter.json (AMD EPYC Zen
 // 4, Go 1.26, AVX-512, CPU time on a shared machine): the tape stage fell
 // from 279 to 137 µs for 84 µs of index, the whole parse from 336 to 258
-// µs (bench/results/parsers-json-2026-11-28.md).
+// µs (bench/results/parsers-json-2026-11-28.md); with the one-pass
+// kernel, the index takes 54 µs (AVX-512 with VBMI2) and 89 µs (AVX2)
+// (bench/results/parsers-json-2026-11-28-pass2.md).
 //
 // The index is only a guide: the second stage still checks every token's
 // bytes, and gives up (falling back to the marks engine, which gives the
@@ -43,17 +44,6 @@ const (
 	indexTail = 2
 )
 
-// indexTable has the classes asm.JSONStructurals reads, in its order.
-var indexTable = asm.MustClassTable(
-	func(c byte) bool { return c == '"' },
-	func(c byte) bool { return c == '\\' },
-	func(c byte) bool { return c == '"' || c == '\\' || c < ' ' },
-	jsonSpace,
-	func(c byte) bool {
-		return c == '{' || c == '}' || c == '[' || c == ']' || c == ':' || c == ','
-	},
-)
-
 // index is the first stage's output for one document, reused by a Parser.
 type index struct {
 	// pos holds the structural positions, then indexTail copies of len(b).
@@ -62,11 +52,11 @@ type index struct {
 	// marks (one window spanning the input), for the string scans of the
 	// second stage, and the specials (idxSpecial) in the second slot.
 	mk marks
-	// classes is Classify's output for one window.
-	classes []uint64
 }
 
-// build fills x for b (len(b) > 0, at most DefaultMaxSize).
+// build fills x for b (len(b) > 0, at most DefaultMaxSize). It indexes b
+// one window at a time, so that pos grows by at most a window's room for
+// positions (asm.JSONIndex wants 64 per block) beyond what it holds.
 func (x *index) build(b []byte) {
 	words := asm.ClassifiedLen(len(b), markClasses) + markClasses
 	if cap(x.mk.buf) < words {
@@ -76,22 +66,14 @@ func (x *index) build(b []byte) {
 	x.mk.b, x.mk.buf, x.mk.base, x.mk.end = b, masks, 0, len(b)
 	// The block after the last reads as zero (see marks.bits).
 	masks[words-2], masks[words-1] = 0, 0
-	if x.classes == nil {
-		x.classes = make([]uint64, asm.ClassifiedLen(markWindow, asm.JSONClasses))
-	}
 	pos := x.pos[:0]
 	var c asm.JSONCarry
 	for w := 0; w < len(b); w += markWindow {
-		cls := x.classes[:asm.Classify(x.classes, b[w:min(w+markWindow, len(b))], indexTable)]
-		// JSONStructurals wants room for 64 positions per block.
-		room := len(cls) / asm.JSONClasses * asm.BlockSize
+		win := b[w:min(w+markWindow, len(b))]
+		room := (len(win) + asm.BlockSize - 1) / asm.BlockSize * asm.BlockSize
 		pos = slices.Grow(pos, room+indexTail)
-		n := asm.JSONStructurals(pos[len(pos):len(pos)+room], masks[w>>blockShift*markClasses:], cls, uint32(w), &c)
+		n := asm.JSONIndex(pos[len(pos):len(pos)+room], masks[w>>blockShift*markClasses:], win, uint32(w), &c)
 		pos = pos[:len(pos)+n]
-	}
-	// The bytes past the end read as the start of one more scalar run.
-	for len(pos) > 0 && int(pos[len(pos)-1]) >= len(b) {
-		pos = pos[:len(pos)-1]
 	}
 	for range indexTail {
 		pos = append(pos, uint32(len(b)))
