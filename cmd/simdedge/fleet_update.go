@@ -16,6 +16,8 @@ type fleetUpdate struct {
 	// with, and fr the translation (an *xds.Fragment, kept as any so that
 	// a build without the fleet tag links no xDS code): a reload of the
 	// file in between makes the serve loop merge again (fleet.current).
+	//lint:ignore U1000 read by fleet.go, which only the fleet build tag compiles
 	gen int
-	fr  any
+	//lint:ignore U1000 read by fleet.go, which only the fleet build tag compiles
+	fr any
 }
