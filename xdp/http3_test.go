@@ -47,12 +47,12 @@ var h3Handler = server.HandlerFunc(func(w *server.ResponseWriter, r *server.Requ
 // startHTTP3 serves h3Handler over HTTP/3 on the Listener's PacketConn in
 // the server namespace, and returns quic-go's client in the client
 // namespace and the base URL.
-func startHTTP3(t *testing.T, v *xdptest.Veth, mode Mode) (*Listener, *http.Client, string) {
+func startHTTP3(t *testing.T, v *xdptest.Veth, mode Mode, queues []int) (*Listener, *http.Client, string) {
 	t.Helper()
 	var l *Listener
 	err := xdptest.InNS(v.ServerNS, func() (err error) {
 		l, err = Listen(Config{Interface: v.ServerIf, Address: netip.AddrFrom4(v.ServerIP),
-			UDPPort: testUDPPort, Mode: mode, RingSize: 256})
+			UDPPort: testUDPPort, Mode: mode, RingSize: 256, Queues: queues})
 		return err
 	})
 	if err != nil {
@@ -140,13 +140,22 @@ func h3Get(c *http.Client, method, url string, body io.Reader) (*http.Response, 
 
 // TestHTTP3OverXDP: quic-go's HTTP/3 client against the server on the
 // AF_XDP PacketConn: a respond route, 1 MiB down, 1 MiB echoed up and
-// back, then 100 concurrent streams on the one connection.
+// back, then 100 concurrent streams on the one connection; in both modes,
+// and with two RX queues (one PacketConn over both sockets).
 func TestHTTP3OverXDP(t *testing.T) {
-	for _, mode := range []Mode{Native, Generic} {
-		t.Run(string(mode), func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mode   Mode
+		queues int
+	}{{"native", Native, 1}, {"generic", Generic, 1}, {"native-2-queues", Native, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
 			testenv.CheckGoroutines(t)
-			v := xdptest.NewVeth(t)
-			l, c, base := startHTTP3(t, v, mode)
+			v := xdptest.NewVethQueues(t, tc.queues)
+			var queues []int
+			for q := range tc.queues {
+				queues = append(queues, q)
+			}
+			l, c, base := startHTTP3(t, v, tc.mode, queues)
 
 			resp, b, err := h3Get(c, "GET", base+"/respond", nil)
 			if err != nil || resp.StatusCode != 200 || resp.Proto != "HTTP/3.0" || string(b) != "hello h3=true" {
