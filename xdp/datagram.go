@@ -62,6 +62,9 @@ func (l *Listener) Datagrams() server.MessageListener {
 // deliver hands a received datagram to Receive; false leaves the frame to
 // the caller (listener closed, or the server is not keeping up).
 func (l *Listener) deliver(q *queue, base uint64, f []byte, start, end int) bool {
+	if pc := l.pconn.Load(); pc != nil {
+		return pc.deliver(q, base, f, start, end)
+	}
 	d := l.dgrams
 	if d == nil {
 		return false

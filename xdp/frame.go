@@ -128,31 +128,57 @@ func checksum(b []byte, initial uint64) uint16 {
 	return ^uint16(s)
 }
 
+// endpoints are the addresses of an outgoing datagram.
+type endpoints struct {
+	dstMAC, srcMAC [6]byte
+	srcIP, dstIP   [4]byte
+	sport, dport   uint16
+}
+
+// replyEndpoints are those of the reply to the datagram in frame req: its
+// addresses and ports swapped.
+func replyEndpoints(req []byte) endpoints {
+	ip := req[ethLen:]
+	u := ip[ipv4Len:]
+	return endpoints{
+		dstMAC: [6]byte(req[ethSrc : ethSrc+6]), srcMAC: [6]byte(req[ethDst : ethDst+6]),
+		srcIP: [4]byte(ip[ipDst : ipDst+4]), dstIP: [4]byte(ip[ipSrc : ipSrc+4]),
+		sport: binary.BigEndian.Uint16(u[udpDstPort:]), dport: binary.BigEndian.Uint16(u[udpSrcPort:]),
+	}
+}
+
 // writeReplyHeaders writes, in front of a payload of n bytes already at
 // out[udpHeadersAt:], the Ethernet, IPv4 and UDP headers of the reply to
 // the datagram whose frame is req: addresses and ports swapped, checksums
 // computed. It returns the frame's length.
 func writeReplyHeaders(out, req []byte, n int) int {
-	copy(out[ethDst:ethDst+6], req[ethSrc:ethSrc+6])
-	copy(out[ethSrc:ethSrc+6], req[ethDst:ethDst+6])
+	return writeHeaders(out, replyEndpoints(req), n)
+}
+
+// writeHeaders writes, in front of a payload of n bytes already at
+// out[udpHeadersAt:], the Ethernet, IPv4 and UDP headers from e, with
+// checksums. It returns the frame's length.
+func writeHeaders(out []byte, e endpoints, n int) int {
+	copy(out[ethDst:ethDst+6], e.dstMAC[:])
+	copy(out[ethSrc:ethSrc+6], e.srcMAC[:])
 	binary.BigEndian.PutUint16(out[ethType:], etherTypeV4)
 
-	ip, rip := out[ethLen:ethLen+ipv4Len], req[ethLen:]
+	ip := out[ethLen : ethLen+ipv4Len]
 	ip[ipVerIHL] = ipv4VerIHL
-	ip[1] = 0 // DSCP/ECN
+	ip[1] = 0 // DSCP/ECN: Not-ECT
 	binary.BigEndian.PutUint16(ip[ipTotalLen:], uint16(ipv4Len+udpLen+n))
 	binary.BigEndian.PutUint16(ip[ipID:], 0) // DF set: the ID identifies no fragments (RFC 6864)
 	binary.BigEndian.PutUint16(ip[ipFlagsFrag:], ipDontFrag)
 	ip[ipTTL] = defaultTTL
 	ip[ipProto] = protoUDP
 	binary.BigEndian.PutUint16(ip[ipChecksum:], 0)
-	copy(ip[ipSrc:ipSrc+4], rip[ipDst:ipDst+4])
-	copy(ip[ipDst:ipDst+4], rip[ipSrc:ipSrc+4])
+	copy(ip[ipSrc:ipSrc+4], e.srcIP[:])
+	copy(ip[ipDst:ipDst+4], e.dstIP[:])
 	binary.BigEndian.PutUint16(ip[ipChecksum:], checksum(ip, 0))
 
-	u, ru := out[ethLen+ipv4Len:udpHeadersAt+n], rip[ipv4Len:]
-	copy(u[udpSrcPort:udpSrcPort+2], ru[udpDstPort:udpDstPort+2])
-	copy(u[udpDstPort:udpDstPort+2], ru[udpSrcPort:udpSrcPort+2])
+	u := out[ethLen+ipv4Len : udpHeadersAt+n]
+	binary.BigEndian.PutUint16(u[udpSrcPort:], e.sport)
+	binary.BigEndian.PutUint16(u[udpDstPort:], e.dport)
 	binary.BigEndian.PutUint16(u[udpLength:], uint16(udpLen+n))
 	binary.BigEndian.PutUint16(u[udpChecksum:], 0)
 	c := checksum(u, pseudoHeader(ip, udpLen+n))

@@ -42,7 +42,8 @@ type Listener struct {
 	txNext        atomic.Uint32
 
 	dgrams   *datagramListener
-	inflight sync.WaitGroup // datagrams delivered and not yet released
+	pconn    atomic.Pointer[packetConn] // once opened, it has the UDP port
+	inflight sync.WaitGroup             // datagrams delivered and not yet released
 	// txGate is held shared by each Transmit while it writes into UMEM and
 	// exclusively by Close before it unmaps, so a Transmit racing Close
 	// (a userspace stack flushing a segment as it is stopped) returns
@@ -256,12 +257,19 @@ func (l *Listener) shutdown() {
 	if l.dgrams != nil {
 		l.dgrams.Close()
 	}
+	pc := l.pconn.Load()
+	if pc != nil {
+		pc.Close()
+	}
 	for _, q := range l.queues {
 		errs = append(errs, q.sock.Close())
 	}
 	l.loops.Wait()
 	if l.dgrams != nil {
 		l.dgrams.drain()
+	}
+	if pc != nil {
+		pc.drain() // what an RX loop delivered as Close began
 	}
 	released := make(chan struct{})
 	go func() { l.inflight.Wait(); close(released) }()

@@ -49,6 +49,10 @@ type queue struct {
 	dead   bool
 
 	kicking atomic.Bool // a goroutine is in the TX kick (see kick)
+	// A PacketConn's frames queued since the last kick, and whether its
+	// flusher has this queue to kick (packetconn.go).
+	unkicked atomic.Int32
+	flushing atomic.Bool
 
 	received, stream, datagrams, dropped, sent, txFull atomic.Uint64
 }
@@ -185,10 +189,21 @@ func (q *queue) freeTX(a uint64) {
 
 // send queues n bytes of the transmit frame at a and kicks the kernel.
 func (q *queue) send(a uint64, n int) error {
+	wake, err := q.enqueue(a, n)
+	if err != nil || !wake {
+		return err
+	}
+	return q.kick()
+}
+
+// enqueue puts n bytes of the transmit frame at a on the TX ring without
+// kicking; wake says the kernel sends it only once kicked. On failure the
+// frame is back on the free list.
+func (q *queue) enqueue(a uint64, n int) (wake bool, err error) {
 	q.txMu.Lock()
 	if q.dead {
 		q.txMu.Unlock()
-		return ErrClosed
+		return false, ErrClosed
 	}
 	q.desc[0] = unix.XDPDesc{Addr: a, Len: uint32(n)}
 	// With no more transmit frames than TX ring entries this fits at
@@ -205,7 +220,7 @@ func (q *queue) send(a uint64, n int) error {
 		if err != nil {
 			q.txFree = append(q.txFree, a)
 			q.txMu.Unlock()
-			return err
+			return false, err
 		}
 		q.reclaim()
 		if try > 0 {
@@ -214,7 +229,7 @@ func (q *queue) send(a uint64, n int) error {
 			q.txMu.Lock()
 			if q.dead {
 				q.txMu.Unlock()
-				return ErrClosed
+				return false, ErrClosed
 			}
 		}
 	}
@@ -223,12 +238,9 @@ func (q *queue) send(a uint64, n int) error {
 	// sends nothing while that ring is full (the kick fails with EAGAIN
 	// and the frame would wait in the TX ring for the next one).
 	q.reclaim()
-	wake := q.sock.TXNeedsWakeup()
+	wake = q.sock.TXNeedsWakeup()
 	q.txMu.Unlock()
-	if !wake {
-		return nil
-	}
-	return q.kick()
+	return wake, nil
 }
 
 // kick has the kernel send what the TX ring holds (in copy mode the

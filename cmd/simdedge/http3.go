@@ -19,6 +19,7 @@ type udpListener struct {
 	spec   string
 	opts   server.HTTP3Options
 	altSvc string
+	addr   string // as listed in the addresses
 }
 
 // openHTTP3 opens the UDP socket of listener l (its TCP socket is bound
@@ -28,13 +29,20 @@ func (s *listenerSet) openHTTP3(l config.Listener, id, addr string, st *edgetls.
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s (udp, http3): %v", addr, listenReason(err))
 	}
+	s.addHTTP3(l, id, pc, st, h3, "udp+h3://")
+	return nil
+}
+
+// addHTTP3 adds pc, a kernel UDP socket or an AF_XDP PacketConn, as the
+// HTTP/3 socket of listener l, listed with scheme in the addresses.
+func (s *listenerSet) addHTTP3(l config.Listener, id string, pc net.PacketConn, st *edgetls.Store, h3 config.HTTP3, scheme string) {
 	_, p, _ := net.SplitHostPort(pc.LocalAddr().String())
 	port, _ := strconv.Atoi(p)
 	o := h3.Options()
 	o.Rules = l.Policy().Rules // the listener's allow and deny
-	s.udp = append(s.udp, udpListener{pc: pc, tls: st, spec: id, opts: o, altSvc: h3.AltSvc(port)})
-	s.addrs = append(s.addrs, "udp+h3://"+pc.LocalAddr().String())
-	return nil
+	addr := scheme + pc.LocalAddr().String()
+	s.udp = append(s.udp, udpListener{pc: pc, tls: st, spec: id, opts: o, altSvc: h3.AltSvc(port), addr: addr})
+	s.addrs = append(s.addrs, addr)
 }
 
 // advertise makes the TCP sockets of each listener with HTTP/3 send its
@@ -68,7 +76,7 @@ func (s *listenerSet) stopHTTP3(gone map[string]bool, srv *server.Server) {
 		}
 		srv.StopListener(u.pc)
 		for i, a := range s.addrs {
-			if a == "udp+h3://"+u.pc.LocalAddr().String() {
+			if a == u.addr {
 				s.addrs = append(s.addrs[:i], s.addrs[i+1:]...)
 				break
 			}

@@ -133,20 +133,28 @@ func (s *listenerSet) open(l config.Listener, id string, log *slog.Logger) error
 			return s.openACME(l, id, addr, st, log)
 		}
 	case config.TransportXDP:
-		st, msg, closer, err := openXDP(*l.XDP, log)
+		var st *edgetls.Store
+		if l.HTTP3 {
+			var err error
+			if st, err = s.openTLS(l, id, log); err != nil {
+				return err
+			}
+		}
+		x, err := openXDP(*l.XDP, l.HTTP3, log)
 		if err != nil {
 			return fmt.Errorf("cannot start xdp listener on %s: %w", l.XDP.Interface, err)
 		}
-		if st != nil {
-			s.streams = append(s.streams, st)
-			s.addrs = append(s.addrs, "xdp+tcp://"+st.Addr().String())
+		s.closers = append(s.closers, x.closer)
+		if x.stream != nil {
+			s.streams = append(s.streams, x.stream)
+			s.addrs = append(s.addrs, "xdp+tcp://"+x.stream.Addr().String())
 		}
-		if msg != nil {
-			s.messages = append(s.messages, msg)
-			s.addrs = append(s.addrs, "xdp+udp://"+msg.Addr().String())
+		if x.msg != nil {
+			s.messages = append(s.messages, x.msg)
+			s.addrs = append(s.addrs, "xdp+udp://"+x.msg.Addr().String())
 		}
-		if closer != nil {
-			s.closers = append(s.closers, closer)
+		if x.pc != nil {
+			s.addHTTP3(l, id, x.pc, st, s.h3, "xdp+h3://")
 		}
 	case config.TransportRDMA:
 		msg, closer, err := openRDMA(l, log)

@@ -222,6 +222,11 @@ func (r *running) applyTargets(m map[string]config.TargetUpdate) error {
 // one across files; an address with port 0 names a fresh port each time it
 // is opened, so such listeners are told apart by their position.
 func listenerID(l config.Listener, i int) string {
+	if l.Transport == config.TransportXDP && l.XDP != nil {
+		// No address of its own: the interface and UDP port (an xdp
+		// listener with http3 keeps its TLS store under this).
+		return "xdp:" + l.XDP.Interface + ":" + strconv.Itoa(l.XDP.UDPPort)
+	}
 	if _, port, err := net.SplitHostPort(l.Address); err == nil && port == "0" {
 		return l.Address + "#" + strconv.Itoa(i)
 	}
@@ -372,5 +377,6 @@ func listenerKey(c *config.Config, i int) string {
 
 func sameListener(a, b config.Listener) bool {
 	return a.Transport == b.Transport && a.Address == b.Address && a.Engine == b.Engine && a.Loops == b.Loops &&
+		a.HTTP3 == b.HTTP3 && (a.TLS == nil) == (b.TLS == nil) &&
 		reflect.DeepEqual(a.XDP, b.XDP) && reflect.DeepEqual(a.RDMA, b.RDMA)
 }

@@ -122,8 +122,18 @@ func (h HTTP3) AltSvc(port int) string {
 
 // validateHTTP3 checks a listener's http3 key against its kind.
 func (l *Listener) validateHTTP3(d *decoder, at *yaml.Node, key string) {
-	if l.HTTP3 && (l.TLS == nil || l.Transport != "" && l.Transport != TransportTCP) {
-		d.fail(at, key+".http3", "only on a tcp listener with tls (QUIC is always encrypted)")
+	if l.HTTP3 && (l.TLS == nil || l.Transport != "" && l.Transport != TransportTCP && l.Transport != TransportXDP) {
+		d.fail(at, key+".http3", "only on a tcp or xdp listener with tls (QUIC is always encrypted)")
+	}
+	if x := l.XDP; l.HTTP3 && l.Transport == TransportXDP && x != nil {
+		// QUIC takes the UDP port over AF_XDP; the userspace TCP stack
+		// has no TLS, so HTTP/1.1 and HTTP/2 come from a tcp listener.
+		if x.UDPPort == 0 {
+			d.fail(at, key+".xdp.udp_port", "needed by http3: true (QUIC is served there)")
+		}
+		if x.TCPPort != 0 {
+			d.fail(at, key+".xdp.tcp_port", "not with http3: true (the userspace TCP stack has no TLS; serve HTTP/1.1 and HTTP/2 from a tcp listener)")
+		}
 	}
 	if l.HTTP3 && l.ProxyProtocol {
 		// The PROXY header comes on TCP connections; QUIC clients would

@@ -91,7 +91,8 @@ type Listener struct {
 	// HTTP2 offers h2 by ALPN on a TLS one (http2.go).
 	H2C   bool  `yaml:"h2c,omitempty"`
 	HTTP2 *bool `yaml:"http2,omitempty"`
-	// HTTP3 serves QUIC on the same port over UDP (http3.go).
+	// HTTP3 serves QUIC on the same port over UDP (http3.go); on an xdp
+	// listener, on its udp_port over AF_XDP.
 	HTTP3 bool `yaml:"http3,omitempty"`
 	// Paths: the listener's own path normalisation keys (paths.go; tcp
 	// listeners).

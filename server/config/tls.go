@@ -117,8 +117,12 @@ const maxALPNProtocol = 255
 // validateTLS checks what involves other keys: tls and redirect_to_https
 // only on tcp listeners, and a redirect needs a TLS listener to point to.
 func (c *Config) validateTLS(d *decoder, at *yaml.Node, key string, l Listener) {
-	if l.TLS != nil && l.Transport != "" && l.Transport != TransportTCP {
-		d.fail(at, key+".tls", "only for transport: tcp")
+	if l.TLS != nil && l.Transport != "" && l.Transport != TransportTCP && (l.Transport != TransportXDP || !l.HTTP3) {
+		d.fail(at, key+".tls", "only for transport: tcp, or xdp with http3: true")
+	}
+	if l.TLS.acme() != nil && l.Transport == TransportXDP {
+		// Its challenges are answered on kernel TCP sockets.
+		d.fail(at, key+".tls.acme", "not on an xdp listener")
 	}
 	// The checks below read the other listeners too.
 	others := !d.failedWithin("listeners")
@@ -142,11 +146,11 @@ func (c *Config) validateTLS(d *decoder, at *yaml.Node, key string, l Listener) 
 }
 
 // HTTPSListener is the listener redirect_to_https points to: the first
-// with tls (nil if none).
+// tcp listener with tls (nil if none).
 func (c *Config) HTTPSListener() *Listener {
 	for i := range c.Listeners {
-		if c.Listeners[i].TLS != nil {
-			return &c.Listeners[i]
+		if l := &c.Listeners[i]; l.TLS != nil && (l.Transport == "" || l.Transport == TransportTCP) {
+			return l
 		}
 	}
 	return nil

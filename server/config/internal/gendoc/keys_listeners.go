@@ -78,7 +78,9 @@ var listenerDocs = map[string]doc{
 		Text: "Serve HTTP/3 (QUIC) on the same address and port over UDP, with the listener's certificates, SNI, " +
 			"client authentication and ACME certificates (ALPN h3); its HTTP/1.1 and HTTP/2 answers then carry " +
 			"`Alt-Svc: h3=\":PORT\"; ma=...` (`http3.alt_svc_max_age`). TLS listeners only. Routes and certificates " +
-			"reload with the rest; `allow` and `deny` apply to it; not with `proxy_protocol`. The limits are in `http3`.",
+			"reload with the rest; `allow` and `deny` apply to it; not with `proxy_protocol`. The limits are in `http3`. " +
+			"On an xdp listener with `tls` (file certificates, no `acme`) QUIC is served on `xdp.udp_port` over AF_XDP " +
+			"instead of the datagram fast path; `xdp.tcp_port` must then be 0 (the userspace TCP stack has no TLS).",
 		Reload:  reloadNewListener,
 		Default: "false",
 		Example: "listeners:\n  - address: \"0.0.0.0:443\"\n    tls:\n      certificates:\n" +
@@ -88,7 +90,7 @@ var listenerDocs = map[string]doc{
 	"listeners[].merge_slashes":   {Text: "This listener's `merge_slashes`, overriding the top level (tcp listeners).", Reload: reloadYes, Default: "the top level's (true)"},
 	"listeners[].escaped_slashes": {Text: "This listener's `escaped_slashes`, overriding the top level (tcp listeners).", Reload: reloadYes, Values: []string{"keep", "reject", "unescape"}, Default: "the top level's (keep)"},
 	"listeners[].tls": {
-		Text: "Terminate TLS on a tcp listener (TLS 1.2 and 1.3). Certificates come from files (`certificates`) or from " +
+		Text: "Terminate TLS on a tcp listener, or for QUIC on an xdp listener with `http3: true` (TLS 1.2 and 1.3). Certificates come from files (`certificates`) or from " +
 			"an ACME CA (`acme`), or both. A reload reloads the files and options; turning TLS on or off for a " +
 			"listener that keeps its address is refused.",
 		Reload: reloadYes,
