@@ -25,24 +25,7 @@ const h3InlineData = 16 << 10
 func (w *ResponseWriter) commitH3(final bool) {
 	w.committed = true
 	s := w.h3
-	clen := int64(-1)
-	switch {
-	case w.status == 204 || w.status == 304, w.coding == codingHead:
-	case w.coding == codingOn:
-		if final {
-			clen = int64(len(w.body))
-		}
-	case w.headReq:
-		if w.clen >= 0 {
-			clen = w.clen
-		} else if final {
-			clen = w.written
-		}
-	case w.clen >= 0:
-		clen = w.clen
-	case final:
-		clen = int64(len(w.body))
-	}
+	clen, _ := w.framedLength(final)
 	b := &s.blk
 	b.field(":status", h2Status(w.status))
 	if !w.hasDate {
