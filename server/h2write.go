@@ -124,6 +124,17 @@ func (hc *h2conn) writeBlock(id uint32, block []byte, end bool) {
 // lowercase names (§8.2.1), leaving out the connection-specific fields
 // a proxied response may carry (§8.2.2).
 func h2EncodeLines(enc *hpack.Encoder, hdr []byte) {
+	framedFields(hdr, func(name string, value []byte) {
+		enc.WriteField(hpack.HeaderField{Name: name, Value: string(value)})
+	})
+}
+
+// framedFields calls f with each field of the "Name: value\r\n" lines
+// of hdr that a framed response (HTTP/2, HTTP/3) carries: the name in
+// lowercase, the value without its leading white space; the
+// connection-specific fields (RFC 9113 §8.2.2, RFC 9114 §4.2) are left
+// out.
+func framedFields(hdr []byte, f func(name string, value []byte)) {
 	for len(hdr) > 0 {
 		eol := bytes.IndexByte(hdr, '\n')
 		if eol < 0 {
@@ -144,7 +155,7 @@ func h2EncodeLines(enc *hpack.Encoder, hdr []byte) {
 		for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
 			value = value[1:]
 		}
-		enc.WriteField(hpack.HeaderField{Name: name, Value: string(value)})
+		f(name, value)
 	}
 }
 
