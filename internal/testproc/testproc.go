@@ -48,15 +48,15 @@ func (o *Output) String() string {
 
 // Options name a process and bound its start and stop.
 type Options struct {
-	// Name names the process in failures and its configuration file
-	// (Name.yaml).
+	// Name names the process in failures and the configuration file
+	// Serve writes (Name.yaml).
 	Name string
-	// StartWait bounds waiting for the listener; StopWait the drain
-	// after SIGTERM, after which the process is killed.
+	// StartWait bounds Serve's wait for the listener; StopWait the
+	// drain after SIGTERM, after which the process is killed.
 	StartWait, StopWait time.Duration
 }
 
-// Proc is a process Serve started.
+// Proc is a process Serve or Start started.
 type Proc struct {
 	File    string      // its configuration file, to rewrite before a SIGHUP
 	Process *os.Process // to signal it, by its PID
@@ -69,25 +69,16 @@ type Proc struct {
 	stopped bool
 }
 
-// Serve writes conf to a file, runs `bin serve -config FILE` and waits
-// until addr accepts connections. Stop, also a cleanup, ends it. The
-// test fails if the process exits first or does not listen within
-// StartWait.
+// Serve writes conf to a file, runs `bin serve -config FILE` (Start) and
+// waits until addr accepts connections. The test fails if the process
+// exits first or does not listen within StartWait.
 func Serve(tb testing.TB, bin, conf, addr string, o Options) *Proc {
 	tb.Helper()
-	p := &Proc{Out: &Output{}, tb: tb, o: o, done: make(chan struct{})}
-	p.File = filepath.Join(tb.TempDir(), o.Name+".yaml")
-	if err := os.WriteFile(p.File, []byte(conf), 0o600); err != nil {
+	file := filepath.Join(tb.TempDir(), o.Name+".yaml")
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "-config", p.File)
-	cmd.Stdout, cmd.Stderr = p.Out, p.Out
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	p.Process = cmd.Process
-	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
-	tb.Cleanup(p.Stop)
+	p := Start(tb, bin, file, o)
 	deadline := time.Now().Add(o.StartWait)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -106,6 +97,22 @@ func Serve(tb testing.TB, bin, conf, addr string, o Options) *Proc {
 			tb.FailNow()
 		}
 	}
+}
+
+// Start runs `bin serve -config file` and returns at once; Stop, also a
+// cleanup, ends it.
+func Start(tb testing.TB, bin, file string, o Options) *Proc {
+	tb.Helper()
+	p := &Proc{File: file, Out: &Output{}, tb: tb, o: o, done: make(chan struct{})}
+	cmd := exec.Command(bin, "serve", "-config", file)
+	cmd.Stdout, cmd.Stderr = p.Out, p.Out
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	p.Process = cmd.Process
+	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
+	tb.Cleanup(p.Stop)
+	return p
 }
 
 // Stop sends the process SIGTERM and waits for it to exit, within
