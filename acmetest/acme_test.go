@@ -14,9 +14,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testproc"
 )
 
 // Bounds. Issuance by pebble on loopback takes about a second; these
@@ -156,44 +157,12 @@ routes:
 	}
 }
 
-// startSimdedge runs the binary with conf; the returned stop (also a
-// cleanup) ends that process, by its PID, and waits for it.
+// startSimdedge runs the binary with the configuration file conf; the
+// returned stop (also a cleanup) ends that process, by its PID, and waits
+// for it: a clean drain exits 0 (a race report, under -race, would not).
 func startSimdedge(t *testing.T, conf string) (stop func()) {
 	t.Helper()
-	cmd := exec.Command(simdedgeBin, "serve", "-config", conf)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(done) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-			// A clean drain exits 0 (a race report, under -race, would
-			// not).
-			if waitErr != nil {
-				t.Errorf("simdedge exited with %v after SIGTERM", waitErr)
-			}
-		case <-time.After(stopWait):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("simdedge did not stop within %v of SIGTERM", stopWait)
-		}
-		if t.Failed() {
-			t.Logf("simdedge output:\n%s", out.String())
-		}
-	}
-	t.Cleanup(stop)
-	return stop
+	return testproc.Start(t, simdedgeBin, conf, testproc.Options{Name: "simdedge", StopWait: stopWait}).Stop
 }
 
 // waitCert handshakes with the TLS listener for domain until it serves a

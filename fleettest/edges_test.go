@@ -1,7 +1,6 @@
 package fleettest
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -10,11 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testproc"
 )
 
 // Bounds, generous for a busy 2-CPU machine.
@@ -80,26 +78,9 @@ func backend(t *testing.T, name string) string {
 type edge struct {
 	node, addr, admin string
 	client            *http.Client
-	out               *syncBuffer
+	out               *testproc.Output
 	file              string      // its configuration file
 	proc              *os.Process // the process, to signal by its PID
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startEdge runs simdedge following the control plane at cp as node,
@@ -111,55 +92,14 @@ func startEdge(t *testing.T, node, cp, addr, extra, xdsExtra string) *edge {
 	if simdedgeBin == "" {
 		t.Fatal(buildErr)
 	}
-	e := &edge{node: node, addr: addr, admin: freePort(t), out: &syncBuffer{},
+	e := &edge{node: node, addr: addr, admin: freePort(t),
 		client: &http.Client{Timeout: httpTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	// Cleanups run last first: the connections close once the edge has stopped.
+	t.Cleanup(e.client.CloseIdleConnections)
 	conf := fmt.Sprintf("dynamic: {xds: {server: %q, node_id: %s, cluster: edge%s}}\nadmin: {address: %q}\n%s", cp, node, xdsExtra, e.admin, extra)
-	file := filepath.Join(t.TempDir(), node+".yaml")
-	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(simdedgeBin, "serve", "-config", file)
-	cmd.Stdout, cmd.Stderr = e.out, e.out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	e.file, e.proc = file, cmd.Process
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM) // this test's own process, by PID
-		select {
-		case <-done:
-		case <-time.After(stopWait):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("%s did not stop within %v of SIGTERM", node, stopWait)
-		}
-		e.client.CloseIdleConnections()
-		if strings.Contains(e.out.String(), "WARNING: DATA RACE") {
-			t.Errorf("%s: the race detector reported", node)
-		}
-		if t.Failed() {
-			t.Logf("%s output:\n%s", node, e.out.String())
-		}
-	})
-	deadline := time.Now().Add(startWait)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return e
-		}
-		select {
-		case <-done:
-			t.Fatalf("%s exited:\n%s", node, e.out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not listening on %s within %v:\n%s", node, addr, startWait, e.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	p := testproc.Serve(t, simdedgeBin, conf, addr, testproc.Options{Name: node, StartWait: startWait, StopWait: stopWait})
+	e.out, e.file, e.proc = p.Out, p.File, p.Process
+	return e
 }
 
 // get fetches path from the edge: the status and body, or an error.

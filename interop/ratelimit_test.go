@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/testproc"
 )
 
 // Global rate limits (issue 32) against the reference rate-limit service,
@@ -88,7 +90,7 @@ func startProcess(t *testing.T, name string, env []string, args ...string) (stop
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
-	var out syncBuffer
+	var out testproc.Output
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,18 +1,16 @@
 package interop
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testnet"
+	"github.com/simdedge/simdedge/internal/testproc"
 )
 
 // Bounds, generous for a busy 2-CPU machine.
@@ -90,60 +88,10 @@ func startSimdedgeBin(t testing.TB, bin, conf, addr string) (stop func()) {
 
 // startSimdedgeOut is startSimdedgeBin that also returns the process's
 // output (its log) as it grows.
-func startSimdedgeOut(t testing.TB, bin, conf, addr string) (stop func(), out *syncBuffer) {
+func startSimdedgeOut(t testing.TB, bin, conf, addr string) (stop func(), out *testproc.Output) {
 	t.Helper()
-	out = &syncBuffer{}
-	file := filepath.Join(t.TempDir(), "simdedge.yaml")
-	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "serve", "-config", file)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(done) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-			if waitErr != nil {
-				t.Errorf("simdedge exited with %v after SIGTERM", waitErr)
-			}
-		case <-time.After(stopWait):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("simdedge did not stop within %v of SIGTERM", stopWait)
-		}
-		if t.Failed() {
-			t.Logf("simdedge output:\n%s", out.String())
-		}
-	}
-	t.Cleanup(stop)
-	deadline := time.Now().Add(startWait)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return stop, out
-		}
-		select {
-		case <-done:
-			t.Fatalf("simdedge exited before listening: %v\n%s", waitErr, out.String())
-		case <-time.After(pollEvery):
-		}
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("simdedge did not listen on %s within %v", addr, startWait)
-		}
-	}
+	p := testproc.Serve(t, bin, conf, addr, testproc.Options{Name: "simdedge", StartWait: startWait, StopWait: stopWait})
+	return p.Stop, p.Out
 }
 
 // pollEvery spaces the connection attempts that wait for a listener.
@@ -164,23 +112,4 @@ func waitListening(t testing.TB, addr string) {
 		}
 		time.Sleep(pollEvery)
 	}
-}
-
-// syncBuffer is a bytes.Buffer the process's output goroutine and the
-// test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

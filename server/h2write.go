@@ -24,8 +24,20 @@ const h2OutHigh = flushThreshold
 func (w *ResponseWriter) commitH2(final bool) {
 	w.committed = true
 	s := w.h2
-	clen := int64(-1)
-	noBody := false
+	clen, noBody := w.framedLength(final)
+	end := final && (noBody || len(w.body) == 0 && w.h2Trailers() == nil)
+	s.writeHead(w, clen, end)
+	body := w.body
+	w.body = w.body[:0]
+	*w.out = append(*w.out, body...)
+}
+
+// framedLength is the Content-Length a framed response (HTTP/2, HTTP/3)
+// declares, -1 for none (the frames end the body), and whether it has no
+// body at all (204, 304, a HEAD). final: the handler returned, so the
+// held body is all of it.
+func (w *ResponseWriter) framedLength(final bool) (clen int64, noBody bool) {
+	clen = -1
 	switch {
 	case w.status == 204 || w.status == 304:
 		noBody = true
@@ -49,11 +61,7 @@ func (w *ResponseWriter) commitH2(final bool) {
 	case final:
 		clen = int64(len(w.body))
 	}
-	end := final && (noBody || len(w.body) == 0 && w.h2Trailers() == nil)
-	s.writeHead(w, clen, end)
-	body := w.body
-	w.body = w.body[:0]
-	*w.out = append(*w.out, body...)
+	return clen, noBody
 }
 
 // writeHead encodes and sends the response head.
@@ -116,6 +124,17 @@ func (hc *h2conn) writeBlock(id uint32, block []byte, end bool) {
 // lowercase names (§8.2.1), leaving out the connection-specific fields
 // a proxied response may carry (§8.2.2).
 func h2EncodeLines(enc *hpack.Encoder, hdr []byte) {
+	framedFields(hdr, func(name string, value []byte) {
+		enc.WriteField(hpack.HeaderField{Name: name, Value: string(value)})
+	})
+}
+
+// framedFields calls f with each field of the "Name: value\r\n" lines
+// of hdr that a framed response (HTTP/2, HTTP/3) carries: the name in
+// lowercase, the value without its leading white space; the
+// connection-specific fields (RFC 9113 §8.2.2, RFC 9114 §4.2) are left
+// out.
+func framedFields(hdr []byte, f func(name string, value []byte)) {
 	for len(hdr) > 0 {
 		eol := bytes.IndexByte(hdr, '\n')
 		if eol < 0 {
@@ -136,7 +155,7 @@ func h2EncodeLines(enc *hpack.Encoder, hdr []byte) {
 		for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
 			value = value[1:]
 		}
-		enc.WriteField(hpack.HeaderField{Name: name, Value: string(value)})
+		f(name, value)
 	}
 }
 

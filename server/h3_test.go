@@ -186,16 +186,7 @@ func TestH3AltSvc(t *testing.T) {
 	l := testnet.Listen(t)
 	want := H3AltSvc(8443, 24*time.Hour)
 	s.SetListenerAltSvc(l, want)
-	done := make(chan error, 1)
-	go func() {
-		done <- s.ServeTLS(l, testEngine, TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
-	}()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		<-done
-	})
+	serveTLSOn(t, s, l, st)
 	if want != `h3=":8443"; ma=86400` {
 		t.Fatalf("H3AltSvc = %q", want)
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -286,15 +285,9 @@ func TestH3Observed(t *testing.T) {
 	if err := alog.Close(); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSuffix(sink.b.String(), "\n"), "\n")
-	if len(lines) != n {
-		t.Fatalf("%d lines, want %d:\n%s", len(lines), n, sink.b.String())
-	}
-	for i, line := range lines {
-		var e map[string]any
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("line %d: %v: %s", i, err, line)
-		}
+	lines, es := sink.jsonLines(t, n)
+	for i, e := range es {
+		line := lines[i]
 		if e["proto"] != "HTTP/3.0" || e["status"] != 200.0 || e["request_id"] == "" || e["tls"] != "TLS1.3" {
 			t.Errorf("line %d: %s", i, line)
 		}

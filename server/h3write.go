@@ -25,24 +25,7 @@ const h3InlineData = 16 << 10
 func (w *ResponseWriter) commitH3(final bool) {
 	w.committed = true
 	s := w.h3
-	clen := int64(-1)
-	switch {
-	case w.status == 204 || w.status == 304, w.coding == codingHead:
-	case w.coding == codingOn:
-		if final {
-			clen = int64(len(w.body))
-		}
-	case w.headReq:
-		if w.clen >= 0 {
-			clen = w.clen
-		} else if final {
-			clen = w.written
-		}
-	case w.clen >= 0:
-		clen = w.clen
-	case final:
-		clen = int64(len(w.body))
-	}
+	clen, _ := w.framedLength(final)
 	b := &s.blk
 	b.field(":status", h2Status(w.status))
 	if !w.hasDate {
@@ -92,24 +75,9 @@ func (b *h3Block) field(name, value string) {
 // lines encodes "Name: value\r\n" lines with lowercase names, leaving out
 // the connection-specific fields (as h2EncodeLines).
 func (b *h3Block) lines(hdr []byte) {
-	for len(hdr) > 0 {
-		eol := bytes.IndexByte(hdr, '\n')
-		if eol < 0 {
-			return
-		}
-		line := hdr[:eol-1]
-		hdr = hdr[eol+1:]
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			continue
-		}
-		name := h2LowerName(line[:colon])
-		switch name {
-		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
-			continue
-		}
-		b.field(name, string(ascii.TrimOWS(line[colon+1:])))
-	}
+	framedFields(hdr, func(name string, value []byte) {
+		b.field(name, string(ascii.TrimOWS(value)))
+	})
 }
 
 // reset drops a section left unfinished (a handler that panicked while

@@ -84,6 +84,26 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+// jsonLines is the access log written to l: its lines and each parsed
+// as a JSON object. The test fails unless there are n.
+func (l *lockedBuffer) jsonLines(t *testing.T, n int) ([]string, []map[string]any) {
+	t.Helper()
+	l.mu.Lock()
+	text := l.b.String()
+	l.mu.Unlock()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), n, text)
+	}
+	es := make([]map[string]any, n)
+	for i, line := range lines {
+		if err := json.Unmarshal([]byte(line), &es[i]); err != nil {
+			t.Fatalf("line %d: %v: %s", i, err, line)
+		}
+	}
+	return lines, es
+}
+
 // TestAccessLog: one JSON line per request with its fields, on every
 // engine; a 404 counts as unmatched.
 func TestAccessLog(t *testing.T) {
@@ -119,15 +139,8 @@ func TestAccessLog(t *testing.T) {
 	if err := alog.Close(); err != nil { // flushes every shard
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSuffix(sink.b.String(), "\n"), "\n")
-	if len(lines) != n {
-		t.Fatalf("%d lines, want %d", len(lines), n)
-	}
-	for i, line := range lines {
-		var e map[string]any
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("line %d: %v: %s", i, err, line)
-		}
+	_, es := sink.jsonLines(t, n)
+	for i, e := range es {
 		want := map[string]any{"method": "GET", "host": "h.example", "path": "/p?i=1", "proto": "HTTP/1.1",
 			"status": 200.0, "bytes_out": 5.0, "route": "r1", "user_agent": "ua\"x", "remote": "127.0.0.1",
 			"request_id": "id-" + strings.Repeat("z", i%3+1)}
@@ -258,15 +271,9 @@ func TestH2Observed(t *testing.T) {
 	if h2[metrics.H2Conn] != 1 || h2[metrics.H2Stream] != n || h2[metrics.H2Reset] != 0 {
 		t.Errorf("HTTP/2 counts %v, want 1 connection and %d streams", h2, n)
 	}
-	lines := strings.Split(strings.TrimSuffix(sink.b.String(), "\n"), "\n")
-	if len(lines) != n {
-		t.Fatalf("%d lines, want %d:\n%s", len(lines), n, sink.b.String())
-	}
-	for i, line := range lines {
-		var e map[string]any
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("line %d: %v: %s", i, err, line)
-		}
+	lines, es := sink.jsonLines(t, n)
+	for i, e := range es {
+		line := lines[i]
 		if id, _ := e["request_id"].(string); e["proto"] != "HTTP/2.0" || e["status"] != 200.0 || !ids[id] {
 			t.Errorf("line %d: %s", i, line)
 		}

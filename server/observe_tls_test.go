@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -34,16 +33,7 @@ func TestTLSObserved(t *testing.T) {
 	s := New(Options{Handler: tlsHandler(), Metrics: set, AccessLog: alog})
 	l := testnet.Listen(t)
 	addr := l.Addr().String()
-	done := make(chan error, 1)
-	go func() {
-		done <- s.ServeTLS(l, testEngine, TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
-	}()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		<-done
-	})
+	serveTLSOn(t, s, l, st)
 	c := tlsClient(p, &tls.Config{ServerName: "a.example", MinVersion: tls.VersionTLS13})
 	if _, body, err := getTLS(t, c, addr); err != nil || !strings.HasPrefix(body, "tls=true") {
 		t.Fatalf("%q %v", body, err)

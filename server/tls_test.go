@@ -79,6 +79,14 @@ func startTLSWith(t *testing.T, h Handler, so Options, o edgetls.Options) (*edge
 	so.Handler = h
 	s := New(so)
 	l := testnet.Listen(t)
+	serveTLSOn(t, s, l, st)
+	return st, l.Addr().String()
+}
+
+// serveTLSOn serves l with TLS from st on the test engine until cleanup,
+// which shuts s down and checks that ServeTLS returned ErrServerClosed.
+func serveTLSOn(t *testing.T, s *Server, l net.Listener, st *edgetls.Store) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
 		done <- s.ServeTLS(l, testEngine, TLSOptions{Config: st.TLSConfig(), HandshakeTimeout: st.HandshakeTimeout()})
@@ -91,7 +99,6 @@ func startTLSWith(t *testing.T, h Handler, so Options, o edgetls.Options) (*edge
 			t.Errorf("ServeTLS returned %v", err)
 		}
 	})
-	return st, l.Addr().String()
 }
 
 func tlsClient(p *pki, cfg *tls.Config) *http.Client {

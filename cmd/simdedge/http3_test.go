@@ -7,11 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -60,16 +57,9 @@ func TestServeHTTP3(t *testing.T) {
 }
 
 func testServeHTTP3(t *testing.T, engine string) {
-	back := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, r.Header.Get("X-Forwarded-Proto")+" "+r.Header.Get("Via"))
-	}))
-	defer back.Close()
-	ca := testcert.NewCA(t, "h3 CA")
-	var z time.Time
-	a1 := ca.Leaf(t, "a1", []string{"a.example"}, z, z)
-	a2 := ca.Leaf(t, "a2", []string{"a.example"}, z, z)
-	file := filepath.Join(t.TempDir(), "c.yaml")
-	h3ConfigFile(t, file, engine, strings.TrimPrefix(back.URL, "http://"), "one", a1)
+	s := newCertServe(t, "h3 CA", func(r *http.Request) string { return r.Header.Get("X-Forwarded-Proto") + " " + r.Header.Get("Via") })
+	ca, file := s.ca, s.file
+	h3ConfigFile(t, file, engine, s.backend, "one", s.a1)
 	addrs := startServeAll(t, "-config", file)
 	if len(addrs) != 2 || !strings.HasPrefix(addrs[1], "udp+h3://") {
 		t.Fatalf("addresses %v", addrs)
@@ -122,18 +112,7 @@ func testServeHTTP3(t *testing.T, engine string) {
 		defer c.CloseWithError(0, "")
 		return c.ConnectionState().TLS.PeerCertificates[0].SerialNumber.String()
 	}
-	if serial() != a1.Leaf.SerialNumber.String() {
-		t.Fatal("HTTP/3 does not serve the configured certificate")
-	}
-	h3ConfigFile(t, file, engine, strings.TrimPrefix(back.URL, "http://"), "two", a2)
-	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	deadline := time.Now().Add(5 * time.Second)
-	for serial() != a2.Leaf.SerialNumber.String() {
-		if time.Now().After(deadline) {
-			t.Fatal("SIGHUP did not reload the HTTP/3 certificate")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.reload(t, serial, "HTTP/3 ", func() { h3ConfigFile(t, file, engine, s.backend, "two", s.a2) })
 	if code, body, _ := h3get("/"); code != 200 || body != "two" {
 		t.Errorf("after reload: %d %q", code, body)
 	}

@@ -12,33 +12,18 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/internal/testnet"
+	"github.com/simdedge/simdedge/internal/testproc"
 	"github.com/simdedge/simdedge/server/config"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testproc.Output
 
 // startServe runs `simdedge serve args...` in-process on 127.0.0.1:0 and
 // returns its address; cleanup cancels it (as SIGTERM does) and checks it

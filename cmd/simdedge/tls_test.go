@@ -41,21 +41,59 @@ routes:
 	}
 }
 
+// certServe is the set-up of the serve tests that reload a certificate
+// (TLS over TCP, HTTP/3): a backend that answers each request with
+// answer(r), a CA, two leaves for a.example (a1 served first, a2 after
+// the reload) and the path of the configuration file.
+type certServe struct {
+	backend string // host:port
+	ca      *testcert.CA
+	a1, a2  *testcert.Pair
+	file    string
+}
+
+func newCertServe(t *testing.T, caName string, answer func(*http.Request) string) *certServe {
+	t.Helper()
+	back := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, answer(r))
+	}))
+	t.Cleanup(back.Close)
+	ca := testcert.NewCA(t, caName)
+	var z time.Time
+	return &certServe{backend: strings.TrimPrefix(back.URL, "http://"), ca: ca,
+		a1:   ca.Leaf(t, "a1", []string{"a.example"}, z, z),
+		a2:   ca.Leaf(t, "a2", []string{"a.example"}, z, z),
+		file: filepath.Join(t.TempDir(), "c.yaml")}
+}
+
+// reload checks that the server (this process) serves a1, then has it
+// load a2: write writes the configuration with a2, SIGHUP, and serial (a
+// new connection's certificate) is polled until it is a2's. proto names
+// the protocol in the failures ("" or "HTTP/3 ").
+func (s *certServe) reload(t *testing.T, serial func() string, proto string, write func()) {
+	t.Helper()
+	if serial() != s.a1.Leaf.SerialNumber.String() {
+		t.Fatal(proto + "not serving the configured certificate")
+	}
+	write()
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	deadline := time.Now().Add(5 * time.Second)
+	for serial() != s.a2.Leaf.SerialNumber.String() {
+		if time.Now().After(deadline) {
+			t.Fatal("SIGHUP did not reload the " + proto + "certificate")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestServeTLS: a configured TLS listener serves https, proxied requests
 // carry X-Forwarded-Proto: https (http on the plain listener), the
 // redirect listener answers 308 to the TLS listener's port, and SIGHUP
 // reloads the certificate for new connections.
 func TestServeTLS(t *testing.T) {
-	back := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, r.Header.Get("X-Forwarded-Proto"))
-	}))
-	defer back.Close()
-	ca := testcert.NewCA(t, "serve CA")
-	var z time.Time
-	a1 := ca.Leaf(t, "a1", []string{"a.example"}, z, z)
-	a2 := ca.Leaf(t, "a2", []string{"a.example"}, z, z)
-	file := filepath.Join(t.TempDir(), "c.yaml")
-	tlsConfigFile(t, file, strings.TrimPrefix(back.URL, "http://"), a1)
+	s := newCertServe(t, "serve CA", func(r *http.Request) string { return r.Header.Get("X-Forwarded-Proto") })
+	ca, file := s.ca, s.file
+	tlsConfigFile(t, file, s.backend, s.a1)
 	addrs := startServeAll(t, "-config", file)
 	if len(addrs) != 3 {
 		t.Fatalf("addresses %v", addrs)
@@ -89,23 +127,12 @@ func TestServeTLS(t *testing.T) {
 		defer conn.Close()
 		return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
 	}
-	if serial() != a1.Leaf.SerialNumber.String() {
-		t.Fatal("not serving the configured certificate")
-	}
-	tlsConfigFile(t, file, strings.TrimPrefix(back.URL, "http://"), a2)
-	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	deadline := time.Now().Add(5 * time.Second)
-	for serial() != a2.Leaf.SerialNumber.String() {
-		if time.Now().After(deadline) {
-			t.Fatal("SIGHUP did not reload the certificate")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.reload(t, serial, "", func() { tlsConfigFile(t, file, s.backend, s.a2) })
 	// A broken certificate file keeps the running one.
-	os.WriteFile(a2.CertFile, []byte("broken"), 0o600)
+	os.WriteFile(s.a2.CertFile, []byte("broken"), 0o600)
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
 	time.Sleep(200 * time.Millisecond)
-	if serial() != a2.Leaf.SerialNumber.String() {
+	if serial() != s.a2.Leaf.SerialNumber.String() {
 		t.Error("a broken file replaced the certificate")
 	}
 }

@@ -67,82 +67,23 @@ func TestResolveFailureFailsBuild(t *testing.T) {
 // discoverWait bounds waiting for a watcher to report a change (TTL 1 s).
 const discoverWait = 15 * time.Second
 
-// TestDiscoveryRefreshKeepsTargets: a changed DNS answer signals
-// OnDiscover; Refresh then builds the new snapshot as a reload does: the
-// target that stays is the same policy target (its health state, counters
-// and idle connections carried), the one that left is retired by the old
-// snapshot's Close, the watcher carries over without a lookup, and the
-// router serves the new table.
-func TestDiscoveryRefreshKeepsTargets(t *testing.T) {
-	z := testdns.NewZone(1)
-	z.SetA("api.test", "127.0.0.2", "127.0.0.3")
-	dns := testdns.Serve(t, z)
-	c, err := Parse([]byte(fmt.Sprintf("upstreams: [{name: api, targets: ['api.test:9'], resolve: {servers: ['%s'], family: ipv4}}]\nroutes: [{proxy: {upstream: api}}]\n", dns)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	signal := make(chan struct{}, 1)
-	o := BuildOptions{OnDiscover: func() {
-		select {
-		case signal <- struct{}{}:
-		default:
-		}
-	}}
-	s1, err := c.Build(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sw := router.NewSwitch(s1.Table)
-	s1.Start(nil)
-	old := map[string]*upstream.Target{}
-	for _, tg := range s1.Upstreams["api"].Pool().Targets() {
-		old[tg.Address()] = tg
-	}
-	if len(old) != 2 || old["127.0.0.2:9"] == nil {
-		t.Fatalf("first answer: %v", old)
-	}
-	z.SetA("api.test", "127.0.0.3", "127.0.0.4")
-	select {
-	case <-signal:
-	case <-time.After(discoverWait):
-		t.Fatal("no discovery change signalled")
-	}
-	questions := z.Count(dnsmessage.TypeA)
-	o.Previous = s1
-	s2, err := c.Refresh(o, sw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	if z.Count(dnsmessage.TypeA) != questions {
-		t.Error("the rebuild looked the names up again instead of taking the watcher's answer")
-	}
-	got := map[string]*upstream.Target{}
-	for _, tg := range s2.Upstreams["api"].Pool().Targets() {
-		got[tg.Address()] = tg
-	}
-	if len(got) != 2 || got["127.0.0.4:9"] == nil || got["127.0.0.3:9"] != old["127.0.0.3:9"] {
-		t.Errorf("after the change: %v; the staying target must be the same one", got)
-	}
-	if !old["127.0.0.2:9"].Retired() {
-		t.Error("the departed target was not retired (its connections would be reused)")
-	}
-	if got["127.0.0.3:9"].Retired() {
-		t.Error("the staying target was retired")
-	}
-	if s2.discovery["api"] != s1.discovery["api"] {
-		t.Error("the watcher did not carry over")
-	}
+// dnsFixture is the set-up the discovery tests share: a zone that
+// answers api.test with 127.0.0.2 and 127.0.0.3, a configuration that
+// resolves it there, and the first snapshot built from it and started.
+type dnsFixture struct {
+	z      *testdns.Zone
+	c      *Config
+	o      BuildOptions
+	signal chan struct{}
+	s1     *Snapshot
+	old    map[string]*upstream.Target // s1's targets by address
 }
 
-// TestDiscoveryRebindKeepsRoutes: a changed answer reaches a Swappable
-// snapshot as an xDS endpoint update does (Rebind, Commit): the routing
-// table is the same one, the proxy route forwards to the new upstream,
-// the staying target keeps its state and the watcher carries over.
-func TestDiscoveryRebindKeepsRoutes(t *testing.T) {
-	z := testdns.NewZone(1)
-	z.SetA("api.test", "127.0.0.2", "127.0.0.3")
-	dns := testdns.Serve(t, z)
+func startDNSFixture(t *testing.T, swappable bool) *dnsFixture {
+	t.Helper()
+	d := &dnsFixture{z: testdns.NewZone(1), signal: make(chan struct{}, 1)}
+	d.z.SetA("api.test", "127.0.0.2", "127.0.0.3")
+	dns := testdns.Serve(t, d.z)
 	c, err := Parse([]byte(fmt.Sprintf("upstreams: [{name: api, targets: ['api.test:9'], resolve: {servers: ['%s'], family: ipv4}}]\nroutes: [{proxy: {upstream: api}}]\n", dns)))
 	if err != nil {
 		t.Fatal(err)
@@ -150,31 +91,98 @@ func TestDiscoveryRebindKeepsRoutes(t *testing.T) {
 	if !c.Discovers() {
 		t.Fatal("Discovers: false for an upstream with resolve")
 	}
-	signal := make(chan struct{}, 1)
-	o := BuildOptions{Swappable: c.Discovers(), OnDiscover: func() {
+	d.c = c
+	d.o = BuildOptions{Swappable: swappable, OnDiscover: func() {
 		select {
-		case signal <- struct{}{}:
+		case d.signal <- struct{}{}:
 		default:
 		}
 	}}
-	s1, err := c.Build(o)
-	if err != nil {
+	if d.s1, err = c.Build(d.o); err != nil {
 		t.Fatal(err)
 	}
-	s1.Start(nil)
-	old := map[string]*upstream.Target{}
-	for _, tg := range s1.Upstreams["api"].Pool().Targets() {
-		old[tg.Address()] = tg
+	d.s1.Start(nil)
+	d.old = targetsOf(d.s1)
+	if len(d.old) != 2 || d.old["127.0.0.2:9"] == nil {
+		t.Fatalf("first answer: %v", d.old)
 	}
-	z.SetA("api.test", "127.0.0.3", "127.0.0.4")
+	return d
+}
+
+// change moves the answer to 127.0.0.3 and 127.0.0.4 and waits for the
+// watcher's signal; it returns how many A questions the zone has had,
+// and makes s1 the Previous of the next build.
+func (d *dnsFixture) change(t *testing.T) (questions int64) {
+	t.Helper()
+	d.z.SetA("api.test", "127.0.0.3", "127.0.0.4")
 	select {
-	case <-signal:
+	case <-d.signal:
 	case <-time.After(discoverWait):
 		t.Fatal("no discovery change signalled")
 	}
-	questions := z.Count(dnsmessage.TypeA)
-	o.Previous = s1
-	s2, err := s1.Rebind(c, o)
+	d.o.Previous = d.s1
+	return d.z.Count(dnsmessage.TypeA)
+}
+
+// checkCarried checks s2 after the change: the target that stays is the
+// same policy target, not retired; the one that left is retired; the
+// watcher carried over; and no name was looked up again (the rebuild
+// takes the watcher's answer).
+func (d *dnsFixture) checkCarried(t *testing.T, s2 *Snapshot, questions int64) {
+	t.Helper()
+	if d.z.Count(dnsmessage.TypeA) != questions {
+		t.Error("the rebuild looked the names up again instead of taking the watcher's answer")
+	}
+	got := targetsOf(s2)
+	if len(got) != 2 || got["127.0.0.4:9"] == nil || got["127.0.0.3:9"] != d.old["127.0.0.3:9"] {
+		t.Errorf("after the change: %v; the staying target must be the same one", got)
+	}
+	if !d.old["127.0.0.2:9"].Retired() {
+		t.Error("the departed target was not retired (its connections would be reused)")
+	}
+	if got["127.0.0.3:9"] != nil && got["127.0.0.3:9"].Retired() {
+		t.Error("the staying target was retired")
+	}
+	if s2.discovery["api"] != d.s1.discovery["api"] {
+		t.Error("the watcher did not carry over")
+	}
+}
+
+func targetsOf(s *Snapshot) map[string]*upstream.Target {
+	m := map[string]*upstream.Target{}
+	for _, tg := range s.Upstreams["api"].Pool().Targets() {
+		m[tg.Address()] = tg
+	}
+	return m
+}
+
+// TestDiscoveryRefreshKeepsTargets: a changed DNS answer signals
+// OnDiscover; Refresh then builds the new snapshot as a reload does: the
+// target that stays is the same policy target (its health state, counters
+// and idle connections carried), the one that left is retired by the old
+// snapshot's Close, the watcher carries over without a lookup, and the
+// router serves the new table.
+func TestDiscoveryRefreshKeepsTargets(t *testing.T) {
+	d := startDNSFixture(t, false)
+	sw := router.NewSwitch(d.s1.Table)
+	questions := d.change(t)
+	s2, err := d.c.Refresh(d.o, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	d.checkCarried(t, s2, questions)
+}
+
+// TestDiscoveryRebindKeepsRoutes: a changed answer reaches a Swappable
+// snapshot as an xDS endpoint update does (Rebind, Commit): the routing
+// table is the same one, the proxy route forwards to the new upstream,
+// the staying target keeps its state and the watcher carries over.
+func TestDiscoveryRebindKeepsRoutes(t *testing.T) {
+	d := startDNSFixture(t, true)
+	questions := d.change(t)
+	s1 := d.s1
+	s2, err := s1.Rebind(d.c, d.o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,22 +193,7 @@ func TestDiscoveryRebindKeepsRoutes(t *testing.T) {
 	if s2.Table != s1.Table {
 		t.Error("the routing table was rebuilt")
 	}
-	if z.Count(dnsmessage.TypeA) != questions {
-		t.Error("the rebind looked the names up again instead of taking the watcher's answer")
-	}
-	got := map[string]*upstream.Target{}
-	for _, tg := range s2.Upstreams["api"].Pool().Targets() {
-		got[tg.Address()] = tg
-	}
-	if len(got) != 2 || got["127.0.0.4:9"] == nil || got["127.0.0.3:9"] != old["127.0.0.3:9"] {
-		t.Errorf("after the change: %v; the staying target must be the same one", got)
-	}
-	if !old["127.0.0.2:9"].Retired() {
-		t.Error("the departed target was not retired")
-	}
-	if s2.discovery["api"] != s1.discovery["api"] {
-		t.Error("the watcher did not carry over")
-	}
+	d.checkCarried(t, s2, questions)
 	if len(s2.slots) == 0 {
 		t.Fatal("a Swappable snapshot has no slots")
 	}

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -161,68 +161,11 @@ func (c *Client) backoff(fails int) time.Duration {
 // errStream wraps a stream's failure.
 var errStream = errors.New("xds: stream failed")
 
-// stream runs one ADS stream until it breaks; delivered says whether it
-// received a response (which resets the backoff).
+// stream runs one state-of-the-world ADS stream: every request names
+// all the resources followed of its type, with the version it has.
 func (c *Client) stream(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient) (delivered bool, err error) {
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s, err := ads.StreamAggregatedResources(sctx)
-	if err != nil {
-		return false, errors.Join(errStream, err)
+	request := func(typ, version, nonce string, node *corev3.Node, detail *statuspb.Status) *discoveryv3.DiscoveryRequest {
+		return &discoveryv3.DiscoveryRequest{Node: node, TypeUrl: typ, VersionInfo: version, ResourceNames: c.sub[typ], ResponseNonce: nonce, ErrorDetail: detail}
 	}
-	node := &corev3.Node{Id: c.o.NodeID, Cluster: c.o.Cluster, UserAgentName: "simdedge"}
-	first := true
-	// Sends come from this goroutine and from held NACKs (handle.go):
-	// gRPC allows one sender at a time.
-	var mu sync.Mutex
-	send := func(typ string, version, nonce string, detail error) error {
-		req := &discoveryv3.DiscoveryRequest{TypeUrl: typ, VersionInfo: version, ResourceNames: c.sub[typ], ResponseNonce: nonce}
-		mu.Lock()
-		defer mu.Unlock()
-		if first {
-			req.Node, first = node, false
-		}
-		if detail != nil {
-			req.ErrorDetail = nackStatus(detail)
-		}
-		return s.Send(req)
-	}
-	c.held = func(d time.Duration, req func() error) {
-		go func() {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-sctx.Done():
-			case <-t.C:
-				if req() != nil {
-					cancel()
-				}
-			}
-		}()
-	}
-	// A new stream asks again for everything it follows, with the
-	// versions it has: a server whose state is the same need not resend.
-	versions := c.Status().Versions
-	for _, typ := range []string{ClusterType, EndpointType, ListenerType, RouteType} {
-		if (typ == EndpointType || typ == RouteType) && len(c.sub[typ]) == 0 {
-			continue
-		}
-		if err := send(typ, versions[typ], "", nil); err != nil {
-			return false, errors.Join(errStream, err)
-		}
-	}
-	for {
-		resp, err := s.Recv()
-		if err != nil {
-			return delivered, errors.Join(errStream, err)
-		}
-		if !delivered {
-			delivered = true
-			c.st.update(func(s *Status) { s.Connected = true })
-			c.o.Logger.Info("xds: connected", "server", c.o.Server)
-		}
-		if err := c.handle(resp, send); err != nil {
-			return delivered, errors.Join(errStream, err)
-		}
-	}
+	return session(ctx, c, "xds: connected", ads.StreamAggregatedResources, request, c.handle)
 }

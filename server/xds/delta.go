@@ -2,13 +2,11 @@ package xds
 
 import (
 	"context"
-	"errors"
 	"slices"
-	"sync"
-	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -20,27 +18,10 @@ import (
 // resource again, and an unchanged translation is not applied again
 // (the program's Apply compares it with the last).
 func (c *Client) streamDelta(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient) (delivered bool, err error) {
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s, err := ads.DeltaAggregatedResources(sctx)
-	if err != nil {
-		return false, errors.Join(errStream, err)
-	}
-	node := &corev3.Node{Id: c.o.NodeID, Cluster: c.o.Cluster, UserAgentName: "simdedge"}
-	first := true
 	// subscribed are the names asked for on this stream, per type.
 	subscribed := map[string][]string{}
-	var mu sync.Mutex
-	send := func(typ, _ string, nonce string, detail error) error {
-		mu.Lock()
-		defer mu.Unlock()
-		req := &discoveryv3.DeltaDiscoveryRequest{TypeUrl: typ, ResponseNonce: nonce}
-		if first {
-			req.Node, first = node, false
-		}
-		if detail != nil {
-			req.ErrorDetail = nackStatus(detail)
-		}
+	request := func(typ, _, nonce string, node *corev3.Node, detail *statuspb.Status) *discoveryv3.DeltaDiscoveryRequest {
+		req := &discoveryv3.DeltaDiscoveryRequest{Node: node, TypeUrl: typ, ResponseNonce: nonce, ErrorDetail: detail}
 		want, had := c.sub[typ], subscribed[typ]
 		for _, n := range want {
 			if !slices.Contains(had, n) {
@@ -53,49 +34,15 @@ func (c *Client) streamDelta(ctx context.Context, ads discoveryv3.AggregatedDisc
 			}
 		}
 		subscribed[typ] = slices.Clone(want)
-		return s.Send(req)
+		return req
 	}
-	c.held = func(d time.Duration, req func() error) {
-		go func() {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-sctx.Done():
-			case <-t.C:
-				if req() != nil {
-					cancel()
-				}
-			}
-		}()
-	}
-	// Listeners and clusters: wildcard (no names); route configurations
-	// and assignments by the names followed so far.
-	for _, typ := range []string{ClusterType, EndpointType, ListenerType, RouteType} {
-		if (typ == EndpointType || typ == RouteType) && len(c.sub[typ]) == 0 {
-			continue
-		}
-		if err := send(typ, "", "", nil); err != nil {
-			return false, errors.Join(errStream, err)
-		}
-	}
-	for {
-		resp, err := s.Recv()
-		if err != nil {
-			return delivered, errors.Join(errStream, err)
-		}
-		if !delivered {
-			delivered = true
-			c.st.update(func(s *Status) { s.Connected = true })
-			c.o.Logger.Info("xds: connected (delta)", "server", c.o.Server)
-		}
+	take := func(resp *discoveryv3.DeltaDiscoveryResponse, send sender) error {
 		in := make([]*anypb.Any, 0, len(resp.GetResources()))
 		for _, r := range resp.GetResources() {
 			in = append(in, r.GetResource())
 		}
-		u := update{typ: resp.GetTypeUrl(), version: resp.GetSystemVersionInfo(), nonce: resp.GetNonce(),
-			resources: in, delta: true, removed: resp.GetRemovedResources()}
-		if err := c.take(u, send); err != nil {
-			return delivered, errors.Join(errStream, err)
-		}
+		return c.take(update{typ: resp.GetTypeUrl(), version: resp.GetSystemVersionInfo(), nonce: resp.GetNonce(),
+			resources: in, delta: true, removed: resp.GetRemovedResources()}, send)
 	}
+	return session(ctx, c, "xds: connected (delta)", ads.DeltaAggregatedResources, request, take)
 }

@@ -12,10 +12,10 @@
 //     listeners, routes and upstreams of a config document (Translate);
 //   - merge.go: that document beside the file's static configuration,
 //     parsed and validated by server/config (Merge);
-//   - client.go, handle.go, delta.go: the ADS stream (state of the world,
-//     or incremental), its ACKs and NACKs, and reconnection with backoff
-//     and jitter; status.go: what the admin /config and the metrics show
-//     of it.
+//   - client.go, session.go, handle.go, delta.go: the ADS stream (state
+//     of the world, or incremental; session.go is what both share), its
+//     ACKs and NACKs, and reconnection with backoff and jitter;
+//     status.go: what the admin /config and the metrics show of it.
 //
 // docs/xds.md is the table of fields honoured and refused;
 // docs/decisions/0044-xds-and-fleet-scale.md says why the mapping is as it

@@ -65,11 +65,7 @@ func BenchmarkUpdate(b *testing.B) {
 			b.ReportMetric(float64(wire), "wire-bytes")
 			b.ReportMetric(float64(proto.Size(r.Endpoints["c0"])), "eds-bytes/cluster")
 			for b.Loop() {
-				f, err := Translate(r)
-				if err != nil {
-					b.Fatal(err)
-				}
-				c, err := Merge([]byte(dynamicOnly), static, f)
+				c, err := merged(r, dynamicOnly, static)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -94,11 +90,7 @@ func BenchmarkEndpointUpdate(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := Translate(r)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, err := Merge([]byte(dynamicOnly), static, f)
+		c, err := merged(r, dynamicOnly, static)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -26,11 +26,17 @@ func mustStatic(t *testing.T, file string) *config.Config {
 
 func translateMerge(t *testing.T, r *Resources, file string) (*config.Config, error) {
 	t.Helper()
+	return merged(r, file, mustStatic(t, file))
+}
+
+// merged is r translated and merged beside static, the configuration
+// parsed from file, as the fleet build takes a complete set.
+func merged(r *Resources, file string, static *config.Config) (*config.Config, error) {
 	f, err := Translate(r)
 	if err != nil {
 		return nil, err
 	}
-	return Merge([]byte(file), mustStatic(t, file), f)
+	return Merge([]byte(file), static, f)
 }
 
 func TestTranslate(t *testing.T) {
