@@ -32,17 +32,15 @@ type h3stream struct {
 	// QUIC connection: hc.qc and qs are nil there).
 	rs h3RecvStream
 
-	req  Request
-	resp ResponseWriter
-	hd   h2decode
-	hbuf []byte
+	// streamReq is the Request and ResponseWriter (streamreq.go); its
+	// hbuf takes the decoded fields, its wbuf the handler's body bytes.
+	streamReq
+	hd h2decode
 	// block holds a header block longer than fr's buffer.
 	block []byte
 	fr    h3Reader
-	// wbuf takes the handler's body bytes; obuf gathers the frames of
-	// one write (HEADERS, DATA heads, small DATA payloads); blk encodes
-	// field sections (h3write.go).
-	wbuf []byte
+	// obuf gathers the frames of one write (HEADERS, DATA heads, small
+	// DATA payloads); blk encodes field sections (h3write.go).
 	obuf []byte
 	blk  h3Block
 	// left is what remains of the DATA frame being read; got counts body
@@ -69,10 +67,8 @@ type h3RecvStream interface {
 
 var h3streamPool = sync.Pool{New: func() any {
 	s := &h3stream{}
-	s.resp.sink = s
-	s.resp.out = &s.wbuf
+	s.init(s)
 	s.resp.h3 = s
-	s.resp.req, s.resp.encs.w = &s.req, &s.resp
 	s.req.body.h3 = s
 	return s
 }}
@@ -132,10 +128,10 @@ func (hc *h3conn) serveStream(qs *quic.Stream) {
 		// an HTTP/1.1 head over the limit is.
 		r.head.Reset()
 		r.head.Method, r.head.Target, r.head.Version = h2ErrMethod, h2ErrTarget, phttp.HTTP11
-		s.begin()
+		s.begin(c)
 		h = h2TooLarge{}
 	default:
-		s.begin()
+		s.begin(c)
 		switch {
 		case r.normalizeTarget(c.paths) != nil: // paths.go
 			h = pathRefused{}
@@ -145,7 +141,8 @@ func (hc *h3conn) serveStream(qs *quic.Stream) {
 			h = r.planFor(hc.srv.router) // the route, looked up once (plan.go)
 		}
 	}
-	ok := s.serveHandler(h)
+	ok := s.serve(c, h)
+	s.stopGone() // h3write.go
 	if !ok {
 		qs.CancelWrite(h3InternalError)
 	}
@@ -337,69 +334,12 @@ func (tooEarly) ServeEdge(w *ResponseWriter, _ *Request) {
 	w.WriteString("Too Early\n")
 }
 
-// begin prepares s's Request and ResponseWriter for its handler.
-func (s *h3stream) begin() {
-	r := &s.req
-	r.begin(nil, 0)
-	r.body.c = nil
-	r.identify() // the request ID (observe.go)
-	s.resp.begin(&r.head, false)
-	s.resp.setRequestID(r.id.rid, s.hc.srv.opts.RequestID.Header)
-}
-
-// serveHandler runs h and completes the response; false if h panicked.
-func (s *h3stream) serveHandler(h Handler) (ok bool) {
-	hc := s.hc
-	defer func() {
-		if s.gone != nil {
-			s.gone()
-			s.gone = nil
-		}
-		if p := recover(); p != nil {
-			hc.srv.opts.Logger.Error("handler panic; stream reset", "panic", p, "remote", s.req.remote)
-			ok = false
-		}
-	}()
-	var begin time.Time
-	if hc.srv.opts.Metrics != nil || hc.c.alog != nil {
-		begin = time.Now()
-	}
-	h.ServeEdge(&s.resp, &s.req)
-	if err := s.req.body.err; err != nil {
-		answerBodyError(&s.resp, err)
-	}
-	s.resp.now = time.Now()
-	s.resp.finish()
-	s.count(begin)
-	if a := hc.c.alog; a != nil {
-		writeAccess(a, &s.req, s.resp.status, max(s.req.head.ContentLength, 0), s.resp.written, s.resp.now, s.resp.now.Sub(begin))
-	}
-	return true
-}
-
-// count counts the request as countStream does an HTTP/2 one.
-func (s *h3stream) count(begin time.Time) {
-	c := s.hc.c
-	m := c.srv.opts.Metrics
-	if m == nil {
-		return
-	}
-	rt := s.req.routeMetrics()
-	if rt == nil {
-		rt = m.Unmatched()
-	}
-	h := &s.req.head
-	rt.ObserveAt(c.shard, c.lst.Slot(), metrics.MethodIndex(h.Method), s.resp.status, time.Since(begin), max(h.ContentLength, 0), s.resp.written)
-}
-
 // putStream returns s to the pool once its handler has returned.
 func (hc *h3conn) putStream(s *h3stream) {
 	s.hc, s.qs, s.rs = nil, nil, nil
 	s.fr.src = nil
-	s.req.end()
-	s.req.srv, s.req.c, s.req.remote = nil, nil, nil
-	s.resp.release()
-	for _, b := range []*[]byte{&s.wbuf, &s.obuf, &s.hbuf, &s.block} {
+	s.release()
+	for _, b := range []*[]byte{&s.obuf, &s.block} {
 		if cap(*b) > maxPooledBuf {
 			*b = nil
 		}

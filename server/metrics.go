@@ -53,20 +53,3 @@ func (c *conn) count() {
 	}
 	rt.ObserveAt(c.shard, c.lst.Slot(), metrics.MethodIndex(h.Method), c.resp.status, c.now.Sub(c.reqBegin), in, c.resp.written)
 }
-
-// countStream counts an HTTP/2 stream's request like count does an
-// HTTP/1.1 one, from begin; several streams of a connection count into its
-// shard at once (the counters are atomic).
-func (hc *h2conn) countStream(s *h2stream, begin time.Time) {
-	m := hc.srv.opts.Metrics
-	if m == nil {
-		return
-	}
-	rt := s.req.routeMetrics()
-	if rt == nil {
-		rt = m.Unmatched()
-	}
-	h := &s.req.head
-	in := max(h.ContentLength, 0)
-	rt.ObserveAt(hc.c.shard, hc.c.lst.Slot(), metrics.MethodIndex(h.Method), s.resp.status, time.Since(begin), in, s.resp.written)
-}
