@@ -349,12 +349,17 @@ func (hc *h3conn) putStream(s *h3stream) {
 
 // read is the stream's body reader (bodyReader.Read): DATA payloads
 // (§7.2.1), unknown frames skipped, trailers (a last HEADERS) dropped as
-// on HTTP/2, under the Idle timeout.
+// on HTTP/2, under the Idle timeout and the body's minimum rate, as an
+// HTTP/2 body read (streamRate.wait). The bytes received are those read
+// from quic-go's stream, as on HTTP/1.1 those read from the socket.
 func (s *h3stream) read(b *bodyReader, p []byte) (int, error) {
 	fr := &s.fr
-	if t := s.hc.c.timeouts().Idle; t > 0 {
-		s.rs.SetReadDeadline(time.Now().Add(t))
+	now := time.Now()
+	var dl time.Time
+	if d := s.rate.wait(s.hc.c.timeouts(), now, s.got, s.resp.committed); d > 0 {
+		dl = now.Add(d)
 	}
+	s.rs.SetReadDeadline(dl)
 	for s.left == 0 {
 		typ, length, err := fr.next()
 		switch {
@@ -439,8 +444,9 @@ func (s *h3stream) fail(b *bodyReader, err error) error {
 	return err
 }
 
-// errH3BodyTimeout is a body read that waited Idle (408), a deadline
-// error as HTTP/1.1's and HTTP/2's are.
+// errH3BodyTimeout is a body read that waited Idle, or fell behind the
+// body's minimum rate (408), a deadline error as HTTP/1.1's and HTTP/2's
+// are.
 var errH3BodyTimeout error = h3Timeout{}
 
 type h3Timeout struct{}
