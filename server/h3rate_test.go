@@ -1,8 +1,6 @@
 package server
 
 import (
-	"errors"
-	"os"
 	"testing"
 	"time"
 )
@@ -34,39 +32,9 @@ func TestH3BodyMinRate(t *testing.T) {
 				ended <- end{status, err}
 			}()
 			st.Write(h3RawHeaders(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", path))
-			// A committed stream must outlive five rate windows; an
-			// uncommitted one must end within 3 s.
-			bound := 3 * time.Second
+			e, ok := rateTrickle(path, o, func() { st.Write(h3RawData([]byte{'x'})) }, ended)
+			rateCheckEnd(t, path, ok, e.status, e.err)
 			if path == "/committed" {
-				bound = 5 * o.Timeouts.BodyRateWindow
-			}
-			start := time.Now()
-			var e end
-			ok := false
-		trickle:
-			for time.Since(start) < bound {
-				st.Write(h3RawData([]byte{'x'})) // 20 bytes a second
-				select {
-				case e = <-ended:
-					ok = true
-					break trickle
-				case <-time.After(50 * time.Millisecond):
-				}
-			}
-			switch path {
-			case "/upload":
-				if !ok {
-					st.CancelWrite(h3RequestCancelled)
-					st.CancelRead(h3RequestCancelled)
-					t.Fatal("a trickled body was not ended within 3 s")
-				}
-				if e.status != "408" {
-					t.Fatalf("trickled body answered %q (%v), want 408", e.status, e.err)
-				}
-			case "/committed":
-				if ok {
-					t.Fatalf("a stream whose response had begun was ended (%q %v) by the body's rate", e.status, e.err)
-				}
 				st.Close()
 				select {
 				case e = <-ended:
@@ -77,17 +45,7 @@ func TestH3BodyMinRate(t *testing.T) {
 					t.Fatal("committed stream did not end after the body's end")
 				}
 			}
-			select {
-			case err := <-h.errs:
-				switch {
-				case path == "/committed" && err != nil:
-					t.Fatalf("committed stream's body read failed: %v", err)
-				case path == "/upload" && (!errors.Is(err, os.ErrDeadlineExceeded) || StatusFor(err) != 408):
-					t.Fatalf("handler's body error %v, want a deadline error (408)", err)
-				}
-			case <-time.After(testTimeout):
-				t.Fatal("the handler's body read did not end")
-			}
+			h.check(t, path)
 		})
 	}
 }

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/simdedge/simdedge/server/metrics"
+	"github.com/simdedge/simdedge/internal/ascii"
 )
 
 // streamReq is the request of one stream of a multiplexed connection, an
@@ -81,16 +84,9 @@ func (m *streamReq) serve(c *conn, h Handler) (ok bool) {
 // begin; several streams of a connection count into its shard at once
 // (the counters are atomic).
 func (m *streamReq) count(c *conn, begin time.Time) {
-	mt := c.srv.opts.Metrics
-	if mt == nil {
-		return
+	if c.srv.opts.Metrics != nil {
+		c.observe(&m.req, m.resp.status, time.Since(begin), max(m.req.head.ContentLength, 0), m.resp.written)
 	}
-	rt := m.req.routeMetrics()
-	if rt == nil {
-		rt = mt.Unmatched()
-	}
-	h := &m.req.head
-	rt.ObserveAt(c.shard, c.lst.Slot(), metrics.MethodIndex(h.Method), m.resp.status, time.Since(begin), max(h.ContentLength, 0), m.resp.written)
 }
 
 // release readies the stream for its pool once its handler has returned:
@@ -104,5 +100,98 @@ func (m *streamReq) release() {
 	}
 	if cap(m.hbuf) > maxPooledBuf {
 		m.hbuf = nil
+	}
+}
+
+// fieldEnc is a multiplexed protocol's field-section encoder: HPACK's
+// (h2Fields) or QPACK's (h3Block). The head's fields are chosen and
+// ordered once, here, for both.
+type fieldEnc interface {
+	field(name, value string)
+}
+
+// streamLength is what a stream's response head declares (commitH2,
+// commitH3): its Content-Length (-1: none) and whether the response has
+// no body at all. final: the handler returned, so the held body is all of
+// it.
+func (w *ResponseWriter) streamLength(final bool) (clen int64, noBody bool) {
+	clen = -1
+	switch {
+	case w.status == 204 || w.status == 304:
+		noBody = true
+	case w.coding == codingHead:
+		noBody = true // a compressed GET would have had no known length
+	case w.coding == codingOn:
+		// The declared length was the identity body's (a file's
+		// SendFile): the compressed one is known only at the end.
+		if final {
+			clen = int64(len(w.body))
+		}
+	case w.headReq:
+		noBody = true
+		if w.clen >= 0 {
+			clen = w.clen
+		} else if final {
+			clen = w.written
+		}
+	case w.clen >= 0:
+		clen = w.clen
+	case final:
+		clen = int64(len(w.body))
+	}
+	return clen, noBody
+}
+
+// encodeHead encodes the response head's fields into f: :status, Date
+// (unless the handler set one), the handler's fields after the route's
+// edits, the request ID, Alt-Svc and Content-Length (clen >= 0), as
+// commit writes them for HTTP/1.1.
+func (w *ResponseWriter) encodeHead(f fieldEnc, clen int64) {
+	f.field(":status", h2Status(w.status))
+	if !w.hasDate {
+		now := w.now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		line := dateLine(now)
+		f.field("date", string(line[len("Date: "):len(line)-2]))
+	}
+	if w.editDrop != nil || w.editAdd != nil {
+		w.applyEdit() // a route's response_headers (edit.go), as commit does
+	}
+	encodeLines(f, w.hdr)
+	if len(w.rid) > 0 { // the request ID (observe.go), as commit writes it
+		f.field(strings.ToLower(w.ridName), string(w.rid))
+	}
+	if w.altSvc != "" {
+		f.field("alt-svc", w.altSvc)
+	}
+	if clen >= 0 {
+		f.field("content-length", strconv.FormatInt(clen, 10))
+	}
+}
+
+// encodeLines encodes the "Name: value\r\n" lines a handler added (or
+// trailers), with lowercase names, leaving out the connection-specific
+// fields (RFC 9113 §8.2.2, RFC 9114 §4.2), and values without the
+// whitespace around them (RFC 9113 §8.2.1 forbids it).
+func encodeLines(f fieldEnc, hdr []byte) {
+	for len(hdr) > 0 {
+		eol := bytes.IndexByte(hdr, '\n')
+		if eol < 0 {
+			return
+		}
+		line := hdr[:eol-1] // without CRLF
+		hdr = hdr[eol+1:]
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			continue
+		}
+		name := h2LowerName(line[:colon])
+		switch name {
+		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+			continue
+		}
+		f.field(name, string(ascii.TrimOWS(line[colon+1:])))
 	}
 }
