@@ -170,6 +170,21 @@ func (sl *streamSlots) release() {
 	}
 }
 
+// tryTake takes a slot of sl if one is free under max (<= 0: no limit),
+// for a transport that refuses a connection at the limit rather than
+// holding it (QUIC, h3serve.go).
+func (sl *streamSlots) tryTake(max int64) bool {
+	for {
+		n := sl.n.Load()
+		if max > 0 && n >= max {
+			return false
+		}
+		if sl.n.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 // waitSlot takes a slot of sl for a connection just accepted: at once when
 // one is free, by closing an idle connection of sl when none is, or else
 // after waiting for one. It returns false if the server closes meanwhile.

@@ -89,3 +89,35 @@ func (c *conn) setBodyReadDeadline(now time.Time) {
 	}
 	c.setExactReadDeadline(dl)
 }
+
+// streamRate is the account of a stream's body (HTTP/2, HTTP/3), whose
+// protocol counts the bytes received: at is when the handler first
+// waited for body bytes, base what the count was then.
+type streamRate struct {
+	at   time.Time
+	base int64
+}
+
+// wait is how long a body read starting at now may wait, got bytes of the
+// body received so far: Idle, or less if the body's minimum rate runs out
+// sooner. The rate counts from the first wait, whether or not the handler
+// reads meanwhile, as on HTTP/1.1, until the response begins (committed).
+func (r *streamRate) wait(t *Timeouts, now time.Time, got int64, committed bool) time.Duration {
+	d := t.Idle
+	// Once the response has begun the stream is a conversation (a gRPC
+	// bidi call, a server-streaming answer), not a server waiting on a
+	// slow upload: the rate would cut every such stream whose client
+	// talks less than BodyMinRate, so only Idle bounds its reads.
+	if t.BodyMinRate <= 0 || committed {
+		return d
+	}
+	if r.at.IsZero() {
+		r.at, r.base = now, got
+	}
+	left := r.at.Add(rateAllowance(got-r.base, t)).Sub(now)
+	if d <= 0 || left < d {
+		// At least a nanosecond: zero reads as no bound.
+		d = max(left, 1)
+	}
+	return d
+}

@@ -159,7 +159,21 @@ type conn struct {
 }
 
 var connPool = sync.Pool{New: func() any {
-	c := &conn{rbuf: make([]byte, initialReadBuf)}
+	c := newPooledConn()
+	c.rbuf = make([]byte, initialReadBuf)
+	return c
+}}
+
+// anchorPool holds the conns of HTTP/3 connections (h3conn.go), which
+// anchor their requests in the server (settings, shards, addresses) but
+// read no bytes through the conn: they have no read buffer, which would
+// be 4 KiB held idle per QUIC connection. release tells them apart by
+// that (a stream connection's conn always has one).
+var anchorPool = sync.Pool{New: func() any { return newPooledConn() }}
+
+// newPooledConn is a conn whose Request and ResponseWriter are tied to it.
+func newPooledConn() *conn {
+	c := &conn{}
 	c.req.c = c
 	c.req.body.c = c
 	c.resp.sink = c
@@ -167,10 +181,16 @@ var connPool = sync.Pool{New: func() any {
 	c.resp.encs.w = &c.resp
 	c.resp.out = &c.out
 	return c
-}}
+}
 
 func newConn(s *Server, st Stream) *conn {
 	return initConn(connPool.Get().(*conn), s, st)
+}
+
+// newAnchorConn is newConn for a connection whose bytes do not pass
+// through the conn (HTTP/3: each request has its stream).
+func newAnchorConn(s *Server, st Stream) *conn {
+	return initConn(anchorPool.Get().(*conn), s, st)
 }
 
 // initConn readies the cleared conn c (from connPool, or a loop's spares)
@@ -214,6 +234,10 @@ func (c *conn) release() {
 	}
 	c.req.release()
 	c.resp.release()
+	if c.rbuf == nil {
+		anchorPool.Put(c)
+		return
+	}
 	connPool.Put(c)
 }
 

@@ -236,6 +236,58 @@ func (h rateHandler) ServeEdge(w *ResponseWriter, r *Request) {
 	}
 }
 
+// rateTrickle sends a body byte with write every 50 ms (20 bytes a
+// second) until the stream ends (ended) or, for /upload, 3 s pass, for
+// /committed five rate windows: a committed stream must outlive them, an
+// uncommitted one must end within 3 s. ok: the stream ended.
+func rateTrickle[E any](path string, o Options, write func(), ended <-chan E) (e E, ok bool) {
+	bound := 3 * time.Second
+	if path == "/committed" {
+		bound = 5 * o.Timeouts.BodyRateWindow
+	}
+	start := time.Now()
+	for time.Since(start) < bound {
+		write()
+		select {
+		case e = <-ended:
+			return e, true
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return e, false
+}
+
+// rateCheckEnd checks how a trickled stream ended (ok: it did, answered
+// status, with detail): /upload with a 408, /committed not at all.
+func rateCheckEnd(t *testing.T, path string, ok bool, status string, detail any) {
+	t.Helper()
+	switch {
+	case path == "/upload" && !ok:
+		t.Fatal("a trickled body was not ended within 3 s")
+	case path == "/upload" && status != "408":
+		t.Fatalf("trickled body answered %q (%v), want 408", status, detail)
+	case path == "/committed" && ok:
+		t.Fatalf("a stream whose response had begun was ended (%q %v) by the body's rate", status, detail)
+	}
+}
+
+// check checks the handler's body error for path: none for /committed, a
+// deadline error (408) for /upload.
+func (h rateHandler) check(t *testing.T, path string) {
+	t.Helper()
+	select {
+	case err := <-h.errs:
+		switch {
+		case path == "/committed" && err != nil:
+			t.Fatalf("committed stream's body read failed: %v", err)
+		case path == "/upload" && (!errors.Is(err, os.ErrDeadlineExceeded) || StatusFor(err) != 408):
+			t.Fatalf("handler's body error %v, want a deadline error (408)", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("the handler's body read did not end")
+	}
+}
+
 // TestH2BodyMinRate: an HTTP/2 body trickled slower than BodyMinRate is
 // answered 408, as over HTTP/1.1, and the handler's read fails with a
 // deadline error. Before the fix a trickle that beat Idle between bytes
@@ -286,50 +338,12 @@ func TestH2BodyMinRate(t *testing.T) {
 					}
 				}()
 				c.headers(1, false, c.block("POST", path))
-				// A committed stream must outlive five rate windows; an
-				// uncommitted one must end within 3 s.
-				bound := 3 * time.Second
+				e, ok := rateTrickle(path, o, func() { c.fr.WriteData(1, false, []byte{'x'}) }, ended)
+				rateCheckEnd(t, path, ok, e.status, e.code)
 				if path == "/committed" {
-					bound = 5 * o.Timeouts.BodyRateWindow
-				}
-				start := time.Now()
-				var e end
-				ok := false
-			trickle:
-				for time.Since(start) < bound {
-					c.fr.WriteData(1, false, []byte{'x'}) // 20 bytes a second
-					select {
-					case e = <-ended:
-						ok = true
-						break trickle
-					case <-time.After(50 * time.Millisecond):
-					}
-				}
-				switch path {
-				case "/upload":
-					if !ok {
-						t.Fatal("a trickled body was not ended within 3 s")
-					}
-					if e.status != "408" {
-						t.Fatalf("trickled body answered %q (%v), want 408", e.status, e.code)
-					}
-				case "/committed":
-					if ok {
-						t.Fatalf("a stream whose response had begun was ended (%q %v) by the body's rate", e.status, e.code)
-					}
 					c.fr.WriteData(1, true, nil)
 				}
-				select {
-				case err := <-h.errs:
-					switch {
-					case path == "/committed" && err != nil:
-						t.Fatalf("committed stream's body read failed: %v", err)
-					case path == "/upload" && (!errors.Is(err, os.ErrDeadlineExceeded) || StatusFor(err) != 408):
-						t.Fatalf("handler's body error %v, want a deadline error (408)", err)
-					}
-				case <-time.After(testTimeout):
-					t.Fatal("handler did not return")
-				}
+				h.check(t, path)
 			})
 		}
 	})

@@ -29,11 +29,10 @@ type h2stream struct {
 	hc *h2conn
 	id uint32
 
-	req  Request
-	resp ResponseWriter
-	hbuf []byte
-	// wbuf takes the handler's body bytes; flushOut moves them to out.
-	wbuf []byte
+	// streamReq is the Request and ResponseWriter (streamreq.go); its
+	// wbuf takes the handler's body bytes, and flushOut moves them to
+	// out.
+	streamReq
 
 	// in[inR:] is request body received and not read; got counts all
 	// of it, declLen is its Content-Length (-1: none).
@@ -41,11 +40,6 @@ type h2stream struct {
 	inR     int
 	got     int64
 	declLen int64
-	// rateAt is when the handler first waited for body bytes, rateBase
-	// what got was then: the body's minimum rate counts from there
-	// (bodyrate.go).
-	rateAt   time.Time
-	rateBase int64
 	// recvWin is what the client may still send; unacked what the
 	// handler read and the client has not been given back.
 	recvWin int64
@@ -75,12 +69,8 @@ type h2stream struct {
 
 var h2streamPool = sync.Pool{New: func() any {
 	s := &h2stream{}
-	s.resp.sink = s
-	s.resp.out = &s.wbuf
+	s.init(s)
 	s.resp.h2 = s
-	// Compression reads the request's Compressor and Accept-Encoding, and
-	// its encoder writes through encs (encode.go), as on a conn.
-	s.resp.req, s.resp.encs.w = &s.req, &s.resp
 	s.req.body.h2 = s
 	return s
 }}
@@ -90,7 +80,6 @@ func (hc *h2conn) newStream(id uint32) *h2stream {
 	s := h2streamPool.Get().(*h2stream)
 	s.hc, s.id = hc, id
 	s.in, s.inR, s.got, s.declLen = s.in[:0], 0, 0, -1
-	s.rateAt, s.rateBase = time.Time{}, 0
 	s.recvWin = int64(max(hc.lim.InitialStreamWindow, h2InitialWindow))
 	s.unacked, s.rerr, s.onGone = 0, nil, nil
 	s.out, s.outR, s.endPending = s.out[:0], 0, false
@@ -104,20 +93,12 @@ func (hc *h2conn) newStream(id uint32) *h2stream {
 // returned.
 func (hc *h2conn) putStream(s *h2stream) {
 	s.hc = nil
-	s.req.end()
-	s.req.srv, s.req.c, s.req.remote = nil, nil, nil
-	s.resp.release()
+	s.release()
 	if cap(s.in) > maxPooledBuf {
 		s.in = nil
 	}
 	if cap(s.out) > maxPooledBuf {
 		s.out = nil
-	}
-	if cap(s.wbuf) > maxPooledBuf {
-		s.wbuf = nil
-	}
-	if cap(s.hbuf) > maxPooledBuf {
-		s.hbuf = nil
 	}
 	h2streamPool.Put(s)
 }
@@ -171,11 +152,11 @@ func (hc *h2conn) openStream(s *h2stream) error {
 		// HTTP/1.1 head over the limit is (§8.1.1 allows it).
 		r.head.Reset()
 		r.head.Method, r.head.Target, r.head.Version = h2ErrMethod, h2ErrTarget, phttp.HTTP11
-		hc.begin(s)
+		s.begin(c)
 		hc.runInline(s, h2TooLarge{})
 		return nil
 	}
-	hc.begin(s)
+	s.begin(c)
 	if r.normalizeTarget(c.paths) != nil { // paths.go
 		hc.runInline(s, pathRefused{})
 		return nil
@@ -210,17 +191,6 @@ func (h2TooLarge) ServeEdge(w *ResponseWriter, _ *Request) {
 	w.WriteString("Request Header Fields Too Large\n")
 }
 
-// begin prepares s's Request and ResponseWriter for its handler.
-func (hc *h2conn) begin(s *h2stream) {
-	r := &s.req
-	r.begin(nil, 0)
-	r.body.c = nil
-	r.identify() // the request ID (observe.go)
-	s.resp.begin(&r.head, false)
-	s.resp.setRequestID(r.id.rid, hc.srv.opts.RequestID.Header)
-	s.resp.altSvc = hc.c.altSvc
-}
-
 // runInline serves s on the reader goroutine (a request without a body
 // that the Inliner takes: respond, echo, 404); under mu, which it lets go
 // while the handler runs.
@@ -228,7 +198,7 @@ func (hc *h2conn) runInline(s *h2stream, h Handler) {
 	s.inline = true
 	hc.running++
 	hc.mu.Unlock()
-	ok := hc.serveHandler(s, h)
+	ok := s.serve(hc.c, h)
 	hc.mu.Lock()
 	hc.handlerEnded(s, ok)
 }
@@ -236,7 +206,7 @@ func (hc *h2conn) runInline(s *h2stream, h Handler) {
 // runStream serves s on its own goroutine.
 func (hc *h2conn) runStream(s *h2stream, h Handler) {
 	defer hc.handlers.Done()
-	ok := hc.serveHandler(s, h)
+	ok := s.serve(hc.c, h)
 	hc.mu.Lock()
 	hc.handlerEnded(s, ok)
 	if hc.flushing {
@@ -255,31 +225,6 @@ func (hc *h2conn) runStream(s *h2stream, h Handler) {
 	hc.flushing = false
 	hc.bw.Flush()
 	hc.mu.Unlock()
-}
-
-// serveHandler runs h and completes the response; false if h panicked.
-func (hc *h2conn) serveHandler(s *h2stream, h Handler) (ok bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			hc.srv.opts.Logger.Error("handler panic; stream reset", "panic", p, "remote", s.req.remote)
-			ok = false
-		}
-	}()
-	var begin time.Time
-	if hc.srv.opts.Metrics != nil || hc.c.alog != nil {
-		begin = time.Now()
-	}
-	h.ServeEdge(&s.resp, &s.req)
-	if err := s.req.body.err; err != nil {
-		answerBodyError(&s.resp, err)
-	}
-	s.resp.now = time.Now()
-	s.resp.finish()
-	hc.countStream(s, begin)
-	if a := hc.c.alog; a != nil {
-		writeAccess(a, &s.req, s.resp.status, max(s.req.head.ContentLength, 0), s.resp.written, s.resp.now, s.resp.now.Sub(begin))
-	}
-	return true
 }
 
 // handlerEnded records that s's handler returned; under mu. A stream the
@@ -459,28 +404,10 @@ func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 }
 
 // bodyWait is how long a body read starting at now may wait: Idle, or
-// less if the body's minimum rate (bodyrate.go) runs out sooner. The rate
-// counts from the first wait, whether or not the handler reads meanwhile,
-// as on HTTP/1.1, until the response begins; under mu.
+// less if the body's minimum rate runs out sooner (streamRate.wait);
+// under mu.
 func (s *h2stream) bodyWait(now time.Time) time.Duration {
-	t := s.hc.c.timeouts()
-	d := t.Idle
-	// Once the response has begun the stream is a conversation (a gRPC
-	// bidi call, a server-streaming answer), not a server waiting on a
-	// slow upload: the rate would cut every such stream whose client
-	// talks less than BodyMinRate, so only Idle bounds its reads.
-	if t.BodyMinRate <= 0 || s.resp.committed {
-		return d
-	}
-	if s.rateAt.IsZero() {
-		s.rateAt, s.rateBase = now, s.got
-	}
-	r := s.rateAt.Add(rateAllowance(s.got-s.rateBase, t)).Sub(now)
-	if d <= 0 || r < d {
-		// At least a nanosecond: wait reads zero as no bound.
-		d = max(r, 1)
-	}
-	return d
+	return s.rate.wait(s.hc.c.timeouts(), now, s.got, s.resp.committed)
 }
 
 // errH2BodyTimeout is a body read that waited Idle, or fell behind the

@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"strconv"
-	"strings"
-	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -24,44 +21,12 @@ const h2OutHigh = flushThreshold
 func (w *ResponseWriter) commitH2(final bool) {
 	w.committed = true
 	s := w.h2
-	clen, noBody := w.framedLength(final)
+	clen, noBody := w.streamLength(final)
 	end := final && (noBody || len(w.body) == 0 && w.h2Trailers() == nil)
 	s.writeHead(w, clen, end)
 	body := w.body
 	w.body = w.body[:0]
 	*w.out = append(*w.out, body...)
-}
-
-// framedLength is the Content-Length a framed response (HTTP/2, HTTP/3)
-// declares, -1 for none (the frames end the body), and whether it has no
-// body at all (204, 304, a HEAD). final: the handler returned, so the
-// held body is all of it.
-func (w *ResponseWriter) framedLength(final bool) (clen int64, noBody bool) {
-	clen = -1
-	switch {
-	case w.status == 204 || w.status == 304:
-		noBody = true
-	case w.coding == codingHead:
-		noBody = true // a compressed GET would have had no known length
-	case w.coding == codingOn:
-		// The declared length was the identity body's (a file's
-		// SendFile): the compressed one is known only at the end.
-		if final {
-			clen = int64(len(w.body))
-		}
-	case w.headReq:
-		noBody = true
-		if w.clen >= 0 {
-			clen = w.clen
-		} else if final {
-			clen = w.written
-		}
-	case w.clen >= 0:
-		clen = w.clen
-	case final:
-		clen = int64(len(w.body))
-	}
-	return clen, noBody
 }
 
 // writeHead encodes and sends the response head.
@@ -73,29 +38,7 @@ func (s *h2stream) writeHead(w *ResponseWriter, clen int64, end bool) {
 		return
 	}
 	hc.ebuf.Reset()
-	enc := hc.enc
-	enc.WriteField(hpack.HeaderField{Name: ":status", Value: h2Status(w.status)})
-	if !w.hasDate {
-		now := w.now
-		if now.IsZero() {
-			now = time.Now()
-		}
-		line := dateLine(now)
-		enc.WriteField(hpack.HeaderField{Name: "date", Value: string(line[len("Date: ") : len(line)-2])})
-	}
-	if w.editDrop != nil || w.editAdd != nil {
-		w.applyEdit() // a route's response_headers (edit.go), as commit does
-	}
-	h2EncodeLines(enc, w.hdr)
-	if len(w.rid) > 0 { // the request ID (observe.go), as commit writes it
-		enc.WriteField(hpack.HeaderField{Name: strings.ToLower(w.ridName), Value: string(w.rid)})
-	}
-	if w.altSvc != "" {
-		enc.WriteField(hpack.HeaderField{Name: "alt-svc", Value: w.altSvc})
-	}
-	if clen >= 0 {
-		enc.WriteField(hpack.HeaderField{Name: "content-length", Value: strconv.FormatInt(clen, 10)})
-	}
+	w.encodeHead(h2Fields{hc.enc}, clen)
 	hc.writeBlock(s.id, hc.ebuf.Bytes(), end)
 	if end {
 		s.localDone = true
@@ -120,43 +63,11 @@ func (hc *h2conn) writeBlock(id uint32, block []byte, end bool) {
 	}
 }
 
-// h2EncodeLines encodes the "Name: value\r\n" lines a handler added, with
-// lowercase names (§8.2.1), leaving out the connection-specific fields
-// a proxied response may carry (§8.2.2).
-func h2EncodeLines(enc *hpack.Encoder, hdr []byte) {
-	framedFields(hdr, func(name string, value []byte) {
-		enc.WriteField(hpack.HeaderField{Name: name, Value: string(value)})
-	})
-}
+// h2Fields is the HPACK encoder as a fieldEnc (streamreq.go).
+type h2Fields struct{ enc *hpack.Encoder }
 
-// framedFields calls f with each field of the "Name: value\r\n" lines
-// of hdr that a framed response (HTTP/2, HTTP/3) carries: the name in
-// lowercase, the value without its leading white space; the
-// connection-specific fields (RFC 9113 §8.2.2, RFC 9114 §4.2) are left
-// out.
-func framedFields(hdr []byte, f func(name string, value []byte)) {
-	for len(hdr) > 0 {
-		eol := bytes.IndexByte(hdr, '\n')
-		if eol < 0 {
-			return
-		}
-		line := hdr[:eol-1] // without CRLF
-		hdr = hdr[eol+1:]
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			continue
-		}
-		name := h2LowerName(line[:colon])
-		switch name {
-		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
-			continue
-		}
-		value := line[colon+1:]
-		for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
-			value = value[1:]
-		}
-		f(name, value)
-	}
+func (f h2Fields) field(name, value string) {
+	f.enc.WriteField(hpack.HeaderField{Name: name, Value: value})
 }
 
 // h2LowerName returns the lowercase form of a field name, a constant for
@@ -284,7 +195,7 @@ func (hc *h2conn) pump() {
 			if tr := s.resp.h2Trailers(); tr != nil {
 				// Trailers end the stream as a last HEADERS (§8.1).
 				hc.ebuf.Reset()
-				h2EncodeLines(hc.enc, tr)
+				encodeLines(h2Fields{hc.enc}, tr)
 				hc.writeBlock(s.id, hc.ebuf.Bytes(), true)
 			} else {
 				hc.fr.WriteData(s.id, true, nil) // an empty DATA needs no window

@@ -59,7 +59,7 @@ func (s h3connStream) tlsConn() *tls.Conn { return nil }
 
 func newH3conn(s *Server, qc *quic.Conn, o *HTTP3Options, key any) *h3conn {
 	hc := &h3conn{srv: s, qc: qc, o: o}
-	c := newConn(s, h3connStream{qc})
+	c := newAnchorConn(s, h3connStream{qc})
 	c.lkey = key
 	c.paths = s.pathsFor(key, c.cfg)
 	hc.c = c

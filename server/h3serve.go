@@ -168,8 +168,8 @@ func H3TLSConfig(tc *tls.Config) *tls.Config {
 func (s *Server) ServeHTTP3(pc net.PacketConn, tc *tls.Config, o HTTP3Options) error {
 	o.normalize()
 	var err error
-	hs := &h3Shakes{limit: int64(o.RetryThreshold), rules: &o.Rules}
 	lst := s.opts.Metrics.Listener(pc.LocalAddr().String())
+	hs := &h3Shakes{limit: int64(o.RetryThreshold), rules: &o.Rules, srv: s, slots: newStreamSlots(), lst: lst}
 	tr := &quic.Transport{
 		Conn: pc,
 		VerifySourceAddress: func(net.Addr) bool {
@@ -264,19 +264,40 @@ type h3Listener interface {
 // decoder); a few more leave room for extensions, which are refused.
 const h3MaxUniStreams = 8
 
-// h3Shakes counts the handshakes in flight on one listener, for the Retry
-// threshold: one begins when quic-go creates the connection (ConnContext)
-// and ends when it is accepted or its context ends (handshake failed or
-// timed out, connection closed), whichever comes first.
+// h3Shakes admits the connections of one listener when quic-go creates
+// them (ConnContext, at the client's first Initial packet) and counts
+// the handshakes in flight, for the Retry threshold: one begins there and
+// ends when it is accepted or its context ends (handshake failed or timed
+// out, connection closed), whichever comes first.
+//
+// Each connection also takes one of the listener's Limits.MaxConns slots
+// there, for as long as quic-go holds its state (to the end of its
+// context), so that handshakes in flight count as well as served
+// connections. At the limit a new connection is refused with
+// CONNECTION_REFUSED (RFC 9000 §20.1) before any state is kept, where a
+// TCP accept waits or closes an idle connection (admit.go): QUIC has no
+// backlog to wait in, the check runs on quic-go's packet loop, which must
+// not block, and an HTTP/3 client has the listener's HTTP/1.1 and HTTP/2
+// to fall back on (Alt-Svc is a hint). With the Retry threshold below
+// MaxConns, spoofed Initials take at most that many slots, each for at
+// most a handshake timeout.
 type h3Shakes struct {
 	n     atomic.Int64
 	limit int64
 	rules *access.Rules
+	srv   *Server
+	slots *streamSlots
+	lst   *metrics.Listener
 }
 
-// errH3Denied refuses a connection from an address the listener's rules
-// deny (quic-go answers CONNECTION_REFUSED).
-var errH3Denied = errors.New("server: address denied")
+var (
+	// errH3Denied refuses a connection from an address the listener's
+	// rules deny (quic-go answers CONNECTION_REFUSED).
+	errH3Denied = errors.New("server: address denied")
+	// errH3Full refuses a connection while the listener holds
+	// Limits.MaxConns (CONNECTION_REFUSED too).
+	errH3Full = errors.New("server: http3 listener at max conns")
+)
 
 type h3ShakeKey struct{}
 
@@ -296,6 +317,13 @@ func (hs *h3Shakes) begin(ctx context.Context, ci *quic.ClientInfo) (context.Con
 	if hs.rules.Active() && hs.rules.Check(addrIP(ci.RemoteAddr)) == access.Denied {
 		return nil, errH3Denied
 	}
+	if !hs.slots.tryTake(int64(hs.srv.settings().Limits.MaxConns)) {
+		// Counted per Initial packet refused (no state is kept to
+		// know the client again): a first flight may take two.
+		hs.lst.Refused(0, metrics.RefusedMaxConns)
+		return nil, errH3Full
+	}
+	context.AfterFunc(ctx, hs.slots.release)
 	sh := &h3Shake{hs: hs}
 	hs.n.Add(1)
 	context.AfterFunc(ctx, sh.end)

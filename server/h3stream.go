@@ -32,17 +32,15 @@ type h3stream struct {
 	// QUIC connection: hc.qc and qs are nil there).
 	rs h3RecvStream
 
-	req  Request
-	resp ResponseWriter
-	hd   h2decode
-	hbuf []byte
+	// streamReq is the Request and ResponseWriter (streamreq.go); its
+	// hbuf takes the decoded fields, its wbuf the handler's body bytes.
+	streamReq
+	hd h2decode
 	// block holds a header block longer than fr's buffer.
 	block []byte
 	fr    h3Reader
-	// wbuf takes the handler's body bytes; obuf gathers the frames of
-	// one write (HEADERS, DATA heads, small DATA payloads); blk encodes
-	// field sections (h3write.go).
-	wbuf []byte
+	// obuf gathers the frames of one write (HEADERS, DATA heads, small
+	// DATA payloads); blk encodes field sections (h3write.go).
 	obuf []byte
 	blk  h3Block
 	// left is what remains of the DATA frame being read; got counts body
@@ -69,10 +67,8 @@ type h3RecvStream interface {
 
 var h3streamPool = sync.Pool{New: func() any {
 	s := &h3stream{}
-	s.resp.sink = s
-	s.resp.out = &s.wbuf
+	s.init(s)
 	s.resp.h3 = s
-	s.resp.req, s.resp.encs.w = &s.req, &s.resp
 	s.req.body.h3 = s
 	return s
 }}
@@ -132,10 +128,10 @@ func (hc *h3conn) serveStream(qs *quic.Stream) {
 		// an HTTP/1.1 head over the limit is.
 		r.head.Reset()
 		r.head.Method, r.head.Target, r.head.Version = h2ErrMethod, h2ErrTarget, phttp.HTTP11
-		s.begin()
+		s.begin(c)
 		h = h2TooLarge{}
 	default:
-		s.begin()
+		s.begin(c)
 		switch {
 		case r.normalizeTarget(c.paths) != nil: // paths.go
 			h = pathRefused{}
@@ -145,7 +141,8 @@ func (hc *h3conn) serveStream(qs *quic.Stream) {
 			h = r.planFor(hc.srv.router) // the route, looked up once (plan.go)
 		}
 	}
-	ok := s.serveHandler(h)
+	ok := s.serve(c, h)
+	s.stopGone() // h3write.go
 	if !ok {
 		qs.CancelWrite(h3InternalError)
 	}
@@ -337,69 +334,12 @@ func (tooEarly) ServeEdge(w *ResponseWriter, _ *Request) {
 	w.WriteString("Too Early\n")
 }
 
-// begin prepares s's Request and ResponseWriter for its handler.
-func (s *h3stream) begin() {
-	r := &s.req
-	r.begin(nil, 0)
-	r.body.c = nil
-	r.identify() // the request ID (observe.go)
-	s.resp.begin(&r.head, false)
-	s.resp.setRequestID(r.id.rid, s.hc.srv.opts.RequestID.Header)
-}
-
-// serveHandler runs h and completes the response; false if h panicked.
-func (s *h3stream) serveHandler(h Handler) (ok bool) {
-	hc := s.hc
-	defer func() {
-		if s.gone != nil {
-			s.gone()
-			s.gone = nil
-		}
-		if p := recover(); p != nil {
-			hc.srv.opts.Logger.Error("handler panic; stream reset", "panic", p, "remote", s.req.remote)
-			ok = false
-		}
-	}()
-	var begin time.Time
-	if hc.srv.opts.Metrics != nil || hc.c.alog != nil {
-		begin = time.Now()
-	}
-	h.ServeEdge(&s.resp, &s.req)
-	if err := s.req.body.err; err != nil {
-		answerBodyError(&s.resp, err)
-	}
-	s.resp.now = time.Now()
-	s.resp.finish()
-	s.count(begin)
-	if a := hc.c.alog; a != nil {
-		writeAccess(a, &s.req, s.resp.status, max(s.req.head.ContentLength, 0), s.resp.written, s.resp.now, s.resp.now.Sub(begin))
-	}
-	return true
-}
-
-// count counts the request as countStream does an HTTP/2 one.
-func (s *h3stream) count(begin time.Time) {
-	c := s.hc.c
-	m := c.srv.opts.Metrics
-	if m == nil {
-		return
-	}
-	rt := s.req.routeMetrics()
-	if rt == nil {
-		rt = m.Unmatched()
-	}
-	h := &s.req.head
-	rt.ObserveAt(c.shard, c.lst.Slot(), metrics.MethodIndex(h.Method), s.resp.status, time.Since(begin), max(h.ContentLength, 0), s.resp.written)
-}
-
 // putStream returns s to the pool once its handler has returned.
 func (hc *h3conn) putStream(s *h3stream) {
 	s.hc, s.qs, s.rs = nil, nil, nil
 	s.fr.src = nil
-	s.req.end()
-	s.req.srv, s.req.c, s.req.remote = nil, nil, nil
-	s.resp.release()
-	for _, b := range []*[]byte{&s.wbuf, &s.obuf, &s.hbuf, &s.block} {
+	s.release()
+	for _, b := range []*[]byte{&s.obuf, &s.block} {
 		if cap(*b) > maxPooledBuf {
 			*b = nil
 		}
@@ -409,12 +349,17 @@ func (hc *h3conn) putStream(s *h3stream) {
 
 // read is the stream's body reader (bodyReader.Read): DATA payloads
 // (§7.2.1), unknown frames skipped, trailers (a last HEADERS) dropped as
-// on HTTP/2, under the Idle timeout.
+// on HTTP/2, under the Idle timeout and the body's minimum rate, as an
+// HTTP/2 body read (streamRate.wait). The bytes received are those read
+// from quic-go's stream, as on HTTP/1.1 those read from the socket.
 func (s *h3stream) read(b *bodyReader, p []byte) (int, error) {
 	fr := &s.fr
-	if t := s.hc.c.timeouts().Idle; t > 0 {
-		s.rs.SetReadDeadline(time.Now().Add(t))
+	now := time.Now()
+	var dl time.Time
+	if d := s.rate.wait(s.hc.c.timeouts(), now, s.got, s.resp.committed); d > 0 {
+		dl = now.Add(d)
 	}
+	s.rs.SetReadDeadline(dl)
 	for s.left == 0 {
 		typ, length, err := fr.next()
 		switch {
@@ -499,8 +444,9 @@ func (s *h3stream) fail(b *bodyReader, err error) error {
 	return err
 }
 
-// errH3BodyTimeout is a body read that waited Idle (408), a deadline
-// error as HTTP/1.1's and HTTP/2's are.
+// errH3BodyTimeout is a body read that waited Idle, or fell behind the
+// body's minimum rate (408), a deadline error as HTTP/1.1's and HTTP/2's
+// are.
 var errH3BodyTimeout error = h3Timeout{}
 
 type h3Timeout struct{}

@@ -2,15 +2,11 @@ package server
 
 import (
 	"bytes"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/quic-go/qpack"
 	"github.com/quic-go/quic-go"
 	"golang.org/x/net/http2"
-
-	"github.com/simdedge/simdedge/internal/ascii"
 )
 
 // h3InlineData is the largest DATA payload copied into obuf to go out in
@@ -25,28 +21,9 @@ const h3InlineData = 16 << 10
 func (w *ResponseWriter) commitH3(final bool) {
 	w.committed = true
 	s := w.h3
-	clen, _ := w.framedLength(final)
-	b := &s.blk
-	b.field(":status", h2Status(w.status))
-	if !w.hasDate {
-		now := w.now
-		if now.IsZero() {
-			now = time.Now()
-		}
-		line := dateLine(now)
-		b.field("date", string(line[len("Date: "):len(line)-2]))
-	}
-	if w.editDrop != nil || w.editAdd != nil {
-		w.applyEdit() // a route's response_headers (edit.go), as commit does
-	}
-	b.lines(w.hdr)
-	if len(w.rid) > 0 { // the request ID (observe.go), as commit writes it
-		b.field(strings.ToLower(w.ridName), string(w.rid))
-	}
-	if clen >= 0 {
-		b.field("content-length", strconv.FormatInt(clen, 10))
-	}
-	s.obuf = b.appendFrame(s.obuf)
+	clen, _ := w.streamLength(final)
+	w.encodeHead(&s.blk, clen)
+	s.obuf = s.blk.appendFrame(s.obuf)
 	body := w.body
 	w.body = w.body[:0]
 	*w.out = append(*w.out, body...)
@@ -70,14 +47,6 @@ func (b *h3Block) field(name, value string) {
 		b.enc = qpack.NewEncoder(&b.buf)
 	}
 	b.enc.WriteField(qpack.HeaderField{Name: name, Value: value})
-}
-
-// lines encodes "Name: value\r\n" lines with lowercase names, leaving out
-// the connection-specific fields (as h2EncodeLines).
-func (b *h3Block) lines(hdr []byte) {
-	framedFields(hdr, func(name string, value []byte) {
-		b.field(name, string(ascii.TrimOWS(value)))
-	})
 }
 
 // reset drops a section left unfinished (a handler that panicked while
@@ -138,7 +107,7 @@ func (s *h3stream) flushOut(final bool) error {
 	}
 	if final && len(s.wbuf) == 0 {
 		if tr := w.h2Trailers(); tr != nil {
-			s.blk.lines(tr)
+			encodeLines(&s.blk, tr)
 			s.obuf = s.blk.appendFrame(s.obuf)
 		}
 	}
@@ -154,7 +123,7 @@ func (s *h3stream) flushOut(final bool) error {
 		}
 		if final {
 			if tr := w.h2Trailers(); tr != nil {
-				s.blk.lines(tr)
+				encodeLines(&s.blk, tr)
 				if err := s.write(s.blk.appendFrame(s.obuf)); err != nil {
 					return err
 				}

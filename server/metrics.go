@@ -38,35 +38,27 @@ func (c *conn) beginCount() {
 // without counting every read: phase 2); bytes out are the body bytes
 // written.
 func (c *conn) count() {
+	if c.srv.opts.Metrics == nil {
+		return
+	}
+	in := int64(len(c.req.raw))
+	if n := c.req.head.ContentLength; n > 0 {
+		in += n
+	}
+	c.observe(&c.req, c.resp.status, c.now.Sub(c.reqBegin), in, c.resp.written)
+}
+
+// observe counts r, answered status after took, with in and out bytes,
+// into its route's counters (or the unmatched ones) on c's shard: an
+// HTTP/1.1 request (count) or a stream's (streamReq.count).
+func (c *conn) observe(r *Request, status int, took time.Duration, in, out int64) {
 	m := c.srv.opts.Metrics
 	if m == nil {
 		return
 	}
-	rt := c.req.routeMetrics()
+	rt := r.routeMetrics()
 	if rt == nil {
 		rt = m.Unmatched()
 	}
-	h := &c.req.head
-	in := int64(len(c.req.raw))
-	if h.ContentLength > 0 {
-		in += h.ContentLength
-	}
-	rt.ObserveAt(c.shard, c.lst.Slot(), metrics.MethodIndex(h.Method), c.resp.status, c.now.Sub(c.reqBegin), in, c.resp.written)
-}
-
-// countStream counts an HTTP/2 stream's request like count does an
-// HTTP/1.1 one, from begin; several streams of a connection count into its
-// shard at once (the counters are atomic).
-func (hc *h2conn) countStream(s *h2stream, begin time.Time) {
-	m := hc.srv.opts.Metrics
-	if m == nil {
-		return
-	}
-	rt := s.req.routeMetrics()
-	if rt == nil {
-		rt = m.Unmatched()
-	}
-	h := &s.req.head
-	in := max(h.ContentLength, 0)
-	rt.ObserveAt(hc.c.shard, hc.c.lst.Slot(), metrics.MethodIndex(h.Method), s.resp.status, time.Since(begin), in, s.resp.written)
+	rt.ObserveAt(c.shard, c.lst.Slot(), metrics.MethodIndex(r.head.Method), status, took, in, out)
 }

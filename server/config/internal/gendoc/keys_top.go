@@ -35,7 +35,12 @@ var topDocs = map[string]doc{
 	"limits.max_header_bytes": {Text: "Largest request head (request line and fields) in bytes; beyond it the answer is 431 and the connection closes."},
 	"limits.max_headers":      {Text: "Most header fields a request may have; more are answered 431 and the connection closes."},
 	"limits.max_body_bytes":   {Text: "Largest request body in bytes; a larger one is answered 413."},
-	"limits.max_conns":        {Text: "Most connections served at once per listener. At the limit an idle keep-alive connection is closed to admit a new one; otherwise the accept waits for a free slot (the kernel's backlog holds the rest)."},
+	"limits.max_conns": {
+		Text: "Most connections served at once per listener. At the limit an idle keep-alive connection is closed to admit a new one; " +
+			"otherwise the accept waits for a free slot (the kernel's backlog holds the rest). " +
+			"A listener's `http3` socket has slots of its own for its QUIC connections (handshakes included) and refuses a new one at the limit " +
+			"(CONNECTION_REFUSED; the client can fall back to TCP).",
+	},
 	"limits.max_conns_per_ip": {
 		Text:    "Most connections one client address may hold over every listener (an IPv6 client is its /64); a connection beyond it is closed when accepted.",
 		Default: "a tenth of `max_conns`, at least min(`max_conns`, 100) (1000 with the default `max_conns`)",
