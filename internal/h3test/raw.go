@@ -45,7 +45,9 @@ func TLS(pool *x509.CertPool) *tls.Config {
 // (SETTINGS); the connection closes at cleanup.
 func Dial(t testing.TB, addr string, tc *tls.Config, qc *quic.Config) *quic.Conn {
 	t.Helper()
-	return dial(t, func(ctx context.Context, qc *quic.Config) (*quic.Conn, error) { return quic.DialAddr(ctx, addr, tc, qc) }, qc)
+	return dial(t, func(ctx context.Context, qc *quic.Config) (*quic.Conn, error) {
+		return quic.DialAddr(ctx, addr, tc, qc)
+	}, qc)
 }
 
 // DialVia is Dial on the transport tr (a socket of the caller's, such as
