@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -151,18 +150,7 @@ func TestH3StreamLimit(t *testing.T) {
 		st.CancelRead(h3RequestCancelled)
 	}
 	// The flood: streams opened and reset as fast as credit allows.
-	const flood = 300
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	for i := range flood {
-		st, err := c.OpenStreamSync(ctx)
-		if err != nil {
-			t.Fatalf("flood stream %d: %v", i, err)
-		}
-		st.Write(h3test.Headers(h3test.Get("GET", "/block")...))
-		st.CancelWrite(h3RequestCancelled)
-		st.CancelRead(h3RequestCancelled)
-	}
+	h3test.StreamFlood(t, c, 300, h3test.Get("GET", "/block")...)
 	if peak := h.peak.Load(); peak > limit {
 		t.Fatalf("%d handlers ran at once, limit %d", peak, limit)
 	}

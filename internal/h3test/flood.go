@@ -122,3 +122,26 @@ func (c *MuteConn) ReadFrom(b []byte) (int, net.Addr, error) {
 		}
 	}
 }
+
+// RequestCancelled is H3_REQUEST_CANCELLED (RFC 9114 §8.1).
+const RequestCancelled = 0x10c
+
+// StreamFlood opens n request streams on c, each as soon as the server's
+// stream credit (MAX_STREAMS) allows, writes a request of fields on it
+// and resets it at once both ways: handlers are started and abandoned as
+// fast as the server lets a client.
+func StreamFlood(t testing.TB, c *quic.Conn, n int, fields ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	req := Headers(fields...)
+	for i := range n {
+		st, err := c.OpenStreamSync(ctx)
+		if err != nil {
+			t.Fatalf("flood stream %d: %v", i, err)
+		}
+		st.Write(req)
+		st.CancelWrite(RequestCancelled)
+		st.CancelRead(RequestCancelled)
+	}
+}
