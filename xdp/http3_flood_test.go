@@ -243,11 +243,12 @@ func TestHTTP3SilentPeerOverXDP(t *testing.T) {
 	}
 }
 
-// peerCount is the size of the PacketConn's table of peers.
+// peerCount is the size of the PacketConn's table of peers (both
+// generations).
 func peerCount(c *packetConn) int {
 	c.pmu.RLock()
 	defer c.pmu.RUnlock()
-	return len(c.peers)
+	return len(c.peers) + len(c.older)
 }
 
 // received is the frames the Listener's sockets have received.
