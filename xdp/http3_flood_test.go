@@ -14,6 +14,7 @@ import (
 	"github.com/simdedge/simdedge/internal/h3test"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server"
+	"github.com/simdedge/simdedge/server/metrics"
 	"github.com/simdedge/simdedge/xdp/xdptest"
 )
 
@@ -127,13 +128,61 @@ func TestHTTP3RetryFloodOverXDP(t *testing.T) {
 	const threshold, flood = 4, 64
 	testenv.CheckGoroutines(t)
 	v := xdptest.NewVeth(t)
-	e := serveHTTP3(t, v, Native, nil, server.Options{Handler: newFloodHandler()}, server.HTTP3Options{RetryThreshold: threshold})
+	set := metrics.NewSet()
+	e := serveHTTP3(t, v, Native, nil, server.Options{Handler: newFloodHandler(), Metrics: set}, server.HTTP3Options{RetryThreshold: threshold})
+	retriesSent := func() uint64 { return set.Listener(e.pc.LocalAddr().String()).Totals().HTTP3[metrics.H3Retry] }
 	initials := h3test.CaptureInitials(t, h3test.TLS(e.ca.Pool), flood)
 	handshakes, retries := h3test.SendInitials(t, listenClient(v), e.addr, initials)
 	if handshakes < threshold || retries < flood-threshold-1 {
 		t.Fatalf("%d handshakes began and %d Retries of %d Initials, threshold %d", handshakes, retries, flood, threshold)
 	}
 	e.servedPromptly(t, "after the Initial flood")
+
+	// Then the same Initials from forged source ports, as fast as the
+	// raw socket sends them, while an established client downloads: the
+	// Retries take the TX frames the download needs, and the download
+	// must still finish.
+	sp, err := v.NewSpoofer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	c := e.client(t)
+	if _, _, err := h3Get(c, "GET", e.base+"/", nil); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		_, b, err := h3Get(c, "GET", e.base+"/big", nil)
+		got <- result{len(b), err}
+	}()
+	before, _ := e.l.Stats()
+	retried := retriesSent()
+	const spoofed = 20000
+	for i := range spoofed {
+		if err := sp.Send(v.ClientIP, uint16(1024+i), v.ServerIP, testUDPPort, initials[i%len(initials)]); err != nil {
+			t.Fatalf("forged Initial %d: %v", i, err)
+		}
+	}
+	r := <-got
+	after, _ := e.l.Stats()
+	if r.err != nil || r.n != floodBig {
+		t.Errorf("a download during the forged flood: %v after %d bytes (TX full %d times)", r.err, r.n, after.TXFull-before.TXFull)
+	}
+	// Those that reached the PacketConn (the kernel drops some while the
+	// RX ring is full) were met with Retry, not a handshake (the count is
+	// of Retry decisions: quic-go drops the Retry itself when its queue
+	// of them is full, as a stateless server may).
+	if n := retriesSent() - retried; n < (after.Received-before.Received)/4 {
+		t.Errorf("%d Retries for %d frames received during the forged flood", n, after.Received-before.Received)
+	}
+	t.Logf("forged flood: %d frames received, %d sent, %d Retries, TX full %d times, %d dropped", after.Received-before.Received,
+		after.Sent-before.Sent, retriesSent()-retried, after.TXFull-before.TXFull, after.Dropped-before.Dropped)
+	e.servedPromptly(t, "after the forged Initial flood")
 }
 
 // TestHTTP3StreamFloodOverXDP: a client may hold MaxStreams requests and
