@@ -392,4 +392,3 @@ func TestHTTP3PeerFloodOverXDP(t *testing.T) {
 	e.servedPromptly(t, "after the flood")
 	t.Logf("peer table at most %d, now %d; %d datagrams from forged senders", most, peerCount(e.pc), e.l.received()-base)
 }
-
