@@ -123,7 +123,8 @@ func listenClient(v *xdptest.Veth) func() (*net.UDPConn, error) {
 // finish their handshakes push the handshakes in flight past
 // RetryThreshold; from then on they get Retries, stateless, and a new
 // client (which answers its Retry) is served promptly (TestH3Retry on the
-// AF_XDP PacketConn).
+// AF_XDP PacketConn). Then 20,000 Initials forged from as many source
+// ports meet Retry while an established client's download finishes.
 func TestHTTP3RetryFloodOverXDP(t *testing.T) {
 	const threshold, flood = 4, 64
 	testenv.CheckGoroutines(t)
