@@ -11,7 +11,8 @@ export PATH := $(PATH):/usr/local/go/bin
 # rdma transport, built with -tags rdma), haproxy (a PROXY protocol sender in
 # front of the server, cmd/simdedge TestServeProxyProtocol), nghttp2-client
 # (nghttp, an HTTP/2 client for the h2 tests), ngtcp2-client (gtlsclient,
-# ngtcp2's HTTP/3 client, for cmd/simdedge TestNgtcp2Client), systemd (systemd-analyze,
+# ngtcp2's HTTP/3 client, for cmd/simdedge TestNgtcp2Client and, over AF_XDP,
+# xdp TestHTTP3Ngtcp2OverXDP), systemd (systemd-analyze,
 # which checks the units in packaging/systemd), redis-server (the store of the
 # reference rate-limit service in interop's TestGlobalRateLimitReference),
 # libsimdjson-dev (C++ simdjson, the JSON peer of bench/micro, bound through

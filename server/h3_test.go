@@ -16,6 +16,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/simdedge/simdedge/internal/h3test"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/internal/testnet"
 	"github.com/simdedge/simdedge/server/edgetls"
@@ -55,6 +56,9 @@ func startH3(t *testing.T, h Handler, so Options, o HTTP3Options) (*Server, *pki
 	})
 	return s, p, pc.LocalAddr().String()
 }
+
+// h3RawTLS is the raw client's TLS configuration (h3test's) for the PKI.
+func h3RawTLS(p *pki) *tls.Config { return h3test.TLS(p.ca.Pool) }
 
 // h3Client is quic-go's HTTP/3 client trusting the test CA, for a.example.
 func h3Client(t *testing.T, p *pki) (*http.Client, *http3.Transport) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/simdedge/simdedge/internal/h3test"
 	"github.com/simdedge/simdedge/server/access"
 )
 
@@ -22,33 +23,15 @@ import (
 func TestH3Retry(t *testing.T) {
 	const threshold = 4
 	_, p, addr := startH3(t, HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") }), Options{}, HTTP3Options{RetryThreshold: threshold})
-	initials := h3CaptureInitials(t, p, 3*threshold)
+	initials := h3test.CaptureInitials(t, h3RawTLS(p), 3*threshold)
 	server, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var retries, handshakes int
-	for i, pkt := range initials {
-		// Each from a port of its own, as a spoofed flood's would be.
-		sock, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sock.Close()
-		sock.WriteToUDP(pkt, server)
-		sock.SetReadDeadline(time.Now().Add(testTimeout))
-		buf := make([]byte, 2048)
-		n, _, err := sock.ReadFromUDP(buf)
-		if err != nil || n == 0 {
-			t.Fatalf("initial %d: no answer: %v", i, err)
-		}
-		switch h3LongType(buf[0]) {
-		case 3:
-			retries++
-		case 0:
-			handshakes++
-		}
-	}
+	// Each from a port of its own, as a spoofed flood's would be.
+	handshakes, retries := h3test.SendInitials(t, func() (*net.UDPConn, error) {
+		return net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	}, server, initials)
 	if handshakes < threshold || retries < len(initials)-threshold-1 {
 		t.Fatalf("%d handshakes began and %d Retries of %d Initials, threshold %d", handshakes, retries, len(initials), threshold)
 	}
@@ -57,57 +40,6 @@ func TestH3Retry(t *testing.T) {
 	if resp.StatusCode != 200 || string(b) != "ok" {
 		t.Fatalf("a real client under Retry: %d %q", resp.StatusCode, b)
 	}
-}
-
-// h3LongType is a QUIC v1 long header's packet type (RFC 9000 §17.2:
-// 0 Initial, 1 0-RTT, 2 Handshake, 3 Retry), -1 for a short header.
-func h3LongType(b byte) int {
-	if b&0x80 == 0 {
-		return -1
-	}
-	return int(b>>4) & 3
-}
-
-// h3CaptureInitials records the first datagram (an Initial, each with a
-// connection ID of its own) of n quic-go dials to a socket that never
-// answers.
-func h3CaptureInitials(t *testing.T, p *pki, n int) [][]byte {
-	t.Helper()
-	rec, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
-	var out [][]byte
-	for i := range n {
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			quic.DialAddr(ctx, rec.LocalAddr().String(), h3RawTLS(p), nil)
-		}()
-		buf := make([]byte, 2048)
-		rec.SetReadDeadline(time.Now().Add(testTimeout))
-		m, _, err := rec.ReadFromUDP(buf)
-		cancel()
-		wg.Wait()
-		if err != nil {
-			t.Fatalf("dial %d: %v", i, err)
-		}
-		if h3LongType(buf[0]) != 0 {
-			t.Fatalf("dial %d: first datagram is not an Initial (%#x)", i, buf[0])
-		}
-		out = append(out, buf[:m])
-		// Retransmissions of this dial are not wanted.
-		for {
-			rec.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
-			if _, _, err := rec.ReadFromUDP(buf); err != nil {
-				break
-			}
-		}
-	}
-	return out
 }
 
 // TestH3ListenerRules: the listener's deny rules refuse a QUIC connection
@@ -136,8 +68,8 @@ func TestH3ListenerRules(t *testing.T) {
 		if err != nil {
 			t.Fatalf("deny %s: %v", tc.deny, err)
 		}
-		h3RawControl(t, c)
-		if status, _, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...); status != "200" {
+		h3test.Control(t, c)
+		if status, _, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...); status != "200" {
 			t.Fatalf("deny %s: %q %v", tc.deny, status, err)
 		}
 		c.CloseWithError(0, "")
@@ -150,8 +82,8 @@ func TestH3ListenerRules(t *testing.T) {
 func TestH3ConnsPerIP(t *testing.T) {
 	h := HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") })
 	_, p, addr := startH3(t, h, Options{Limits: Limits{MaxConnsPerIP: 1}}, HTTP3Options{})
-	first := h3RawDial(t, addr, h3RawTLS(p), nil)
-	if status, _, err := h3RawRequest(t, first, nil, h3RawGet("GET", "/")...); status != "200" {
+	first := h3test.Dial(t, addr, h3RawTLS(p), nil)
+	if status, _, err := h3test.Request(t, first, nil, h3test.Get("GET", "/")...); status != "200" {
 		t.Fatalf("first connection: %q %v", status, err)
 	}
 	// A refused connection may close before the client opens its
@@ -165,7 +97,7 @@ func TestH3ConnsPerIP(t *testing.T) {
 			return "", err
 		}
 		defer c.CloseWithError(0, "")
-		status, _, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...)
+		status, _, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...)
 		return status, err
 	}
 	if status, err := try(); err == nil || status != "" {
@@ -204,8 +136,8 @@ func TestH3Migration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseWithError(0, "")
-	h3RawControl(t, c)
-	_, before, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...)
+	h3test.Control(t, c)
+	_, before, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +159,7 @@ func TestH3Migration(t *testing.T) {
 	if err := path.Switch(); err != nil {
 		t.Fatalf("switch: %v", err)
 	}
-	status, after, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...)
+	status, after, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...)
 	if err != nil || status != "200" {
 		t.Fatalf("after the move: %q %v", status, err)
 	}
@@ -265,7 +197,7 @@ func h3Delay(t *testing.T, addr string, hold time.Duration) string {
 				return
 			}
 			client.Store(from)
-			typ := h3LongType(b[0])
+			typ := h3test.LongType(b[0])
 			if !first && (typ == 0 || typ == 2) {
 				time.AfterFunc(hold, func() { back.Write(b[:n]) })
 				continue
@@ -305,8 +237,8 @@ func TestH3EarlyData(t *testing.T) {
 			tc := h3RawTLS(p)
 			tc.ClientSessionCache = tls.NewLRUClientSessionCache(4)
 			// The first connection brings the session ticket.
-			c := h3RawDial(t, addr, tc, nil)
-			if status, _, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...); status != "200" {
+			c := h3test.Dial(t, addr, tc, nil)
+			if status, _, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...); status != "200" {
 				t.Fatalf("first connection: %q %v", status, err)
 			}
 			c.CloseWithError(0, "")
@@ -317,7 +249,7 @@ func TestH3EarlyData(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ec.CloseWithError(0, "")
-			h3RawControl(t, ec)
+			h3test.Control(t, ec)
 			type answer struct {
 				status string
 				body   []byte
@@ -328,16 +260,16 @@ func TestH3EarlyData(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				st.Write(h3RawHeaders(fields...))
+				st.Write(h3test.Headers(fields...))
 				st.Close()
 				ch := make(chan answer, 1)
 				go func() {
-					s, b, err := h3RawResponse(st)
+					s, b, err := h3test.Response(st)
 					ch <- answer{s, b, err}
 				}()
 				return ch
 			}
-			get := ask(h3RawGet("GET", "/")...)
+			get := ask(h3test.Get("GET", "/")...)
 			post := ask(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/")
 			g, po := <-get, <-post
 			used := ec.ConnectionState().Used0RTT

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/simdedge/simdedge/internal/h3test"
 	"github.com/simdedge/simdedge/server/accesslog"
 	"github.com/simdedge/simdedge/server/metrics"
 )
@@ -32,8 +32,8 @@ func h3StreamCode(err error) int64 {
 // connection goes on serving.
 func TestH3Malformed(t *testing.T) {
 	_, p, addr := startH3(t, h3TestHandler(), Options{}, HTTP3Options{MaxHeaderBytes: 4 << 10})
-	c := h3RawDial(t, addr, h3RawTLS(p), nil)
-	get := h3RawGet("GET", "/proto")
+	c := h3test.Dial(t, addr, h3RawTLS(p), nil)
+	get := h3test.Get("GET", "/proto")
 	cases := []struct {
 		name   string
 		fields []string
@@ -50,26 +50,26 @@ func TestH3Malformed(t *testing.T) {
 		{"te other than trailers", append(get, "te", "gzip")},
 	}
 	for _, tc := range cases {
-		status, _, err := h3RawRequest(t, c, nil, tc.fields...)
+		status, _, err := h3test.Request(t, c, nil, tc.fields...)
 		if code := h3StreamCode(err); code != h3MessageError {
 			t.Errorf("%s: status %q err %v, want reset with H3_MESSAGE_ERROR", tc.name, status, err)
 		}
 	}
-	status, body, err := h3RawRequest(t, c, nil, append(get, "x-big", strings.Repeat("b", 5<<10))...)
+	status, body, err := h3test.Request(t, c, nil, append(get, "x-big", strings.Repeat("b", 5<<10))...)
 	if err != nil || status != "431" || !strings.Contains(string(body), "Too Large") {
 		t.Errorf("over MaxHeaderBytes: status %q %q err %v, want 431", status, body, err)
 	}
 	// A declared length the body does not match.
-	status, _, err = h3RawRequest(t, c, []byte("abc"), ":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/echo", "content-length", "5")
+	status, _, err = h3test.Request(t, c, []byte("abc"), ":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/echo", "content-length", "5")
 	if h3StreamCode(err) != h3MessageError {
 		t.Errorf("short body: status %q err %v, want H3_MESSAGE_ERROR", status, err)
 	}
-	status, body, err = h3RawRequest(t, c, nil, get...)
+	status, body, err = h3test.Request(t, c, nil, get...)
 	if err != nil || status != "200" || !strings.HasPrefix(string(body), "h3=true") {
 		t.Fatalf("after the refusals: status %q body %q err %v", status, body, err)
 	}
 	// The host field alone is the authority, and the path is normalised.
-	status, body, err = h3RawRequest(t, c, nil, ":method", "GET", ":scheme", "https", ":path", "/a/../proto", "host", "c.example")
+	status, body, err = h3test.Request(t, c, nil, ":method", "GET", ":scheme", "https", ":path", "/a/../proto", "host", "c.example")
 	if err != nil || status != "200" || !strings.HasSuffix(string(body), "host=c.example body=0") {
 		t.Fatalf("host field: status %q body %q err %v", status, body, err)
 	}
@@ -120,14 +120,14 @@ func TestH3StreamLimit(t *testing.T) {
 	const limit = 4
 	h := newBlockHandler()
 	_, p, addr := startH3(t, h, Options{}, HTTP3Options{MaxStreams: limit})
-	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	c := h3test.Dial(t, addr, h3RawTLS(p), nil)
 	var sts []*quic.Stream
 	for range limit {
 		st, err := c.OpenStream()
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+		st.Write(h3test.Headers(h3test.Get("GET", "/block")...))
 		st.Close()
 		sts = append(sts, st)
 	}
@@ -141,30 +141,19 @@ func TestH3StreamLimit(t *testing.T) {
 	if _, err := c.OpenStream(); err == nil {
 		t.Fatal("a stream past MaxStreams opened")
 	}
-	other := h3RawDial(t, addr, h3RawTLS(p), nil)
-	if status, body, err := h3RawRequest(t, other, nil, h3RawGet("GET", "/")...); status != "200" || string(body) != "ok" {
+	other := h3test.Dial(t, addr, h3RawTLS(p), nil)
+	if status, body, err := h3test.Request(t, other, nil, h3test.Get("GET", "/")...); status != "200" || string(body) != "ok" {
 		t.Fatalf("another client while the first holds its streams: %q %q %v", status, body, err)
 	}
 	for _, st := range sts {
 		st.CancelRead(h3RequestCancelled)
 	}
 	// The flood: streams opened and reset as fast as credit allows.
-	const flood = 300
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	for i := range flood {
-		st, err := c.OpenStreamSync(ctx)
-		if err != nil {
-			t.Fatalf("flood stream %d: %v", i, err)
-		}
-		st.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
-		st.CancelWrite(h3RequestCancelled)
-		st.CancelRead(h3RequestCancelled)
-	}
+	h3test.StreamFlood(t, c, 300, h3test.Get("GET", "/block")...)
 	if peak := h.peak.Load(); peak > limit {
 		t.Fatalf("%d handlers ran at once, limit %d", peak, limit)
 	}
-	status, body, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...)
+	status, body, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...)
 	if status != "200" || string(body) != "ok" {
 		t.Fatalf("after the flood: %q %q %v", status, body, err)
 	}
@@ -185,13 +174,13 @@ func TestH3StreamReset(t *testing.T) {
 		h.ServeEdge(w, r)
 	})
 	_, p, addr := startH3(t, handler, Options{}, HTTP3Options{})
-	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	c := h3test.Dial(t, addr, h3RawTLS(p), nil)
 	st, err := c.OpenStream()
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Write(h3RawHeaders(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/upload"))
-	st.Write(h3RawData(bytes.Repeat([]byte("x"), 10000)))
+	st.Write(h3test.Headers(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/upload"))
+	st.Write(h3test.Data(bytes.Repeat([]byte("x"), 10000)))
 	time.Sleep(10 * time.Millisecond)
 	st.CancelWrite(h3RequestCancelled)
 	select {
@@ -206,7 +195,7 @@ func TestH3StreamReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st2.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+	st2.Write(h3test.Headers(h3test.Get("GET", "/block")...))
 	st2.Close()
 	<-h.started
 	st2.CancelRead(h3RequestCancelled)
@@ -226,14 +215,14 @@ func TestH3StreamReset(t *testing.T) {
 func TestH3ClientGone(t *testing.T) {
 	h := newBlockHandler()
 	_, p, addr := startH3(t, h, Options{}, HTTP3Options{})
-	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	c := h3test.Dial(t, addr, h3RawTLS(p), nil)
 	st, _ := c.OpenStream()
-	st.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+	st.Write(h3test.Headers(h3test.Get("GET", "/block")...))
 	st.Close()
 	<-h.started
 	up, _ := c.OpenStream()
-	up.Write(h3RawHeaders(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/echo", "content-length", "100000"))
-	up.Write(h3RawData(make([]byte, 5000)))
+	up.Write(h3test.Headers(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", "/echo", "content-length", "100000"))
+	up.Write(h3test.Data(make([]byte, 5000)))
 	time.Sleep(10 * time.Millisecond)
 	c.CloseWithError(0, "gone")
 	deadline := time.Now().Add(testTimeout)
@@ -262,14 +251,14 @@ func TestH3Observed(t *testing.T) {
 	set := metrics.NewSet()
 	h := HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("id=" + string(r.RequestID())) })
 	_, p, addr := startH3(t, h, Options{AccessLog: alog, Metrics: set, RequestID: RequestIDOptions{Header: "X-Request-Id", Generate: true}}, HTTP3Options{})
-	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	c := h3test.Dial(t, addr, h3RawTLS(p), nil)
 	const n = 3
 	for i := range n {
-		if status, body, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/s")...); status != "200" || !strings.HasPrefix(string(body), "id=") {
+		if status, body, err := h3test.Request(t, c, nil, h3test.Get("GET", "/s")...); status != "200" || !strings.HasPrefix(string(body), "id=") {
 			t.Fatalf("request %d: %q %q %v", i, status, body, err)
 		}
 	}
-	h3RawRequest(t, c, nil, append(h3RawGet("GET", "/s"), "Bad", "1")...)
+	h3test.Request(t, c, nil, append(h3test.Get("GET", "/s"), "Bad", "1")...)
 	c.CloseWithError(0, "")
 	var h3 [metrics.H3Kinds]uint64
 	deadline := time.Now().Add(testTimeout)

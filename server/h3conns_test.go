@@ -8,6 +8,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/simdedge/simdedge/internal/h3test"
 	"github.com/simdedge/simdedge/server/metrics"
 )
 
@@ -23,8 +24,8 @@ func TestH3MaxConns(t *testing.T) {
 	// MaxConnsPerIP off: only MaxConns may refuse.
 	so := Options{Limits: Limits{MaxConns: 1, MaxConnsPerIP: -1}, Metrics: set}
 	_, p, addr := startH3(t, h, so, HTTP3Options{})
-	first := h3RawDial(t, addr, h3RawTLS(p), nil)
-	if status, _, err := h3RawRequest(t, first, nil, h3RawGet("GET", "/")...); status != "200" {
+	first := h3test.Dial(t, addr, h3RawTLS(p), nil)
+	if status, _, err := h3test.Request(t, first, nil, h3test.Get("GET", "/")...); status != "200" {
 		t.Fatalf("first connection: %q %v", status, err)
 	}
 	dial := func() (*quic.Conn, error) {
@@ -54,7 +55,7 @@ func TestH3MaxConns(t *testing.T) {
 	for {
 		c, err := dial()
 		if err == nil {
-			status, _, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...)
+			status, _, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...)
 			c.CloseWithError(0, "")
 			if status != "200" {
 				t.Fatalf("connection after the first ended: %q %v", status, err)
@@ -75,8 +76,8 @@ func TestH3MaxConns(t *testing.T) {
 func TestH3ConnNoReadBuffer(t *testing.T) {
 	h := HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") })
 	s, p, addr := startH3(t, h, Options{}, HTTP3Options{})
-	c := h3RawDial(t, addr, h3RawTLS(p), nil)
-	if status, _, err := h3RawRequest(t, c, nil, h3RawGet("GET", "/")...); status != "200" {
+	c := h3test.Dial(t, addr, h3RawTLS(p), nil)
+	if status, _, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...); status != "200" {
 		t.Fatalf("%q %v", status, err)
 	}
 	anchors, held := 0, 0

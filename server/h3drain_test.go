@@ -10,6 +10,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/quicvarint"
 
+	"github.com/simdedge/simdedge/internal/h3test"
 	"github.com/simdedge/simdedge/internal/testenv"
 	"github.com/simdedge/simdedge/server/edgetls"
 )
@@ -19,10 +20,10 @@ import (
 func TestH3Shutdown(t *testing.T) {
 	h := newBlockHandler()
 	s, p, addr := startH3(t, h, Options{}, HTTP3Options{})
-	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	c := h3test.Dial(t, addr, h3RawTLS(p), nil)
 	goaway := h3WatchGoaway(t, c) // SETTINGS, then GOAWAY
 	st, _ := c.OpenStream()
-	st.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+	st.Write(h3test.Headers(h3test.Get("GET", "/block")...))
 	st.Close()
 	<-h.started
 	done := make(chan error, 1)
@@ -40,7 +41,7 @@ func TestH3Shutdown(t *testing.T) {
 		t.Fatal("no GOAWAY")
 	}
 	close(h.release)
-	status, body, err := h3RawResponse(st)
+	status, body, err := h3test.Response(st)
 	if status != "200" || string(body) != "released" {
 		t.Fatalf("the request in flight: %q %q %v", status, body, err)
 	}
@@ -69,10 +70,10 @@ func TestH3StopListener(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.ServeHTTP3(pc, st.QUICConfig(), HTTP3Options{}) }()
 	defer s.Close()
-	c := h3RawDial(t, pc.LocalAddr().String(), h3RawTLS(p), nil)
+	c := h3test.Dial(t, pc.LocalAddr().String(), h3RawTLS(p), nil)
 	goaway := h3WatchGoaway(t, c)
 	qs, _ := c.OpenStream()
-	qs.Write(h3RawHeaders(h3RawGet("GET", "/block")...))
+	qs.Write(h3test.Headers(h3test.Get("GET", "/block")...))
 	qs.Close()
 	<-h.started
 	if !s.StopListener(pc) {
@@ -84,7 +85,7 @@ func TestH3StopListener(t *testing.T) {
 		t.Fatal("no GOAWAY after StopListener")
 	}
 	close(h.release)
-	if status, body, err := h3RawResponse(qs); status != "200" || string(body) != "released" {
+	if status, body, err := h3test.Response(qs); status != "200" || string(body) != "released" {
 		t.Fatalf("the request in flight: %q %q %v", status, body, err)
 	}
 	select {
@@ -135,9 +136,9 @@ func h3WatchGoaway(t *testing.T, c *quic.Conn) chan uint64 {
 // reconnects is answered instead of sent round in a loop.
 func TestH3StartDrain(t *testing.T) {
 	s, p, addr := startH3(t, HandlerFunc(func(w *ResponseWriter, r *Request) { w.WriteString("ok") }), Options{}, HTTP3Options{})
-	old := h3RawDial(t, addr, h3RawTLS(p), nil)
+	old := h3test.Dial(t, addr, h3RawTLS(p), nil)
 	oldGoaway := h3WatchGoaway(t, old)
-	if status, _, err := h3RawRequest(t, old, nil, h3RawGet("GET", "/")...); status != "200" {
+	if status, _, err := h3test.Request(t, old, nil, h3test.Get("GET", "/")...); status != "200" {
 		t.Fatalf("before the drain: %q %v", status, err)
 	}
 	s.StartDrain()
@@ -149,9 +150,9 @@ func TestH3StartDrain(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("no GOAWAY for the open connection")
 	}
-	fresh := h3RawDial(t, addr, h3RawTLS(p), nil)
+	fresh := h3test.Dial(t, addr, h3RawTLS(p), nil)
 	freshGoaway := h3WatchGoaway(t, fresh)
-	if status, body, err := h3RawRequest(t, fresh, nil, h3RawGet("GET", "/")...); status != "200" || string(body) != "ok" {
+	if status, body, err := h3test.Request(t, fresh, nil, h3test.Get("GET", "/")...); status != "200" || string(body) != "ok" {
 		t.Fatalf("a connection opened during the drain: %q %q %v", status, body, err)
 	}
 	select {

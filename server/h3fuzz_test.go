@@ -8,6 +8,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/simdedge/simdedge/internal/h3test"
 	phttp "github.com/simdedge/simdedge/parse/http"
 )
 
@@ -34,14 +35,14 @@ func (f *h3FakeStream) CancelRead(quic.StreamErrorCode) { f.cancelled = true }
 // reads to exactly the DATA payloads sent, and to the Content-Length when
 // one was declared and the body ended cleanly.
 func FuzzH3RequestStream(f *testing.F) {
-	get := h3RawGet("GET", "/a/../b?q")
-	f.Add(h3RawHeaders(get...))
-	f.Add(append(h3RawHeaders(":method", "POST", ":scheme", "https", ":authority", "a", ":path", "/", "content-length", "3"), h3RawData([]byte("abc"))...))
-	f.Add(append(append(h3RawHeaders(":method", "POST", ":scheme", "https", ":path", "/", "host", "h"), h3RawData([]byte("ab"))...), h3RawHeaders("x-trailer", "1")...))
-	f.Add(append([]byte{0x21, 0x02, 'x', 'y'}, h3RawHeaders(get...)...)) // a reserved frame type first
-	f.Add(append(h3RawHeaders(get...), h3RawData(nil)...))
-	f.Add(append(h3RawHeaders(append(get, "cookie", "a=1", "cookie", "b=2")...), 0x00))
-	f.Add(h3RawHeaders(":method", "CONNECT", ":authority", "a:443"))
+	get := h3test.Get("GET", "/a/../b?q")
+	f.Add(h3test.Headers(get...))
+	f.Add(append(h3test.Headers(":method", "POST", ":scheme", "https", ":authority", "a", ":path", "/", "content-length", "3"), h3test.Data([]byte("abc"))...))
+	f.Add(append(append(h3test.Headers(":method", "POST", ":scheme", "https", ":path", "/", "host", "h"), h3test.Data([]byte("ab"))...), h3test.Headers("x-trailer", "1")...))
+	f.Add(append([]byte{0x21, 0x02, 'x', 'y'}, h3test.Headers(get...)...)) // a reserved frame type first
+	f.Add(append(h3test.Headers(get...), h3test.Data(nil)...))
+	f.Add(append(h3test.Headers(append(get, "cookie", "a=1", "cookie", "b=2")...), 0x00))
+	f.Add(h3test.Headers(":method", "CONNECT", ":authority", "a:443"))
 	f.Add([]byte{0x01, 0x40})
 	srv := New(Options{Handler: okHandler("")})
 	c := &conn{srv: srv, cfg: srv.settings()}

@@ -3,6 +3,8 @@ package server
 import (
 	"testing"
 	"time"
+
+	"github.com/simdedge/simdedge/internal/h3test"
 )
 
 // TestH3BodyMinRate: an HTTP/3 body trickled slower than BodyMinRate is
@@ -15,7 +17,7 @@ func TestH3BodyMinRate(t *testing.T) {
 	h := rateHandler{errs: make(chan error, 1)}
 	o := Options{Timeouts: Timeouts{BodyMinRate: 1 << 10, BodyRateWindow: 300 * time.Millisecond, Idle: 10 * time.Second}}
 	_, p, addr := startH3(t, h, o, HTTP3Options{})
-	c := h3RawDial(t, addr, h3RawTLS(p), nil)
+	c := h3test.Dial(t, addr, h3RawTLS(p), nil)
 	for _, path := range []string{"/upload", "/committed"} {
 		t.Run(path, func(t *testing.T) {
 			st, err := c.OpenStream()
@@ -28,11 +30,11 @@ func TestH3BodyMinRate(t *testing.T) {
 			}
 			ended := make(chan end, 1)
 			go func() {
-				status, _, err := h3RawResponse(st)
+				status, _, err := h3test.Response(st)
 				ended <- end{status, err}
 			}()
-			st.Write(h3RawHeaders(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", path))
-			e, ok := rateTrickle(path, o, func() { st.Write(h3RawData([]byte{'x'})) }, ended)
+			st.Write(h3test.Headers(":method", "POST", ":scheme", "https", ":authority", "a.example", ":path", path))
+			e, ok := rateTrickle(path, o, func() { st.Write(h3test.Data([]byte{'x'})) }, ended)
 			rateCheckEnd(t, path, ok, e.status, e.err)
 			if path == "/committed" {
 				st.Close()

@@ -8,30 +8,9 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/simdedge/simdedge/internal/h3test"
 )
-
-// muteConn is a client's UDP socket that can go deaf: once muted it
-// drops every datagram it receives, so the client stops acknowledging
-// while the server still has data in flight (issue 33's "a peer that
-// never acknowledges").
-type muteConn struct {
-	net.PacketConn
-	mute atomic.Bool
-}
-
-// SetReadBuffer and SetWriteBuffer pass through, so that quic-go sizes
-// the socket's buffers as it would a *net.UDPConn's.
-func (c *muteConn) SetReadBuffer(n int) error  { return c.PacketConn.(*net.UDPConn).SetReadBuffer(n) }
-func (c *muteConn) SetWriteBuffer(n int) error { return c.PacketConn.(*net.UDPConn).SetWriteBuffer(n) }
-
-func (c *muteConn) ReadFrom(b []byte) (int, net.Addr, error) {
-	for {
-		n, a, err := c.PacketConn.ReadFrom(b)
-		if err != nil || !c.mute.Load() {
-			return n, a, err
-		}
-	}
-}
 
 // h3OpenConns is the number of HTTP/3 connections s holds.
 func h3OpenConns(s *Server) int {
@@ -68,7 +47,7 @@ func TestH3SilentPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := &muteConn{PacketConn: udp}
+	mc := &h3test.MuteConn{PacketConn: udp}
 	tr := &quic.Transport{Conn: mc}
 	defer tr.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -84,12 +63,12 @@ func TestH3SilentPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseWithError(0, "")
-	h3RawControl(t, c)
+	h3test.Control(t, c)
 	st, err := c.OpenStreamSync(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Write(h3RawHeaders(h3RawGet("GET", "/big")...))
+	st.Write(h3test.Headers(h3test.Get("GET", "/big")...))
 	st.Close()
 	// Let the response start, then go deaf.
 	deadline := time.Now().Add(testTimeout)
@@ -99,7 +78,7 @@ func TestH3SilentPeer(t *testing.T) {
 	if wrote.Load() == 0 {
 		t.Fatal("the large response never started")
 	}
-	mc.mute.Store(true)
+	mc.Mute.Store(true)
 	if h3OpenConns(s) != 1 {
 		t.Fatalf("%d HTTP/3 connections open, want the silent one", h3OpenConns(s))
 	}
@@ -107,8 +86,8 @@ func TestH3SilentPeer(t *testing.T) {
 	// A new client is served promptly while the silent one holds its
 	// connection and flow-control window.
 	start := time.Now()
-	c2 := h3RawDial(t, addr, h3RawTLS(p), nil)
-	if status, body, err := h3RawRequest(t, c2, nil, h3RawGet("GET", "/")...); status != "200" || string(body) != "ok" {
+	c2 := h3test.Dial(t, addr, h3RawTLS(p), nil)
+	if status, body, err := h3test.Request(t, c2, nil, h3test.Get("GET", "/")...); status != "200" || string(body) != "ok" {
 		t.Fatalf("a new client beside the silent one: %q %q %v", status, body, err)
 	}
 	if d := time.Since(start); d > testTimeout/2 {

@@ -44,10 +44,30 @@ var h3Handler = server.HandlerFunc(func(w *server.ResponseWriter, r *server.Requ
 	}
 })
 
+// h3Env is a server on the Listener's PacketConn in the server
+// namespace, and what its clients need.
+type h3Env struct {
+	v    *xdptest.Veth
+	l    *Listener
+	pc   *packetConn
+	srv  *server.Server
+	ca   *testcert.CA
+	addr *net.UDPAddr // the server's, as the client namespace reaches it
+	base string       // https://ADDR:PORT
+}
+
 // startHTTP3 serves h3Handler over HTTP/3 on the Listener's PacketConn in
 // the server namespace, and returns quic-go's client in the client
 // namespace and the base URL.
 func startHTTP3(t *testing.T, v *xdptest.Veth, mode Mode, queues []int) (*Listener, *http.Client, string) {
+	t.Helper()
+	e := serveHTTP3(t, v, mode, queues, server.Options{Handler: h3Handler}, server.HTTP3Options{})
+	return e.l, e.client(t), e.base
+}
+
+// serveHTTP3 serves so.Handler over HTTP/3 with o on the Listener's
+// PacketConn in the server namespace, until cleanup.
+func serveHTTP3(t *testing.T, v *xdptest.Veth, mode Mode, queues []int, so server.Options, o server.HTTP3Options) *h3Env {
 	t.Helper()
 	var l *Listener
 	err := xdptest.InNS(v.ServerNS, func() (err error) {
@@ -73,9 +93,9 @@ func startHTTP3(t *testing.T, v *xdptest.Veth, mode Mode, queues []int) (*Listen
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(server.Options{Handler: h3Handler})
+	srv := server.New(so)
 	served := make(chan error, 1)
-	go func() { served <- srv.ServeHTTP3(pc, st.QUICConfig(), server.HTTP3Options{}) }()
+	go func() { served <- srv.ServeHTTP3(pc, st.QUICConfig(), o) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), h3Timeout)
 		defer cancel()
@@ -95,18 +115,41 @@ func startHTTP3(t *testing.T, v *xdptest.Veth, mode Mode, queues []int) (*Listen
 			t.Errorf("Close: %v", err)
 		}
 	})
+	return &h3Env{v: v, l: l, pc: pc.(*packetConn), srv: srv, ca: ca,
+		addr: &net.UDPAddr{IP: net.IP(v.ServerIP[:]), Port: testUDPPort},
+		base: fmt.Sprintf("https://%s:%d", xdptest.Addr(v.ServerIP), testUDPPort)}
+}
 
-	// The client's UDP socket belongs to the client namespace.
-	var cpc net.PacketConn
-	if err := xdptest.InNS(v.ClientNS, func() (err error) {
-		cpc, err = net.ListenPacket("udp4", "0.0.0.0:0")
+// clientSocket is a UDP socket of the client namespace, closed at
+// cleanup.
+func (e *h3Env) clientSocket(t *testing.T) *net.UDPConn {
+	t.Helper()
+	var c *net.UDPConn
+	if err := xdptest.InNS(e.v.ClientNS, func() (err error) {
+		c, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4zero})
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	qt := &quic.Transport{Conn: cpc}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// transport is a quic-go transport on pc (a client namespace socket),
+// closed at cleanup.
+func (e *h3Env) transport(t *testing.T, pc net.PacketConn) *quic.Transport {
+	t.Helper()
+	qt := &quic.Transport{Conn: pc}
+	t.Cleanup(func() { qt.Close() })
+	return qt
+}
+
+// client is quic-go's HTTP/3 client in the client namespace.
+func (e *h3Env) client(t *testing.T) *http.Client {
+	t.Helper()
+	qt := e.transport(t, e.clientSocket(t))
 	tr := &http3.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: ca.Pool, ServerName: "a.example"},
+		TLSClientConfig: &tls.Config{RootCAs: e.ca.Pool, ServerName: "a.example"},
 		QUICConfig:      &quic.Config{MaxIdleTimeout: h3Timeout},
 		Dial: func(ctx context.Context, addr string, tc *tls.Config, qc *quic.Config) (*quic.Conn, error) {
 			ua, err := net.ResolveUDPAddr("udp4", addr)
@@ -116,12 +159,8 @@ func startHTTP3(t *testing.T, v *xdptest.Veth, mode Mode, queues []int) (*Listen
 			return qt.DialEarly(ctx, ua, tc, qc)
 		},
 	}
-	t.Cleanup(func() {
-		tr.Close()
-		qt.Close()
-		cpc.Close()
-	})
-	return l, &http.Client{Transport: tr, Timeout: h3Timeout}, fmt.Sprintf("https://%s:%d", xdptest.Addr(v.ServerIP), testUDPPort)
+	t.Cleanup(func() { tr.Close() })
+	return &http.Client{Transport: tr, Timeout: h3Timeout}
 }
 
 func h3Get(c *http.Client, method, url string, body io.Reader) (*http.Response, []byte, error) {

@@ -16,8 +16,13 @@ const txBatch = 32
 
 // maxPeers bounds the table of senders WriteTo can answer (their MAC and
 // the local address they wrote to). Spoofed sources could otherwise grow
-// it without end; when full it is emptied, and a peer that sends again is
-// learnt again.
+// it without end. It is kept in two generations of maxPeers/2: when the
+// newer fills, the older is dropped and the newer takes its place, and a
+// sender found in the older moves to the newer. So a peer that sent
+// anything within the last maxPeers/2 new senders is always known. (The
+// table used to be emptied when full: a flood of forged sources then made
+// every established connection's next WriteTo fail with ErrNoRoute, which
+// quic-go takes as fatal to the connection.)
 const maxPeers = 1 << 16
 
 // ErrNoRoute: WriteTo was given an address no datagram came from, so its
@@ -63,7 +68,8 @@ type packetConn struct {
 	wdl   atomic.Int64
 
 	pmu   sync.RWMutex
-	peers map[udpAddr]*peer
+	peers map[udpAddr]*peer // the newer generation (see maxPeers)
+	older map[udpAddr]*peer
 
 	kicks chan *queue // queues with frames the flusher is to kick
 	flush sync.WaitGroup
@@ -88,6 +94,7 @@ func (l *Listener) PacketConn() (net.PacketConn, error) {
 		back:  make(map[*queue][]uint64),
 		rwake: make(chan struct{}, 1),
 		peers: make(map[udpAddr]*peer),
+		older: make(map[udpAddr]*peer),
 		kicks: make(chan *queue, len(l.queues)),
 	}
 	if l.anyAddr {
@@ -136,17 +143,33 @@ func (c *packetConn) learn(q *queue, f []byte) *peer {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
 	if p == nil {
-		if len(c.peers) >= maxPeers {
-			clear(c.peers)
-		}
+		p = c.older[key]
+	}
+	if p == nil {
 		p = &peer{addr: &net.UDPAddr{IP: net.IP(key.ip[:]), Port: int(key.port)}}
 	} else {
 		// ReadFrom's callers may hold the old one: never changed in place.
 		p = &peer{addr: p.addr}
 	}
 	p.e, p.q = e, q
+	if _, ok := c.peers[key]; !ok && len(c.peers) >= maxPeers/2 {
+		// The newer generation is full: it becomes the older (reusing
+		// the dropped one's map).
+		clear(c.older)
+		c.peers, c.older = c.older, c.peers
+	}
 	c.peers[key] = p
 	return p
+}
+
+// lookup returns the peer of addr, or nil.
+func (c *packetConn) lookup(addr udpAddr) *peer {
+	c.pmu.RLock()
+	defer c.pmu.RUnlock()
+	if p := c.peers[addr]; p != nil {
+		return p
+	}
+	return c.older[addr]
 }
 
 // ReadFrom implements net.PacketConn. It copies one datagram into b
@@ -240,9 +263,7 @@ func (c *packetConn) WriteTo(b []byte, addr net.Addr) (int, error) {
 	if ip4 == nil || ua.Port <= 0 || ua.Port > 65535 {
 		return 0, ErrNotUDP
 	}
-	c.pmu.RLock()
-	p := c.peers[udpAddr{ip: [4]byte(ip4), port: uint16(ua.Port)}]
-	c.pmu.RUnlock()
+	p := c.lookup(udpAddr{ip: [4]byte(ip4), port: uint16(ua.Port)})
 	if p == nil {
 		return 0, ErrNoRoute
 	}

@@ -2,68 +2,26 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/simdedge/simdedge/internal/h3test"
 	"github.com/simdedge/simdedge/internal/testcert"
-	"github.com/simdedge/simdedge/internal/testenv"
 )
-
-// ngtcp2Client is ngtcp2's HTTP/3 example client as Debian ships it
-// (ngtcp2-client: gtlsclient, on GnuTLS and nghttp3). It skips without
-// it, and fails under REQUIRE_NGTCP2 (.ci/run sets it; make deps installs
-// the package).
-func ngtcp2Client(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("gtlsclient")
-	testenv.Need(t, "REQUIRE_NGTCP2", err == nil, "gtlsclient not found (apt-get install ngtcp2-client)")
-	return p
-}
-
-// runNgtcp2 runs the client with opts against addr for uris and returns
-// its output (the HTTP dump unless opts has -q).
-func runNgtcp2(t *testing.T, bin, addr string, opts []string, uris ...string) string {
-	t.Helper()
-	host, port, _ := net.SplitHostPort(addr)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	args := append([]string{"--exit-on-all-streams-close", "--no-quic-dump", "--sni=a.example", "--timeout=20s"}, opts...)
-	args = append(append(args, host, port), uris...)
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("gtlsclient %v: %v\n%s", args, err, tail(out.String(), 2000))
-	}
-	return out.String()
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-var ngtcp2Status = regexp.MustCompile(`\[:status: (\d+)\]`)
 
 // TestNgtcp2Client: ngtcp2's client (another QUIC and HTTP/3 stack, on
 // GnuTLS) against respond, echo, files and proxy routes: 1 MiB bodies both
 // ways, and 100 requests at once on one connection.
 func TestNgtcp2Client(t *testing.T) {
-	bin := ngtcp2Client(t)
+	bin := h3test.Ngtcp2(t)
 	back := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if r.Method == "POST" {
@@ -112,30 +70,30 @@ routes:
 
 	dl := filepath.Join(dir, "dl")
 	os.Mkdir(dl, 0o755)
-	out := runNgtcp2(t, bin, addr, []string{"--download=" + dl}, base+"/r", base+"/p/x")
-	st := ngtcp2Status.FindAllStringSubmatch(out, -1)
+	out := h3test.RunNgtcp2(t, nil, bin, addr, []string{"--download=" + dl}, base+"/r", base+"/p/x")
+	st := h3test.Ngtcp2Status.FindAllStringSubmatch(out, -1)
 	r, _ := os.ReadFile(filepath.Join(dl, "r"))
 	x, _ := os.ReadFile(filepath.Join(dl, "x"))
 	if len(st) != 2 || st[0][1] != "200" || st[1][1] != "200" || string(r) != "hi" || string(x) != "proxied 3 simdedge" {
-		t.Fatalf("respond and proxy: %v %q %q\n%s", st, r, x, tail(out, 3000))
+		t.Fatalf("respond and proxy: %v %q %q\n%s", st, r, x, h3test.Tail(out, 3000))
 	}
 	// 1 MiB up: echo counts it; the proxy sends it back whole.
-	runNgtcp2(t, bin, addr, []string{"-q", "-m", "POST", "-d", up, "--download=" + dl}, base+"/echo")
+	h3test.RunNgtcp2(t, nil, bin, addr, []string{"-q", "-m", "POST", "-d", up, "--download=" + dl}, base+"/echo")
 	if e, _ := os.ReadFile(filepath.Join(dl, "echo")); !bytes.Contains(e, []byte(`"body_len":1048576`)) || !bytes.Contains(e, []byte(`"version":"HTTP/3"`)) {
 		t.Fatalf("1 MiB to echo: %s", e)
 	}
-	runNgtcp2(t, bin, addr, []string{"-q", "-m", "POST", "-d", up, "--download=" + dl}, base+"/p/back.bin")
+	h3test.RunNgtcp2(t, nil, bin, addr, []string{"-q", "-m", "POST", "-d", up, "--download=" + dl}, base+"/p/back.bin")
 	if got, _ := os.ReadFile(filepath.Join(dl, "back.bin")); !bytes.Equal(got, big) {
 		t.Fatalf("1 MiB through the proxy both ways: %d bytes back", len(got))
 	}
 	// 1 MiB down from files.
-	runNgtcp2(t, bin, addr, []string{"-q", "--download=" + dl}, base+"/www/big.bin")
+	h3test.RunNgtcp2(t, nil, bin, addr, []string{"-q", "--download=" + dl}, base+"/www/big.bin")
 	if got, _ := os.ReadFile(filepath.Join(dl, "big.bin")); !bytes.Equal(got, big) {
 		t.Fatalf("1 MiB file: %d bytes", len(got))
 	}
 	// 100 requests at once on one connection.
-	out = runNgtcp2(t, bin, addr, []string{"-n", "100"}, base+"/")
-	if st := ngtcp2Status.FindAllStringSubmatch(out, -1); len(st) != 100 {
+	out = h3test.RunNgtcp2(t, nil, bin, addr, []string{"-n", "100"}, base+"/")
+	if st := h3test.Ngtcp2Status.FindAllStringSubmatch(out, -1); len(st) != 100 {
 		t.Fatalf("%d answers of 100", len(st))
 	}
 }
