@@ -19,6 +19,10 @@
 #
 # Usage: bench/h3/xdp.sh [ROUNDS] [DURATION]   (needs openssl, ip, ethtool)
 # MODE=generic uses generic XDP instead of native (veth's driver mode).
+# PROFILE=DIR: after the rounds, an 8 s CPU profile of each server (pprof
+# from an admin listener on its loopback) under the same load, kept in DIR
+# with the binary and the requests answered in each profile's window
+# (DIR/NAME.load), so figures per request come from one run (decision 0048).
 set -euo pipefail
 ROUNDS=${1:-5}
 DURATION=${2:-5s}
@@ -58,6 +62,11 @@ done
 # side verifies them.
 ip netns exec "${NS}c" ethtool -K "${NS}c" tx off >/dev/null
 
+ADMIN_XDP= ADMIN_UDP=
+if [ -n "${PROFILE:-}" ]; then
+	ADMIN_XDP='admin: {address: "127.0.0.1:9645", pprof: true}'
+	ADMIN_UDP='admin: {address: "127.0.0.1:9646", pprof: true}'
+fi
 ROUTE='routes:
   - match: {path_prefix: /}
     respond: {status: 200, body: "ok\n", headers: {Content-Type: text/plain}}'
@@ -68,6 +77,7 @@ listeners:
     http3: true
     tls: $TLS
     xdp: {interface: ${NS}s, address: $SIP, udp_port: $P_XDP, mode: $MODE}
+$ADMIN_XDP
 $ROUTE
 YAML
 cat >"$W/udp.yaml" <<YAML
@@ -76,6 +86,7 @@ listeners:
   - address: "$SIP:$P_UDP"
     tls: $TLS
     http3: true
+$ADMIN_UDP
 $ROUTE
 YAML
 . bench/load/lib.sh
@@ -110,3 +121,17 @@ echo "## per-round ratio xdp/udp (CPU per request), median"
 awk '/^## round/ {r++} /us CPU\/req/ { v[r, $3] = $(NF-2) }
 	END { for (i = 1; i <= r; i++) print v[i, "xdp"] / v[i, "udp"] }' "$W/rounds.txt" |
 	sort -n | awk '{v[NR] = $1} END { printf "%.2f (min %.2f, max %.2f)\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
+
+[ -n "${PROFILE:-}" ] || exit 0
+mkdir -p "$PROFILE"
+cp "$W/simdedge" "$PROFILE/simdedge.bin"
+for s in xdp:$P_XDP:9645 udp:$P_UDP:9646; do
+	IFS=: read -r name port admin <<<"$s"
+	# The load runs 10 s; the profile covers 8 s of it, from 1 s in.
+	load -url "https://$SIP:$port/" -conns "$CONNS" -streams "$STREAMS" -d 10s >"$PROFILE/$name.load" &
+	lp=$!
+	sleep 1
+	ip netns exec "${NS}s" curl -s -o "$PROFILE/$name.pprof" "http://127.0.0.1:$admin/debug/pprof/profile?seconds=8"
+	wait "$lp"
+done
+echo "profiles in $PROFILE (go tool pprof $PROFILE/simdedge.bin $PROFILE/xdp.pprof); requests over 10 s in $PROFILE/*.load"
