@@ -21,7 +21,11 @@ const keyEnd = '"' | ':'<<8
 // the next position or at whitespace. A string's closing quote is found by
 // its scan (the stop masks in x.mk), and the next position must lie beyond
 // it.
-func buildIndexed(tape []uint64, stack []int, b []byte, x *index, maxDepth int) (_ []uint64, _ []int, ok bool) {
+//
+// With cv (Options.Eager), it converts each number and unescapes each
+// string with escapes into cv as it writes them (eager.go), while their
+// bytes are in cache, instead of a pass over the tape afterwards.
+func buildIndexed(tape []uint64, stack []int, b []byte, x *index, maxDepth int, cv *strBuf) (_ []uint64, _ []int, ok bool) {
 	var (
 		pos = x.pos
 		mk  = &x.mk
@@ -91,7 +95,11 @@ value:
 		if int(pos[n]) <= end {
 			return tape, stack, false
 		}
-		tape = appendString(tape, i+1, end, esc)
+		if esc && cv != nil {
+			tape = cv.appendString(tape, b[i+1:end])
+		} else {
+			tape = appendString(tape, i+1, end, esc)
+		}
 		goto after
 	case 't':
 		if !hasLiteral(b, i, litTrue) {
@@ -118,7 +126,19 @@ value:
 		if end, err = scanNumber(b, i); err != nil {
 			return tape, stack, false
 		}
-		tape = append(tape, entry(tagNumber, uint64(i)), uint64(end-i))
+		var (
+			tag  byte
+			bits uint64
+			conv bool
+		)
+		if cv != nil {
+			tag, bits, conv = convertNumber(b[i:end])
+		}
+		if conv {
+			tape = append(tape, entry(tag, 0), bits)
+		} else {
+			tape = append(tape, entry(tagNumber, uint64(i)), uint64(end-i))
+		}
 	}
 	// A number or literal ends at the next position or at whitespace.
 	if int(pos[n]) != end && (end >= len(b) || !isSpace[b[end]]) {
@@ -189,7 +209,11 @@ key:
 	} else if end, esc, _, err = scanStringMarked(b, i+1, mk); err != nil {
 		return tape, stack, false
 	}
-	tape = appendString(tape, i+1, end, esc)
+	if esc && cv != nil {
+		tape = cv.appendString(tape, b[i+1:end])
+	} else {
+		tape = appendString(tape, i+1, end, esc)
+	}
 	i, n = int(pos[n]), n+1
 	if i <= end || i >= len(b) || b[i] != ':' {
 		return tape, stack, false

@@ -1,0 +1,143 @@
+package json
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// eagerNumbers are number texts around every edge of convertNumber: the
+// int64 and uint64 limits, 19 and 20 digits, -0, the exactly representable
+// floats and just beyond (2^53, 10^22), exponents far out, underflow and
+// overflow.
+var eagerNumbers = []string{
+	"0", "-0", "1", "-1", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+	"-9223372036854775809", "18446744073709551615", "18446744073709551616", "9999999999999999999",
+	"10000000000000000000", "-9999999999999999999", "1234567890123456789", "0.0", "-0.0", "-0e0",
+	"1.5", "-2.25", "0.1", "0.3", "1e22", "1e23", "9007199254740992", "9007199254740993",
+	"9007199254740993.0", "9007199254740992e1", "1.7976931348623157e308", "1.8e308", "-1e400",
+	"4.9e-324", "2e-324", "1e-400", "123456789012345678901234567890", "1.0000000000000000000001",
+	"5e-22", "5e-23", "0.000001", "1E+2", "1e-0", "1e00000000000000000000000005", "3.14159265358979",
+	"1e-7", "12345678901234567e-10", "123456789012345678e5",
+}
+
+// TestEagerSame checks that Options.Eager changes no result: every
+// value of every document answers Kind, Int, Uint, Float (to the bit) and
+// AppendString exactly as the default parse does.
+func TestEagerSame(t *testing.T) {
+	docs := []string{"[" + strings.Join(eagerNumbers, ",") + "]"}
+	for _, n := range eagerNumbers {
+		docs = append(docs, n, `{"k\n`+n+`":`+n+`}`)
+	}
+	docs = append(docs, fuzzSeeds...)
+	for _, tc := range edgeCases {
+		docs = append(docs, tc.in)
+	}
+	for _, name := range []string{"twitter.json", "citm_catalog.json", "canada.json"} {
+		if b := sharedJSONOptional(name); b != nil {
+			docs = append(docs, string(b))
+		}
+	}
+	for _, d := range docs {
+		checkEager(t, []byte(d))
+	}
+}
+
+// checkEager parses in with and without Options.Eager, on every pure-Go
+// path (index, marks, word loops), and compares the documents.
+func checkEager(t *testing.T, in []byte) {
+	t.Helper()
+	for _, lazy := range engineParsers(Options{}) {
+		if lazy.Engine() != EnginePureGo {
+			continue // Eager is the pure-Go engine's
+		}
+		eager := NewParser(Options{Engine: EnginePureGo, Eager: true})
+		eager.doc.simdMin, eager.doc.marksMin = lazy.doc.simdMin, lazy.doc.marksMin
+		eager.doc.noIndex, eager.doc.noMarks = lazy.doc.noIndex, lazy.doc.noMarks
+		ld, lerr := lazy.Parse(in)
+		ed, eerr := eager.Parse(in)
+		if fmt.Sprint(lerr) != fmt.Sprint(eerr) {
+			t.Fatalf("%.40q: errors differ: lazy %v, eager %v", in, lerr, eerr)
+		}
+		if lerr != nil {
+			continue
+		}
+		if msg := diffValues(ld.Root(), ed.Root()); msg != "" {
+			t.Fatalf("%.40q: %s", in, msg)
+		}
+	}
+}
+
+// diffValues compares two values exactly and says where they differ.
+func diffValues(a, b Value) string {
+	if a.Kind() != b.Kind() {
+		return fmt.Sprintf("kind %v vs %v", a.Kind(), b.Kind())
+	}
+	switch a.Kind() {
+	case Number:
+		ai, aerr := a.Int()
+		bi, berr := b.Int()
+		if ai != bi || aerr != berr {
+			return fmt.Sprintf("Int %d %v vs %d %v", ai, aerr, bi, berr)
+		}
+		au, aerr := a.Uint()
+		bu, berr := b.Uint()
+		if au != bu || aerr != berr {
+			return fmt.Sprintf("Uint %d %v vs %d %v", au, aerr, bu, berr)
+		}
+		af, aerr := a.Float()
+		bf, berr := b.Float()
+		if math.Float64bits(af) != math.Float64bits(bf) || aerr != berr {
+			return fmt.Sprintf("Float %v %v vs %v %v", af, aerr, bf, berr)
+		}
+	case String:
+		as, aerr := a.AppendString(nil)
+		bs, berr := b.AppendString(nil)
+		if !bytes.Equal(as, bs) || aerr != berr {
+			return fmt.Sprintf("string %q vs %q", as, bs)
+		}
+	case Array:
+		ai, _ := a.Array()
+		bi, _ := b.Array()
+		for ai.Next() {
+			if !bi.Next() {
+				return "array lengths differ"
+			}
+			if msg := diffValues(ai.Value(), bi.Value()); msg != "" {
+				return msg
+			}
+		}
+		if bi.Next() {
+			return "array lengths differ"
+		}
+	case Object:
+		ai, _ := a.Object()
+		bi, _ := b.Object()
+		for ai.Next() {
+			if !bi.Next() {
+				return "object sizes differ"
+			}
+			if msg := diffValues(ai.Key(), bi.Key()); msg != "" {
+				return "key: " + msg
+			}
+			if msg := diffValues(ai.Value(), bi.Value()); msg != "" {
+				return msg
+			}
+		}
+		if bi.Next() {
+			return "object sizes differ"
+		}
+	}
+	return ""
+}
+
+// FuzzEager checks that Options.Eager never changes a verdict or a value.
+func FuzzEager(f *testing.F) {
+	addSeeds(f)
+	for _, n := range eagerNumbers {
+		f.Add([]byte(n))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) { checkEager(t, in) })
+}
