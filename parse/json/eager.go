@@ -1,6 +1,7 @@
 package json
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 )
@@ -77,10 +78,7 @@ func convertNumber(t []byte) (tag byte, bits uint64, ok bool) {
 	// 19 of them (below 10^19, so m cannot overflow).
 	var m uint64
 	nd, exp := 0, 0
-	for ; j < len(t) && t[j]-'0' <= 9; j++ {
-		m = m*10 + uint64(t[j]-'0')
-		nd++
-	}
+	j, m, nd = readDigits(t, j, m, nd)
 	if j == len(t) {
 		if nd > 19 || (neg && m == 0) {
 			return 0, 0, false
@@ -97,11 +95,9 @@ func convertNumber(t []byte) (tag byte, bits uint64, ok bool) {
 		return tagInt, uint64(-int64(m)), true
 	}
 	if t[j] == '.' {
-		for j++; j < len(t) && t[j]-'0' <= 9; j++ {
-			m = m*10 + uint64(t[j]-'0')
-			nd++
-			exp--
-		}
+		k := j + 1
+		j, m, nd = readDigits(t, k, m, nd)
+		exp = k - j
 	}
 	if j < len(t) { // exponent
 		j++
@@ -138,4 +134,44 @@ func convertNumber(t []byte) (tag byte, bits uint64, ok bool) {
 		return 0, 0, false
 	}
 	return tagFloat, math.Float64bits(f), true
+}
+
+// readDigits appends the run of digits at t[j:] to m, which holds nd
+// digits, and returns the index after the run, m and the new count. Past
+// 19 digits m overflows, and the caller does not use it. Eight digits at a
+// time while they fit (twitter.json's ids have 18).
+func readDigits(t []byte, j int, m uint64, nd int) (int, uint64, int) {
+	for len(t)-j >= 8 && nd <= 19-8 {
+		w := binary.LittleEndian.Uint64(t[j:])
+		if !eightDigits(w) {
+			break
+		}
+		m = m*1e8 + digits8(w)
+		j += 8
+		nd += 8
+	}
+	for ; j < len(t) && t[j]-'0' <= 9; j++ {
+		m = m*10 + uint64(t[j]-'0')
+		nd++
+	}
+	return j, m, nd
+}
+
+// eightDigits reports whether the eight bytes of w are all ASCII digits:
+// each byte's high nibble is 3, and adding 6 does not carry into it.
+func eightDigits(w uint64) bool {
+	const hi = 0xF0F0F0F0F0F0F0F0
+	return w&hi|(w+0x0606060606060606)&hi>>4 == 0x3333333333333333
+}
+
+// digits8 is the value of eight ASCII digits, the first in the low byte
+// of w: adjacent digits combined into pairs, pairs into fours, fours into
+// the eight, each step one multiply-add across lanes.
+func digits8(w uint64) uint64 {
+	w -= 0x3030303030303030
+	w = w*10 + w>>8 // each even byte: 10*first + second of its pair
+	const mask = 0x000000FF000000FF
+	// Pairs 0 and 2 by 100 and 10^6, pairs 1 and 3 by 1 and 10^4, summed
+	// in the upper half.
+	return (w&mask*(100+1000000<<32) + w>>16&mask*(1+10000<<32)) >> 32
 }

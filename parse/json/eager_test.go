@@ -2,6 +2,7 @@ package json
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -140,4 +141,40 @@ func FuzzEager(f *testing.F) {
 		f.Add([]byte(n))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) { checkEager(t, in) })
+}
+
+// TestDigits8 checks the eight-digit word operations against a byte loop,
+// at every digit in every lane and for bytes just outside '0'-'9'.
+func TestDigits8(t *testing.T) {
+	base := []byte("31415926")
+	for lane := range 8 {
+		for c := range 256 {
+			w := bytes.Clone(base)
+			w[lane] = byte(c)
+			word := binary.LittleEndian.Uint64(w)
+			isDigit := c >= '0' && c <= '9'
+			if eightDigits(word) != isDigit {
+				t.Fatalf("eightDigits(%q) = %v", w, !isDigit)
+			}
+			if !isDigit {
+				continue
+			}
+			var want uint64
+			for _, d := range w {
+				want = want*10 + uint64(d-'0')
+			}
+			if got := digits8(word); got != want {
+				t.Fatalf("digits8(%q) = %d, want %d", w, got, want)
+			}
+		}
+	}
+	for _, s := range []string{"00000000", "99999999", "10000000", "00000001", "12345678"} {
+		var want uint64
+		for _, d := range []byte(s) {
+			want = want*10 + uint64(d-'0')
+		}
+		if got := digits8(binary.LittleEndian.Uint64([]byte(s))); got != want {
+			t.Errorf("digits8(%q) = %d", s, got)
+		}
+	}
 }
