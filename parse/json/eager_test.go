@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -175,6 +177,67 @@ func TestDigits8(t *testing.T) {
 		}
 		if got := digits8(binary.LittleEndian.Uint64([]byte(s))); got != want {
 			t.Errorf("digits8(%q) = %d", s, got)
+		}
+	}
+}
+
+// TestConvertNumber checks convertNumber against strconv on the edge
+// cases and on random number texts of every shape (1 to 25 digits, with
+// and without a fraction and an exponent): Float bits as
+// strconv.ParseFloat gives them, integers as strconv.ParseInt or
+// ParseUint do, and text kept only where they would not agree.
+func TestConvertNumber(t *testing.T) {
+	texts := append([]string(nil), eagerNumbers...)
+	rng := rand.New(rand.NewPCG(30, 2026))
+	digits := func(n int) string {
+		b := make([]byte, n)
+		for k := range b {
+			b[k] = byte('0' + rng.IntN(10))
+		}
+		if n > 1 && b[0] == '0' {
+			b[0] = byte('1' + rng.IntN(9))
+		}
+		return string(b)
+	}
+	for range 200000 {
+		s := digits(1 + rng.IntN(25))
+		if rng.IntN(2) == 0 {
+			s = "-" + s
+		}
+		if rng.IntN(2) == 0 {
+			s += "." + digits(1+rng.IntN(20))
+		}
+		if rng.IntN(3) == 0 {
+			s += []string{"e", "E+", "e-"}[rng.IntN(3)] + strconv.Itoa(rng.IntN(400))
+		}
+		texts = append(texts, s)
+	}
+	for _, s := range texts {
+		tag, bits, ok := convertNumber([]byte(s))
+		if !ok {
+			continue
+		}
+		f, ferr := strconv.ParseFloat(s, 64)
+		switch tag {
+		case tagInt:
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n != int64(bits) || s == "-0" {
+				t.Fatalf("%s: int %d, strconv %d %v", s, int64(bits), n, err)
+			}
+		case tagUint:
+			n, err := strconv.ParseUint(s, 10, 64)
+			if err != nil || n != bits || n <= math.MaxInt64 {
+				t.Fatalf("%s: uint %d, strconv %d %v", s, bits, n, err)
+			}
+		case tagFloat:
+			if ferr != nil || math.Float64bits(f) != bits {
+				t.Fatalf("%s: float %v, strconv %v %v", s, math.Float64frombits(bits), f, ferr)
+			}
+			if !strings.ContainsAny(s, ".eE") {
+				t.Fatalf("%s: an integer text gave a float", s)
+			}
+		default:
+			t.Fatalf("%s: tag %q", s, tag)
 		}
 	}
 }
