@@ -2,6 +2,7 @@ package json
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -238,6 +239,32 @@ func TestConvertNumber(t *testing.T) {
 			}
 		default:
 			t.Fatalf("%s: tag %q", s, tag)
+		}
+	}
+}
+
+// TestAppendUnescaped checks the unescaping (its word copy included)
+// against encoding/json: strings of every length to 40 with an escape of
+// each kind at every position, appended to buffers of several lengths and
+// capacities, whose bytes before the append must stay as they were.
+func TestAppendUnescaped(t *testing.T) {
+	escapes := []string{`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00e9`, `\u20ac`, `\ud83d\ude00`, `\u0000`}
+	for n := 0; n <= 40; n++ {
+		for at := 0; at <= n; at++ {
+			for _, e := range escapes {
+				body := strings.Repeat("a", at) + e + strings.Repeat("é", (n-at)/2) + strings.Repeat("z", (n-at)%2)
+				var want string
+				if err := stdjson.Unmarshal([]byte(`"`+body+`"`), &want); err != nil {
+					t.Fatal(err)
+				}
+				for _, dst := range [][]byte{nil, []byte("prefix"), make([]byte, 3, 100)} {
+					before := string(dst)
+					got := appendUnescaped(dst, []byte(body))
+					if string(got[:len(before)]) != before || string(got[len(before):]) != want {
+						t.Fatalf("%q onto %q: %q, want %q", body, before, got, before+want)
+					}
+				}
+			}
 		}
 	}
 }
