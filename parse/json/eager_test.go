@@ -2,8 +2,8 @@ package json
 
 import (
 	"bytes"
-	stdjson "encoding/json"
 	"encoding/binary"
+	stdjson "encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
