@@ -72,6 +72,29 @@ func checkEager(t *testing.T, in []byte) {
 			t.Fatalf("%.40q: %s", in, msg)
 		}
 	}
+	// NDJSON takes the other path: conversion after the tape is built.
+	lazy, eager := NewParser(Options{Engine: EnginePureGo}), NewParser(Options{Engine: EnginePureGo, Eager: true})
+	nd := append(append(append([]byte(nil), in...), '\n'), in...)
+	ld, lerr := lazy.ParseND(nd)
+	ed, eerr := eager.ParseND(nd)
+	if fmt.Sprint(lerr) != fmt.Sprint(eerr) {
+		t.Fatalf("%.40q: NDJSON errors differ: lazy %v, eager %v", in, lerr, eerr)
+	}
+	if lerr != nil {
+		return
+	}
+	li, ei := ld.Roots(), ed.Roots()
+	for li.Next() {
+		if !ei.Next() {
+			t.Fatalf("%.40q: NDJSON root counts differ", in)
+		}
+		if msg := diffValues(li.Value(), ei.Value()); msg != "" {
+			t.Fatalf("%.40q: NDJSON: %s", in, msg)
+		}
+	}
+	if ei.Next() {
+		t.Fatalf("%.40q: NDJSON root counts differ", in)
+	}
 }
 
 // diffValues compares two values exactly and says where they differ.
