@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/simdedge/simdedge/asm"
 )
 
 // eagerNumbers are number texts around every edge of convertNumber: the
@@ -44,8 +46,14 @@ func TestEagerSame(t *testing.T) {
 			docs = append(docs, string(b))
 		}
 	}
-	for _, d := range docs {
-		checkEager(t, []byte(d))
+	// At every asm level: the index stage, which converts, runs on each
+	// level's kernel (and not at all on Generic).
+	for _, level := range asm.Levels() {
+		prev := asm.SetLevel(level)
+		for _, d := range docs {
+			checkEager(t, []byte(d))
+		}
+		asm.SetLevel(prev)
 	}
 }
 
