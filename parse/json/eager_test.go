@@ -48,12 +48,12 @@ func TestEagerSame(t *testing.T) {
 	}
 	// At every asm level: the index stage, which converts, runs on each
 	// level's kernel (and not at all on Generic).
+	defer asm.SetLevel(asm.SetLevel(asm.Active()))
 	for _, level := range asm.Levels() {
-		prev := asm.SetLevel(level)
+		asm.SetLevel(level)
 		for _, d := range docs {
 			checkEager(t, []byte(d))
 		}
-		asm.SetLevel(prev)
 	}
 }
 
