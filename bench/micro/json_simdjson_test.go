@@ -54,6 +54,10 @@ func benchSimdjson(b *testing.B, name string, data []byte) {
 //	                Parse defers: every number converted (Int, else Float)
 //	                and every string and key unescaped into one buffer
 //	                (AppendString), by a walk over the document
+//	simdedge-eagerparse  Parse with Options.Eager: numbers converted and
+//	                escaped strings unescaped inside Parse, as simdjson
+//	                does (plain strings stay in the input, already in
+//	                their final form); no walk
 //	simdjson        simdjson 3 dom::parser::parse on the matching kernel
 //
 // Run it interleaved (one -count 1 process per round, pinned with
@@ -86,6 +90,12 @@ func BenchmarkJSONLevels(b *testing.B) {
 					buf, err = jsonEager(doc.Root(), buf[:0])
 					return err
 				})
+			})
+			b.Run(name+"/"+level.String()+"/simdedge-eagerparse", func(b *testing.B) {
+				prev := asm.SetLevel(level)
+				defer asm.SetLevel(prev)
+				p := sjson.NewParser(sjson.Options{Eager: true})
+				jsonBench(b, data, func() error { _, err := p.Parse(data); return err })
 			})
 			b.Run(name+"/"+level.String()+"/simdjson", func(b *testing.B) {
 				p := simdjsonPeer(b, data, impl)
@@ -122,4 +132,38 @@ func jsonEager(v sjson.Value, buf []byte) ([]byte, error) {
 		}
 	}
 	return buf, err
+}
+
+// BenchmarkJSONPeerStages times simdjson's two stages apart, at each asm
+// level's matching kernel, to set beside parse/json's BenchmarkStages:
+//
+//	stage1  UTF-8 check and structural index (parse/json: utf8 + index)
+//	stage2  tape over that index, numbers converted and strings unescaped
+//	        (parse/json: tape_index + numbers + strings)
+func BenchmarkJSONPeerStages(b *testing.B) {
+	for _, name := range jsonCorpora {
+		data := sharedData(b, "json/"+name+".json")
+		for _, level := range asm.Levels() {
+			impl, ok := simdjsonKernel[level]
+			if !ok {
+				continue
+			}
+			b.Run(name+"/"+level.String()+"/stage1", func(b *testing.B) {
+				p := simdjsonPeer(b, data, impl)
+				jsonBench(b, data, func() error { _, err := p.Stage1(); return err })
+			})
+			b.Run(name+"/"+level.String()+"/stage2", func(b *testing.B) {
+				p := simdjsonPeer(b, data, impl)
+				// A whole parse first: it sizes the document's tape and
+				// string buffer, which stage 2 alone does not.
+				if _, err := p.Parse(); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Stage1(); err != nil {
+					b.Fatal(err)
+				}
+				jsonBench(b, data, func() error { _, err := p.Stage2(); return err })
+			})
+		}
+	}
 }

@@ -7,7 +7,7 @@ import "testing"
 // Parser), path lookup, iteration, number and string reads.
 func TestZeroAllocs(t *testing.T) {
 	in := []byte(`{"statuses":[{"id":1,"user":{"screen_name":"a","name":"b\u00e9"}},{"id":2,"user":{"screen_name":"c","name":"d"}}],"n":1.5}`)
-	for _, p := range engineParsers(Options{}) {
+	for _, p := range append(engineParsers(Options{}), engineParsers(Options{Eager: true})...) {
 		if p.Engine() == EngineSIMD {
 			p.doc.simdMin = simdMinLen // as in production: small bodies take the pure-Go engine
 		}
@@ -51,12 +51,14 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 // TestCorpusZeroAllocs parses a large corpus with the pure-Go engine in
-// steady state.
+// steady state, lazily and with Options.Eager.
 func TestCorpusZeroAllocs(t *testing.T) {
 	data := sharedJSON(t, "twitter.json")
-	p := NewParser(Options{Engine: EnginePureGo})
-	p.Parse(data)
-	if n := testing.AllocsPerRun(5, func() { p.Parse(data) }); n != 0 {
-		t.Errorf("%v allocations per parse", n)
+	for _, eager := range []bool{false, true} {
+		p := NewParser(Options{Engine: EnginePureGo, Eager: eager})
+		p.Parse(data)
+		if n := testing.AllocsPerRun(5, func() { p.Parse(data) }); n != 0 {
+			t.Errorf("eager %v: %v allocations per parse", eager, n)
+		}
 	}
 }

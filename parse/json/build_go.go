@@ -23,19 +23,29 @@ import (
 //
 // On error it returns the offending byte offset.
 func (d *Document) buildGo(b []byte, nd bool) (errAt int, err error) {
+	var cv *strBuf
+	if d.opts.Eager {
+		d.ubuf.b = d.ubuf.b[:0]
+		cv = &d.ubuf
+	}
 	mk, checkUTF8 := d.marksFor(b)
 	if mk != nil && !nd && !d.noIndex {
 		// The structural index (index.go) for whole valid texts; on
 		// anything else the marks engine below gives the verdict.
 		d.index.build(b)
 		var ok bool
-		if d.own, d.stack, ok = buildIndexed(d.own[:0], d.stack[:0], b, &d.index, d.opts.MaxDepth); ok {
+		if d.own, d.stack, ok = buildIndexed(d.own[:0], d.stack[:0], b, &d.index, d.opts.MaxDepth, cv); ok {
 			return 0, nil
+		}
+		if cv != nil {
+			cv.b = cv.b[:0] // what the index stage unescaped before it gave up
 		}
 	}
 	d.own, d.stack, errAt, err = buildTape(d.own[:0], d.stack[:0], b, nd, d.opts.MaxDepth, checkUTF8, mk)
 	if err != nil {
 		d.own = d.own[:0]
+	} else if cv != nil {
+		convertTape(d.own, b, cv)
 	}
 	return errAt, err
 }

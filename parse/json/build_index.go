@@ -1,6 +1,9 @@
 package json
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // keyEnd is a key's closing quote and the ':' right after it, as a
 // little-endian 16-bit word.
@@ -21,7 +24,11 @@ const keyEnd = '"' | ':'<<8
 // the next position or at whitespace. A string's closing quote is found by
 // its scan (the stop masks in x.mk), and the next position must lie beyond
 // it.
-func buildIndexed(tape []uint64, stack []int, b []byte, x *index, maxDepth int) (_ []uint64, _ []int, ok bool) {
+//
+// With cv (Options.Eager), it converts each number and unescapes each
+// string with escapes into cv as it writes them (eager.go), while their
+// bytes are in cache, instead of a pass over the tape afterwards.
+func buildIndexed(tape []uint64, stack []int, b []byte, x *index, maxDepth int, cv *strBuf) (_ []uint64, _ []int, ok bool) {
 	var (
 		pos = x.pos
 		mk  = &x.mk
@@ -38,22 +45,30 @@ func buildIndexed(tape []uint64, stack []int, b []byte, x *index, maxDepth int) 
 	if i >= len(b) {
 		return tape, stack, false // empty: buildTape reports it
 	}
-	tape = append(tape, entry(tagRoot, 0))
+	// Reserve the tape and the stack for the whole document, so that the
+	// loop appends without growslice: a call on any path makes Go's
+	// register allocator keep the loop's state (tape, stack, pos, n, i)
+	// on the stack. Each position gives at most two tape entries, and
+	// the depth is at most the number of positions.
+	tape = slices.Grow(tape, 2*len(pos)+2)
+	stack = slices.Grow(stack, min(maxDepth, len(pos))+1)
+	tape = put1(tape, entry(tagRoot, 0))
 value:
 	switch c := b[i]; c {
 	case '{':
 		if len(stack) >= maxDepth {
 			return tape, stack, false
 		}
-		stack = append(stack, len(tape)<<stackKindBits|stackObject)
+		stack = stack[:len(stack)+1]
+		stack[len(stack)-1] = len(tape)<<stackKindBits | stackObject
 		obj = true
-		tape = append(tape, entry(tagObject, 0))
+		tape = put1(tape, entry(tagObject, 0))
 		i, n = int(pos[n]), n+1
 		if i >= len(b) {
 			return tape, stack, false
 		}
 		if b[i] == '}' {
-			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
+			tape = closeIn(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
 			stack = stack[:len(stack)-1]
 			obj = inObject(stack)
 			goto after
@@ -63,15 +78,16 @@ value:
 		if len(stack) >= maxDepth {
 			return tape, stack, false
 		}
-		stack = append(stack, len(tape)<<stackKindBits)
+		stack = stack[:len(stack)+1]
+		stack[len(stack)-1] = len(tape) << stackKindBits
 		obj = false
-		tape = append(tape, entry(tagArray, 0))
+		tape = put1(tape, entry(tagArray, 0))
 		i, n = int(pos[n]), n+1
 		if i >= len(b) {
 			return tape, stack, false
 		}
 		if b[i] == ']' {
-			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
+			tape = closeIn(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
 			stack = stack[:len(stack)-1]
 			obj = inObject(stack)
 			goto after
@@ -91,25 +107,29 @@ value:
 		if int(pos[n]) <= end {
 			return tape, stack, false
 		}
-		tape = appendString(tape, i+1, end, esc)
+		if esc && cv != nil {
+			tape = cv.appendString(tape, b[i+1:end])
+		} else {
+			tape = put2(tape, strEntry(i+1, esc), uint64(end-i-1))
+		}
 		goto after
 	case 't':
 		if !hasLiteral(b, i, litTrue) {
 			return tape, stack, false
 		}
-		tape = append(tape, entry(tagTrue, 0))
+		tape = put1(tape, entry(tagTrue, 0))
 		end = i + len(litTrue)
 	case 'f':
 		if !hasLiteral(b, i, litFalse) {
 			return tape, stack, false
 		}
-		tape = append(tape, entry(tagFalse, 0))
+		tape = put1(tape, entry(tagFalse, 0))
 		end = i + len(litFalse)
 	case 'n':
 		if !hasLiteral(b, i, litNull) {
 			return tape, stack, false
 		}
-		tape = append(tape, entry(tagNull, 0))
+		tape = put1(tape, entry(tagNull, 0))
 		end = i + len(litNull)
 	default:
 		if c != '-' && c-'0' > 9 {
@@ -118,7 +138,19 @@ value:
 		if end, err = scanNumber(b, i); err != nil {
 			return tape, stack, false
 		}
-		tape = append(tape, entry(tagNumber, uint64(i)), uint64(end-i))
+		var (
+			tag  byte
+			bits uint64
+			conv bool
+		)
+		if cv != nil {
+			tag, bits, conv = convertNumber(b[i:end])
+		}
+		if conv {
+			tape = put2(tape, entry(tag, 0), bits)
+		} else {
+			tape = put2(tape, entry(tagNumber, uint64(i)), uint64(end-i))
+		}
 	}
 	// A number or literal ends at the next position or at whitespace.
 	if int(pos[n]) != end && (end >= len(b) || !isSpace[b[end]]) {
@@ -130,7 +162,7 @@ after:
 			return tape, stack, false // trailing data
 		}
 		tape[0] = entry(tagRoot, uint64(len(tape)+1))
-		return append(tape, entry(tagRoot, 0)), stack, true
+		return put1(tape, entry(tagRoot, 0)), stack, true
 	}
 	i, n = int(pos[n]), n+1
 	if i >= len(b) {
@@ -145,7 +177,7 @@ after:
 			}
 			goto key
 		case '}':
-			tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
+			tape = closeIn(tape, stack[len(stack)-1]>>stackKindBits, tagObjEnd)
 			stack = stack[:len(stack)-1]
 			obj = inObject(stack)
 			goto after
@@ -160,7 +192,7 @@ after:
 		}
 		goto value
 	case ']':
-		tape = closeContainer(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
+		tape = closeIn(tape, stack[len(stack)-1]>>stackKindBits, tagArrEnd)
 		stack = stack[:len(stack)-1]
 		obj = inObject(stack)
 		goto after
@@ -175,7 +207,7 @@ key:
 	// and followed at once by the ':' that is the next position: one
 	// 16-bit load checks the closing quote and the ':'.
 	if end = int(pos[n]) - 1; end+1 < len(b) && binary.LittleEndian.Uint16(b[end:]) == keyEnd && x.plain(i, end) {
-		tape = appendString(tape, i+1, end, false)
+		tape = put2(tape, strEntry(i+1, false), uint64(end-i-1))
 		i, n = int(pos[n+1]), n+2
 		if i >= len(b) {
 			return tape, stack, false
@@ -189,7 +221,11 @@ key:
 	} else if end, esc, _, err = scanStringMarked(b, i+1, mk); err != nil {
 		return tape, stack, false
 	}
-	tape = appendString(tape, i+1, end, esc)
+	if esc && cv != nil {
+		tape = cv.appendString(tape, b[i+1:end])
+	} else {
+		tape = put2(tape, strEntry(i+1, esc), uint64(end-i-1))
+	}
 	i, n = int(pos[n]), n+1
 	if i <= end || i >= len(b) || b[i] != ':' {
 		return tape, stack, false
@@ -204,4 +240,33 @@ key:
 // inObject reports whether the innermost container on stack is an object.
 func inObject(stack []int) bool {
 	return len(stack) > 0 && stack[len(stack)-1]&stackObject != 0
+}
+
+// put1 and put2 append within the capacity buildIndexed reserved: a
+// reslice and stores, no call.
+func put1(t []uint64, a uint64) []uint64 {
+	t = t[:len(t)+1]
+	t[len(t)-1] = a
+	return t
+}
+
+func put2(t []uint64, a, b uint64) []uint64 {
+	t = t[:len(t)+2]
+	t[len(t)-2], t[len(t)-1] = a, b
+	return t
+}
+
+// strEntry is appendString's first entry.
+func strEntry(start int, esc bool) uint64 {
+	p := uint64(start)
+	if esc {
+		p |= strEscBit
+	}
+	return entry(tagString, p)
+}
+
+// closeIn is closeContainer within reserved capacity.
+func closeIn(tape []uint64, open int, closer byte) []uint64 {
+	tape[open] |= uint64(len(tape) + 1)
+	return put1(tape, entry(closer, uint64(open)))
 }

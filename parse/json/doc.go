@@ -21,7 +21,10 @@
 // into the input buffer, which must stay unchanged while the document is in
 // use; the next Parse on the same Parser invalidates the previous document.
 // Strings without escapes are returned without copying (Value.View); escaped
-// ones are unescaped into a caller buffer (Value.AppendString).
+// ones are unescaped into a caller buffer (Value.AppendString). Numbers are
+// converted and escaped strings unescaped when asked for, unless
+// Options.Eager has Parse do it for the whole document (as C++ simdjson's
+// DOM parse does), for callers that read most values.
 //
 // Both engines accept exactly RFC 8259 JSON texts, with these choices where
 // the RFC leaves room: strings must be valid UTF-8 (section 8.1; optional),

@@ -146,7 +146,7 @@ func compareIndexEngine(t *testing.T, in []byte) {
 	if errm == nil {
 		var x index
 		x.build(in)
-		if _, _, ok := buildIndexed(nil, nil, in, &x, DefaultMaxDepth); !ok {
+		if _, _, ok := buildIndexed(nil, nil, in, &x, DefaultMaxDepth, nil); !ok {
 			t.Fatalf("index stage gave up on a valid document (input %.200q)", in)
 		}
 	}

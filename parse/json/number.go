@@ -83,8 +83,16 @@ func (v Value) Float() (float64, error) {
 		return math.Float64frombits(v.d.tape[v.i+1]), nil
 	case tagNumber:
 		t := v.d.numberText(v.i)
-		if f, ok := fastFloat(t); ok {
-			return f, nil
+		// convertNumber is exact where it answers (eager.go); strconv
+		// rounds the rest correctly.
+		if tag, bits, ok := convertNumber(t); ok {
+			switch tag {
+			case tagInt:
+				return float64(int64(bits)), nil
+			case tagUint:
+				return float64(bits), nil
+			}
+			return math.Float64frombits(bits), nil
 		}
 		f, err := strconv.ParseFloat(bytesToString(t), 64)
 		if err != nil {
@@ -93,31 +101,6 @@ func (v Value) Float() (float64, error) {
 		return f, nil
 	}
 	return 0, ErrWrongKind
-}
-
-// fastFloat converts plain integers up to 2^53 without strconv; the result
-// is exact, so it equals strconv's.
-func fastFloat(t []byte) (float64, bool) {
-	neg := len(t) > 0 && t[0] == '-'
-	if neg {
-		t = t[1:]
-	}
-	const maxDigits = 15 // 10^15 < 2^53
-	if len(t) == 0 || len(t) > maxDigits {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range t {
-		if c-'0' > 9 {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	f := float64(n)
-	if neg {
-		f = -f
-	}
-	return f, true
 }
 
 // parseUint parses validated digits; any '.', 'e' or 'E' means not an integer.
@@ -149,6 +132,9 @@ func isIntegerText(t []byte) bool {
 }
 
 func parseInt(t []byte) (int64, error) {
+	if tag, bits, ok := convertNumber(t); ok && tag == tagInt {
+		return int64(bits), nil // eight digits at a time
+	}
 	neg := t[0] == '-'
 	digits := t
 	if neg {

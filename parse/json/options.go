@@ -50,6 +50,13 @@ type Options struct {
 	// Engine forces an engine (EngineAuto: DefaultEngine()). Forcing
 	// EngineSIMD where it is unavailable falls back to EnginePureGo.
 	Engine Engine
+	// Eager makes Parse convert every number and unescape every string
+	// with escapes before it returns (eager.go), as C++ simdjson's DOM
+	// parse does, instead of on each Int, Float or AppendString call:
+	// for callers that read most of a document's values. Results are the
+	// same either way. Pure-Go engine only (the simd engine converts
+	// anyway).
+	Eager bool
 }
 
 func (o Options) withDefaults() Options {

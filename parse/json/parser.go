@@ -15,7 +15,8 @@ type Parser struct {
 // the document is in use. The next Parse on the same Parser invalidates it.
 type Document struct {
 	tape  []uint64 // the tape (engine-owned storage, see tape.go)
-	strs  []byte   // simd engine: unescaped strings; nil for the pure-Go engine
+	strs  []byte   // unescaped strings: simd engine, or pure-Go with Options.Eager (else nil)
+	ubuf  strBuf   // pure-Go engine's buffer behind strs (Options.Eager), reused
 	msg   []byte   // the input the offsets refer to
 	own   []uint64 // pure-Go engine tape storage, reused
 	stack []int    // pure-Go engine container stack, reused
@@ -106,10 +107,14 @@ func (p *Parser) parse(b []byte, nd bool, op string) (*Document, error) {
 	// and out-of-range floats that RFC 8259 allows).
 	d.msg, d.strs = b, nil
 	at, err := d.buildGo(b, nd)
-	d.tape = d.own
+	if d.opts.Eager {
+		d.strs = d.ubuf.b
+	}
 	if err != nil {
+		d.tape = d.own
 		return nil, &Error{Op: op, Offset: at, Err: err}
 	}
+	d.tape = d.own
 	return d, nil
 }
 

@@ -16,6 +16,8 @@ import (
 //	tape_index   the second stage over a built index (build_index.go)
 //	tape_marks   the marks engine's state machine (buildTape)
 //	parse        the whole Parse
+//	parse_eager  Parse with Options.Eager (numbers and escaped strings
+//	             converted in the parse, as simdjson does)
 //	numbers      converting every number of the tape (Float), the work
 //	             simdjson does in its tape stage and this package defers
 //	strings      unescaping every string into a buffer (AppendString),
@@ -58,7 +60,7 @@ func BenchmarkStages(b *testing.B) {
 		var stack []int
 		run("tape_index", func() {
 			var ok bool
-			if tape, stack, ok = buildIndexed(tape[:0], stack[:0], data, &x, DefaultMaxDepth); !ok {
+			if tape, stack, ok = buildIndexed(tape[:0], stack[:0], data, &x, DefaultMaxDepth, nil); !ok {
 				b.Fatal("index stage gave up")
 			}
 		})
@@ -70,6 +72,12 @@ func BenchmarkStages(b *testing.B) {
 		})
 		run("parse", func() {
 			if _, err := p.Parse(data); err != nil {
+				b.Fatal(err)
+			}
+		})
+		pe := NewParser(Options{Eager: true})
+		run("parse_eager", func() {
+			if _, err := pe.Parse(data); err != nil {
 				b.Fatal(err)
 			}
 		})

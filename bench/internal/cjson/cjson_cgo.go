@@ -79,6 +79,25 @@ func (p *Parser) Parse() (int, error) {
 	return int(n), nil
 }
 
+// Stage1 runs simdjson's first stage alone on the loaded document (UTF-8
+// check and structural index) and returns the number of structurals.
+func (p *Parser) Stage1() (int, error) {
+	n := C.cjson_stage1(p.p, (*C.uint8_t)(unsafe.Pointer(&p.buf[0])), C.size_t(len(p.buf)-int(C.cjson_padding())))
+	if n < 0 {
+		return 0, ErrParse
+	}
+	return int(n), nil
+}
+
+// Stage2 runs simdjson's second stage (tape, numbers converted, strings
+// unescaped) over the index of the last Stage1; it may repeat.
+func (p *Parser) Stage2() (int, error) {
+	if n := C.cjson_stage2(p.p); n >= 0 {
+		return int(n), nil
+	}
+	return 0, ErrParse
+}
+
 // Close frees the parser.
 func (p *Parser) Close() {
 	if p.p != nil {

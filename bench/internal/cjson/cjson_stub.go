@@ -32,5 +32,11 @@ func (p *Parser) Implementation() string { return "" }
 // Parse fails without the binding.
 func (p *Parser) Parse() (int, error) { return 0, errUnavailable }
 
+// Stage1 fails without the binding.
+func (p *Parser) Stage1() (int, error) { return 0, errUnavailable }
+
+// Stage2 fails without the binding.
+func (p *Parser) Stage2() (int, error) { return 0, errUnavailable }
+
 // Close does nothing without the binding.
 func (p *Parser) Close() {}

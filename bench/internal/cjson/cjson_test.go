@@ -26,6 +26,11 @@ func TestParse(t *testing.T) {
 		if n, err := p.Parse(); err != nil || n == 0 {
 			t.Errorf("%q: Parse = %d, %v", impl, n, err)
 		}
+		n1, err1 := p.Stage1()
+		n2, err2 := p.Stage2()
+		if err1 != nil || err2 != nil || n1 == 0 || n2 != n1 {
+			t.Errorf("%q: Stage1 = %d, %v; Stage2 = %d, %v", impl, n1, err1, n2, err2)
+		}
 		p.Close()
 	}
 	bad, err := New([]byte(`{"a":[1,}`), "")

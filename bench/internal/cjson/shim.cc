@@ -64,6 +64,24 @@ long cjson_parse(void *p, const uint8_t *buf, size_t len) {
   return long(h->parser.implementation->n_structural_indexes);
 }
 
+// cjson_stage1 runs simdjson's first stage alone (UTF-8 check, structural
+// index), through the parser's implementation, which simdjson exposes
+// for benchmarking. It returns the number of structural indexes.
+long cjson_stage1(void *p, const uint8_t *buf, size_t len) {
+  auto h = static_cast<handle *>(p);
+  auto impl = h->parser.implementation.get();
+  if (impl->stage1(buf, len, simdjson::stage1_mode::regular)) return -1;
+  return long(impl->n_structural_indexes);
+}
+
+// cjson_stage2 runs the second stage (tape, numbers, strings) over the
+// index the last cjson_stage1 left; it may run again on the same index.
+long cjson_stage2(void *p) {
+  auto h = static_cast<handle *>(p);
+  if (h->parser.implementation->stage2(h->parser.doc)) return -1;
+  return long(h->parser.implementation->n_structural_indexes);
+}
+
 void cjson_free(void *p) { delete static_cast<handle *>(p); }
 
 }  // extern "C"

@@ -12,6 +12,8 @@ size_t cjson_padding(void);
 void *cjson_new(const char *impl, size_t capacity);
 const char *cjson_active(void *p);
 long cjson_parse(void *p, const uint8_t *buf, size_t len);
+long cjson_stage1(void *p, const uint8_t *buf, size_t len);
+long cjson_stage2(void *p);
 void cjson_free(void *p);
 #ifdef __cplusplus
 }
