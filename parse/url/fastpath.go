@@ -62,12 +62,14 @@ type fastResult uint8
 const (
 	fastRejected fastResult = iota // not a plain http(s) URL: run the state machine
 	fastDone                       // parsed
+	fastSame                       // parsed, and the href is the input unchanged
 	fastNoRoom                     // plain, but the href might outgrow the fixed buffer: nothing written
 )
 
 // fastPath parses input when it is a plain http(s) URL: it appends the
-// href to buf[:0], sets u's offsets and returns the href and fastDone
-// (u.href is left to the caller). With fixed, it never grows buf: when the
+// href to buf[:0], sets u's offsets and returns the href and fastDone, or
+// fastSame when it knows the href is the input unchanged (u.href is left
+// to the caller). With fixed, it never grows buf: when the
 // href could outgrow it, it writes nothing and returns fastNoRoom.
 // Otherwise it returns fastRejected, leaving u's offsets unspecified.
 func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult) {
@@ -173,7 +175,8 @@ func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult
 	u.schemeEnd = uint32(hs - len("://"))
 	at := uint32(hs)
 	u.userStart, u.userEnd, u.passStart, u.passEnd, u.hostStart = at, at, at, at, at
-	if !isIPv4 && hostClass&fastHostUpper == 0 && hs+len(host) == ps && path != "" && pathClass&fastPathEnc == 0 {
+	unchanged := !isIPv4 && hostClass&fastHostUpper == 0 && hs+len(host) == ps && path != "" && pathClass&fastPathEnc == 0
+	if unchanged {
 		// The common case: the host stays as it is, there is no port
 		// and the path needs no encoding, so scheme, host and path are
 		// the input's first bytes unchanged: one copy instead of three.
@@ -227,8 +230,17 @@ func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult
 	}
 	u.port = port
 	u.opaquePath = false
+	// With scheme, host and path copied unchanged, the query and fragment
+	// were too exactly when encoding them added no byte: each encoded
+	// byte grows, and nothing else is dropped or added after the path.
+	if unchanged && len(b) == len(input) {
+		return b, fastSame
+	}
 	return b, fastDone
 }
+
+// parsed reports whether the fast path parsed its input.
+func (r fastResult) parsed() bool { return r == fastDone || r == fastSame }
 
 // maxFastHref bounds the length of the href the fast path writes for a
 // prefix of hs bytes, a host, path and the rest (query and fragment) of the
