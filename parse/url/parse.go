@@ -16,7 +16,10 @@ package url
 //
 // input must be an immutable string, as Go strings are: a string viewed
 // over a byte buffer that is later reused (unsafe.String) must be cloned
-// first, or parsed with ParseInto, which always copies.
+// first, or parsed with ParseInto, which always copies. That includes the
+// strings this package's getters return, which change with their URL's
+// next ParseInto: Parse(u.Href(), nil) may view u's buffer, so Clone the
+// result if u is reused afterwards.
 func Parse(input string, base *URL) (*URL, error) {
 	if len(input) > MaxInputLen {
 		return nil, &Error{Op: "parse", Input: input, Err: ErrTooLong}
