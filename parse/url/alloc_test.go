@@ -102,6 +102,22 @@ func TestParseViewsInput(t *testing.T) {
 			t.Fatalf("reused URLs: %q, %q", u.Href(), v.Href())
 		}
 	}
+	// SetHref builds a buffer of its own even when Parse could view its
+	// value: here another URL's buffer, which that URL's next ParseInto
+	// overwrites.
+	var w, u URL
+	if err := ParseInto(&w, "https://w.example/a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.SetHref(w.Href()); err != nil {
+		t.Fatal(err)
+	}
+	if u.inputHref || unsafe.SliceData(u.href) == unsafe.SliceData(w.href) {
+		t.Fatal("SetHref(w.Href()) shares w's buffer")
+	}
+	if err := ParseInto(&w, "https://x.example/b", nil); err != nil || u.Href() != "https://w.example/a" {
+		t.Fatalf("u changed with w: %q, %v", u.Href(), err)
+	}
 	// A href that differs from its input is copied, once.
 	in := "HTTP://Example.com"
 	if v, _ := ParseValue(in, nil); v.inputHref || v.Href() != "http://example.com/" {
