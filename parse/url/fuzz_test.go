@@ -134,6 +134,21 @@ func FuzzFastPath(f *testing.F) {
 		if msg := fast.checkInvariants(); msg != "" {
 			t.Fatalf("fast path %q: invariant: %s", input, msg)
 		}
+		// fastView (nothing written) says fastSame exactly when writing
+		// does, then with the same offsets, and only for an href that
+		// is the input.
+		var w, view URL
+		_, wres := w.fastPath(input, nil, fastGrow)
+		_, vres := view.fastPath(input, nil, fastView)
+		if (wres == fastSame) != (vres == fastSame) {
+			t.Fatalf("%q: writing gives %d, viewing %d", input, wres, vres)
+		}
+		if vres == fastSame {
+			view.href = []byte(input)
+			if d := sameURL(&view, &full); d != "" {
+				t.Fatalf("%q: fastView and full parser disagree: %s", input, d)
+			}
+		}
 	})
 }
 

@@ -24,8 +24,15 @@ func Parse(input string, base *URL) (*URL, error) {
 	if len(input) > MaxInputLen {
 		return nil, &Error{Op: "parse", Input: input, Err: ErrTooLong}
 	}
-	var stack [stackHrefLen]byte
 	var t URL
+	if _, res := t.fastPath(input, nil, fastView); res == fastSame {
+		// Most inputs: nothing written, not even to the stack buffer.
+		u := new(URL)
+		u.components = t.components
+		u.viewInput(input)
+		return u, nil
+	}
+	var stack [stackHrefLen]byte
 	href, same, r, err := t.parseScratch(input, base, stack[:0])
 	if err != nil {
 		putRecord(r)
@@ -58,6 +65,10 @@ func ParseValue(input string, base *URL) (URL, error) {
 	if len(input) > MaxInputLen {
 		return u, &Error{Op: "parse", Input: input, Err: ErrTooLong}
 	}
+	if _, res := u.fastPath(input, nil, fastView); res == fastSame {
+		u.viewInput(input)
+		return u, nil
+	}
 	var stack [stackHrefLen]byte
 	href, same, r, err := u.parseScratch(input, base, stack[:0])
 	if err != nil {
@@ -86,7 +97,7 @@ func ParseValue(input string, base *URL) (URL, error) {
 // common case (fastSame), other hrefs are compared (when their length is
 // the input's). On error the record, if any, is returned too.
 func (t *URL) parseScratch(input string, base *URL, stack []byte) (href []byte, same bool, r *record, err error) {
-	href, res := t.fastPath(input, stack, true)
+	href, res := t.fastPath(input, stack, fastFixed)
 	switch res {
 	case fastSame:
 		return href, true, nil, nil
@@ -95,7 +106,7 @@ func (t *URL) parseScratch(input string, base *URL, stack []byte) (href []byte, 
 	}
 	r = getRecord()
 	if res == fastNoRoom {
-		r.out, _ = t.fastPath(input, r.out[:0], false)
+		r.out, _ = t.fastPath(input, r.out[:0], fastGrow)
 		return r.out, bytesString(r.out) == input, r, nil
 	}
 	if err := r.parse(input, base, stNone); err != nil {
@@ -153,7 +164,7 @@ func CanParse(input string, base *URL) bool {
 	}
 	var stack [stackHrefLen]byte
 	var t URL
-	if _, res := t.fastPath(input, stack[:0], true); res != fastRejected {
+	if _, res := t.fastPath(input, stack[:0], fastFixed); res != fastRejected {
 		return true
 	}
 	r := getRecord()
@@ -176,7 +187,7 @@ func (u *URL) parseInto(input string, base *URL) error {
 // parseFast runs the fast path into u's href buffer and reports whether it
 // accepted input.
 func (u *URL) parseFast(input string) bool {
-	href, res := u.fastPath(input, u.hrefBuf(), false)
+	href, res := u.fastPath(input, u.hrefBuf(), fastGrow)
 	if res.parsed() {
 		u.href, u.inputHref = href, false
 	}
