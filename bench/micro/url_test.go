@@ -155,9 +155,42 @@ func parseAlloc(s string) bool {
 	return err == nil
 }
 
+// urlValueSink keeps the last URL ParseValue returned, as urlSink does
+// for Parse.
+var urlValueSink url.URL
+
+func parseValue(s string) bool {
+	u, err := url.ParseValue(s, nil)
+	urlValueSink = u
+	return err == nil
+}
+
+// urlBytesSink keeps the last buffer BenchmarkURLAllocFloor allocates.
+var urlBytesSink []byte
+
+// BenchmarkURLAllocFloor is what Parse and ParseValue pay beyond parsing,
+// alone, in the same loop over the same corpus (so the same live heap for
+// the GC to mark): NewURL is the URL object Parse allocates when its href
+// views the input; CopyHref a copy of the input, the pointer-free href
+// ParseValue allocates when the href differs from it. Set beside the C
+// harness's malloc+copy+free of each line (bench/results/parsers-url-2026-11-28-pass2.md).
+func BenchmarkURLAllocFloor(b *testing.B) {
+	for _, c := range urlCorpora {
+		b.Run(c.name, func(b *testing.B) {
+			lines, total := urlLines(sharedData(b, c.file))
+			b.Run("NewURL", func(b *testing.B) {
+				benchURLLines(b, lines, total, func(string) bool { urlSink = new(url.URL); return true })
+			})
+			b.Run("CopyHref", func(b *testing.B) {
+				benchURLLines(b, lines, total, func(s string) bool { urlBytesSink = append([]byte(nil), s...); return true })
+			})
+		})
+	}
+}
+
 // BenchmarkURLLevels runs ParseInto and Parse on every SIMD level this CPU
 // has (asm.Levels), so a figure for one path always has its twin from the
-// same run: BenchmarkURLLevels/<corpus>/<level>/<ParseInto|Parse>.
+// same run: BenchmarkURLLevels/<corpus>/<level>/<ParseInto|Parse|ParseValue>.
 func BenchmarkURLLevels(b *testing.B) {
 	for _, c := range urlCorpora {
 		b.Run(c.name, func(b *testing.B) {
@@ -171,6 +204,7 @@ func BenchmarkURLLevels(b *testing.B) {
 						benchURLLines(b, lines, total, func(s string) bool { return url.ParseInto(&u, s, nil) == nil })
 					})
 					b.Run("Parse", func(b *testing.B) { benchURLLines(b, lines, total, parseAlloc) })
+					b.Run("ParseValue", func(b *testing.B) { benchURLLines(b, lines, total, parseValue) })
 				})
 			}
 		})

@@ -103,6 +103,7 @@ func newURL(n int) *URL {
 func newURLFrom(c *components, href []byte) *URL {
 	u := newURL(len(href))
 	u.components = *c
+	u.inputHref = false
 	u.href = u.href[:len(href)]
 	copy(u.href, href)
 	return u

@@ -49,7 +49,7 @@ func TestParseOneAlloc(t *testing.T) {
 			t.Fatalf("%q: %v", in, err)
 		}
 		want := 1.0
-		if len(u.href) > maxBlockHref {
+		if len(u.href) > maxBlockHref && !u.inputHref {
 			want = 2 // the URL and a separate href beyond the largest block
 		}
 		allocs := testing.AllocsPerRun(20, func() {
@@ -60,6 +60,71 @@ func TestParseOneAlloc(t *testing.T) {
 		if allocs != want {
 			t.Errorf("Parse(%.40q): %v allocations per run, want %v", in, allocs, want)
 		}
+	}
+}
+
+// TestParseViewsInput: when the href is the input itself, Parse and
+// ParseValue view the input instead of copying it (ParseValue then
+// allocates nothing), and reusing such a URL never writes into the input:
+// ParseInto and setters get buffers of their own.
+func TestParseViewsInput(t *testing.T) {
+	for _, in := range []string{"https://example.com/a/b?q=1#f", "mailto:someone@example.com", "http://h/" + strings.Repeat("x", 1000)} {
+		// A heap copy: writing into it would change it, not fault.
+		in = strings.Clone(in)
+		keep := strings.Clone(in)
+		u, err := Parse(in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := checkHrefStorage(u, in); msg != "" || !u.inputHref {
+			t.Fatalf("Parse(%.40q): %s (views input: %v)", in, msg, u.inputHref)
+		}
+		if a := testing.AllocsPerRun(20, func() { _, _ = ParseValue(in, nil) }); a != 0 && !raceEnabled {
+			t.Errorf("ParseValue(%.40q): %v allocations, want 0", in, a)
+		}
+		if err := ParseInto(u, "https://other.example/zzzzzzzzzz", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := ParseInto(u, "non-special://zz/zz", nil); err != nil {
+			t.Fatal(err)
+		}
+		v, _ := ParseValue(in, nil)
+		if err := v.SetSearch("?changed"); err != nil {
+			t.Fatal(err)
+		}
+		if err := ParseInto(&v, "https://other.example/zzzzzzzzzzzz", nil); err != nil {
+			t.Fatal(err)
+		}
+		if in != keep {
+			t.Fatalf("reusing Parse's URL wrote into its input: %.40q, was %.40q", in, keep)
+		}
+		if u.Href() != "non-special://zz/zz" || v.Href() != "https://other.example/zzzzzzzzzzzz" {
+			t.Fatalf("reused URLs: %q, %q", u.Href(), v.Href())
+		}
+	}
+	// SetHref builds a buffer of its own even when Parse could view its
+	// value: here another URL's buffer, which that URL's next ParseInto
+	// overwrites.
+	var w, u URL
+	if err := ParseInto(&w, "https://w.example/a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.SetHref(w.Href()); err != nil {
+		t.Fatal(err)
+	}
+	if u.inputHref || unsafe.SliceData(u.href) == unsafe.SliceData(w.href) {
+		t.Fatal("SetHref(w.Href()) shares w's buffer")
+	}
+	if err := ParseInto(&w, "https://x.example/b", nil); err != nil || u.Href() != "https://w.example/a" {
+		t.Fatalf("u changed with w: %q, %v", u.Href(), err)
+	}
+	// A href that differs from its input is copied, once.
+	in := "HTTP://Example.com"
+	if v, _ := ParseValue(in, nil); v.inputHref || v.Href() != "http://example.com/" {
+		t.Fatalf("ParseValue(%q) = %q, views input %v", in, v.Href(), v.inputHref)
+	}
+	if a := testing.AllocsPerRun(20, func() { _, _ = ParseValue(in, nil) }); a != 1 && !raceEnabled {
+		t.Errorf("ParseValue(%q): %v allocations, want 1", in, a)
 	}
 }
 
@@ -84,12 +149,20 @@ func TestParseOneAllocWPT(t *testing.T) {
 		if err != nil {
 			continue // TestWPTURLTestData reports it
 		}
-		if n := blockCap(len(u.href)); cap(u.href) != n {
-			t.Errorf("Parse(%q): href capacity %d, want the block's %d", tc.Input, cap(u.href), n)
+		if msg := checkHrefStorage(u, tc.Input); msg != "" {
+			t.Errorf("Parse(%q): %s", tc.Input, msg)
 		}
 		allocs := testing.AllocsPerRun(5, func() { _, _ = Parse(tc.Input, base) })
 		if allocs != 1 {
 			t.Errorf("Parse(%q, %v): %v allocations per run, want 1", tc.Input, tc.Base != nil, allocs)
+		}
+		// ParseValue allocates only an href that is not the input.
+		want := 1.0
+		if u.inputHref {
+			want = 0
+		}
+		if a := testing.AllocsPerRun(5, func() { _, _ = ParseValue(tc.Input, base) }); a != want {
+			t.Errorf("ParseValue(%q, %v): %v allocations per run, want %v", tc.Input, tc.Base != nil, a, want)
 		}
 		checked++
 	}
@@ -139,7 +212,7 @@ func TestCloneOneAllocCanParseNone(t *testing.T) {
 		if a := testing.AllocsPerRun(20, func() { _ = u.Clone() }); a != 1 {
 			t.Errorf("Clone(%.40q): %v allocations, want 1", in, a)
 		}
-		if c := u.Clone(); c.Href() != u.Href() || sameURL(c, u) != "" || unsafe.SliceData(c.href) == unsafe.SliceData(u.href) {
+		if c := u.Clone(); c.Href() != u.Href() || sameURL(c, u) != "" || unsafe.SliceData(c.href) == unsafe.SliceData(u.href) || c.inputHref {
 			t.Errorf("Clone(%.40q) differs or shares the buffer", in)
 		}
 		// CanParse's record comes from a pool, which the race detector

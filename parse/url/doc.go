@@ -14,11 +14,15 @@
 //
 // # Parsing
 //
-// Parse makes one allocation per URL, the URL and its href buffer
-// together, sized once (see newURL); ParseInto reuses a URL and allocates
-// nothing in steady state (also on failure); CanParse only validates and
-// allocates nothing. All three allocate more for hosts with non-ASCII code
-// points, whose IDNA processing allocates. Parsing first
+// Parse makes one allocation per URL: the URL alone when its href is the
+// input itself (the href then views the input string instead of copying
+// it), else the URL and its href buffer together, sized once (see
+// newURL). ParseValue returns the URL by value, as Ada's ada::parse does:
+// it allocates nothing when the href is the input, else the pointer-free
+// href alone. ParseInto reuses a URL and allocates nothing in steady state
+// (also on failure), and never writes into a viewed input; CanParse only
+// validates and allocates nothing. All of them allocate more for hosts
+// with non-ASCII code points, whose IDNA processing allocates. Parsing first
 // tries a fast path for plain absolute http(s) URLs; everything else runs
 // the standard's state machine (parser.go, one case per state, each citing
 // its section). The fast path is fuzzed for agreement with the state

@@ -35,6 +35,26 @@ func ExampleParse_error() {
 	// Output: parse: url: invalid port true
 }
 
+func ExampleParseValue() {
+	// URLs kept by value, as in a slice of routes: no allocation for an
+	// input already in serialized form, one (the href) for the others.
+	var urls []url.URL
+	for _, s := range []string{"https://a.example/x?q=1", "HTTP://B.example"} {
+		u, err := url.ParseValue(s, nil)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		urls = append(urls, u)
+	}
+	for i := range urls {
+		fmt.Println(urls[i].Href(), urls[i].Hostname())
+	}
+	// Output:
+	// https://a.example/x?q=1 a.example
+	// http://b.example/ b.example
+}
+
 func ExampleParseInto() {
 	var u url.URL // reused: no allocations once its buffers have grown
 	for _, s := range []string{"https://a.example/x", "http://[::FFFF:192.168.0.1]/", "http://0x7f.1/"} {

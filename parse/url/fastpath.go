@@ -62,15 +62,29 @@ type fastResult uint8
 const (
 	fastRejected fastResult = iota // not a plain http(s) URL: run the state machine
 	fastDone                       // parsed
+	fastSame                       // parsed, and the href is the input unchanged
+	fastNotSame                    // fastView only: plain, but the href differs from the input: nothing written
 	fastNoRoom                     // plain, but the href might outgrow the fixed buffer: nothing written
 )
 
+// fastMode says where fastPath may write.
+type fastMode uint8
+
+const (
+	fastGrow  fastMode = iota // append to buf, growing it as needed
+	fastFixed                 // never grow buf: fastNoRoom when the href might not fit
+	fastView                  // write nothing: fastSame when the href is the input, else fastNotSame
+)
+
 // fastPath parses input when it is a plain http(s) URL: it appends the
-// href to buf[:0], sets u's offsets and returns the href and fastDone
-// (u.href is left to the caller). With fixed, it never grows buf: when the
-// href could outgrow it, it writes nothing and returns fastNoRoom.
+// href to buf[:0], sets u's offsets and returns the href and fastDone, or
+// fastSame when it knows the href is the input unchanged (u.href is left
+// to the caller). With fastFixed, it never grows buf: when the href could
+// outgrow it, it writes nothing and returns fastNoRoom. With fastView it
+// writes nothing and only sets u's offsets, for an input that is its own
+// href (fastSame); for other plain inputs it returns fastNotSame.
 // Otherwise it returns fastRejected, leaving u's offsets unspecified.
-func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult) {
+func (u *URL) fastPath(input string, buf []byte, mode fastMode) ([]byte, fastResult) {
 	var st schemeType
 	var p int
 	switch {
@@ -164,21 +178,35 @@ func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult
 		return nil, fastRejected
 	}
 
-	if fixed && maxFastHref(hs, len(host), len(path), pathClass, len(rest)) > cap(buf) {
+	// unchanged: the host stays as it is, there is no port and the path
+	// needs no encoding, so scheme, host and path are the input's first
+	// bytes unchanged.
+	unchanged := !isIPv4 && hostClass&fastHostUpper == 0 && hs+len(host) == ps && path != "" && pathClass&fastPathEnc == 0
+	switch {
+	case mode == fastView && unchanged && plainRest(rest):
+		u.setFastOffsets(st, hs, len(host), port, false)
+		u.pathStart = u.hostEnd
+		u.queryStart, u.fragStart = omitted, omitted
+		if rest != "" && rest[0] == '?' {
+			u.queryStart = uint32(p)
+		}
+		if i := strings.IndexByte(rest, '#'); i >= 0 {
+			u.fragStart = uint32(p + i)
+		}
+		return nil, fastSame
+	case mode == fastView:
+		return nil, fastNotSame
+	case mode == fastFixed && maxFastHref(hs, len(host), len(path), pathClass, len(rest)) > cap(buf):
 		return nil, fastNoRoom
 	}
 
 	// Serialize straight into the buffer.
 	b := buf[:0]
-	u.schemeEnd = uint32(hs - len("://"))
+	u.setFastOffsets(st, hs, len(host), port, isIPv4)
 	at := uint32(hs)
-	u.userStart, u.userEnd, u.passStart, u.passEnd, u.hostStart = at, at, at, at, at
-	if !isIPv4 && hostClass&fastHostUpper == 0 && hs+len(host) == ps && path != "" && pathClass&fastPathEnc == 0 {
-		// The common case: the host stays as it is, there is no port
-		// and the path needs no encoding, so scheme, host and path are
-		// the input's first bytes unchanged: one copy instead of three.
+	if unchanged {
+		// The common case: one copy instead of three.
 		b = append(b, input[:ps+len(path)]...)
-		u.hostEnd = at + uint32(len(host))
 		u.pathStart = u.hostEnd
 	} else {
 		b = append(b, input[:hs]...)
@@ -220,6 +248,24 @@ func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult
 		u.fragStart = uint32(len(b))
 		b = appendEncoded(append(b, '#'), input[p+1:], fragmentSet)
 	}
+	// With scheme, host and path copied unchanged, the query and fragment
+	// were too exactly when encoding them added no byte: each encoded
+	// byte grows, and nothing else is dropped or added after the path.
+	if unchanged && len(b) == len(input) {
+		return b, fastSame
+	}
+	return b, fastDone
+}
+
+// setFastOffsets sets what the fast path's URLs share: the scheme, no
+// credentials, a host of hostLen bytes after the "://" that ends at hs,
+// the port and the host's type. hostEnd assumes the host is written as
+// it is in the input; the writing path corrects it for hosts it rewrites.
+func (u *URL) setFastOffsets(st schemeType, hs, hostLen int, port uint32, isIPv4 bool) {
+	u.schemeEnd = uint32(hs - len("://"))
+	at := uint32(hs)
+	u.userStart, u.userEnd, u.passStart, u.passEnd, u.hostStart = at, at, at, at, at
+	u.hostEnd = at + uint32(hostLen)
 	u.scheme = st
 	u.host = hostDomain
 	if isIPv4 {
@@ -227,8 +273,30 @@ func (u *URL) fastPath(input string, buf []byte, fixed bool) ([]byte, fastResult
 	}
 	u.port = port
 	u.opaquePath = false
-	return b, fastDone
 }
+
+// plainRest reports whether the query and fragment of a fast-path input
+// (rest: "", "?query[#fragment]" or "#fragment") need no percent-encoding,
+// so that they are copied unchanged into the href.
+func plainRest(rest string) bool {
+	set := specialQuerySet
+	for i := 0; i < len(rest); i++ {
+		b := rest[i]
+		if b == '#' && set == specialQuerySet {
+			// The fragment starts: '#' itself is kept, what follows is
+			// checked against the fragment set.
+			set = fragmentSet
+			continue
+		}
+		if set.in[b] {
+			return false
+		}
+	}
+	return true
+}
+
+// parsed reports whether the fast path parsed its input.
+func (r fastResult) parsed() bool { return r == fastDone || r == fastSame }
 
 // maxFastHref bounds the length of the href the fast path writes for a
 // prefix of hs bytes, a host, path and the rest (query and fragment) of the

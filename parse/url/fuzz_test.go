@@ -1,7 +1,10 @@
 package url
 
 import (
+	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/simdedge/simdedge/asm"
 )
@@ -38,10 +41,27 @@ func sameURL(a, b *URL) string {
 	return ""
 }
 
+// checkHrefStorage checks where Parse put u's href: the input's own bytes
+// exactly when the href equals the input, else a block sized once.
+func checkHrefStorage(u *URL, input string) string {
+	n := len(u.href)
+	views := n > 0 && unsafe.SliceData(u.href) == unsafe.StringData(input)
+	switch {
+	case u.Href() == input && (!views || !u.inputHref):
+		return "href equals the input but is a copy"
+	case u.Href() != input && (views || u.inputHref):
+		return "href views the input but differs from it"
+	case !u.inputHref && n <= maxBlockHref && cap(u.href) != blockCap(n):
+		return "href of " + strconv.Itoa(n) + " bytes in a buffer of " + strconv.Itoa(cap(u.href)) + ", want " + strconv.Itoa(blockCap(n)) + " (sized once)"
+	}
+	return ""
+}
+
 // FuzzParse checks that parsing never panics, that every URL satisfies
 // the offset invariants, that re-parsing an href gives the same href, and
-// that Parse (stack buffer, pooled record, one block sized by hrefLen),
-// ParseInto (the URL's own buffers) and CanParse agree.
+// that Parse (stack buffer, pooled record, one block sized by hrefLen or
+// a view of the input), ParseValue, ParseInto (the URL's own buffers) and
+// CanParse agree.
 func FuzzParse(f *testing.F) {
 	for _, s := range seedInputs(f) {
 		f.Add(s, "")
@@ -64,9 +84,22 @@ func FuzzParse(f *testing.F) {
 		if d := sameURL(u, &into); d != "" {
 			t.Fatalf("%q: Parse and ParseInto differ: %s", input, d)
 		}
-		if n := len(u.href); n <= maxBlockHref && cap(u.href) != blockCap(n) {
-			t.Fatalf("%q: href of %d bytes in a buffer of %d, want %d (sized once)", input, n, cap(u.href), blockCap(n))
+		if msg := checkHrefStorage(u, input); msg != "" {
+			t.Fatalf("Parse(%q): %s", input, msg)
 		}
+		val, valErr := ParseValue(input, base)
+		if valErr != nil {
+			t.Fatalf("%q: Parse succeeded, ParseValue failed: %v", input, valErr)
+		}
+		if d := sameURL(u, &val); d != "" || val.inputHref != u.inputHref {
+			t.Fatalf("%q: Parse and ParseValue differ: %s (views input: %v, %v)", input, d, u.inputHref, val.inputHref)
+		}
+		// Reusing a URL that views its input must leave the input alone.
+		keep := strings.Clone(input)
+		if err := ParseInto(u, "http://reuse.example/x", nil); err != nil || input != keep {
+			t.Fatalf("%q: ParseInto over Parse's URL: err %v, input now %q", keep, err, input)
+		}
+		u, _ = Parse(input, base)
 		if msg := u.checkInvariants(); msg != "" {
 			t.Fatalf("Parse(%q): invariant: %s (href %q)", input, msg, u.Href())
 		}
@@ -100,6 +133,21 @@ func FuzzFastPath(f *testing.F) {
 		}
 		if msg := fast.checkInvariants(); msg != "" {
 			t.Fatalf("fast path %q: invariant: %s", input, msg)
+		}
+		// fastView (nothing written) says fastSame exactly when writing
+		// does, then with the same offsets, and only for an href that
+		// is the input.
+		var w, view URL
+		_, wres := w.fastPath(input, nil, fastGrow)
+		_, vres := view.fastPath(input, nil, fastView)
+		if (wres == fastSame) != (vres == fastSame) {
+			t.Fatalf("%q: writing gives %d, viewing %d", input, wres, vres)
+		}
+		if vres == fastSame {
+			view.href = []byte(input)
+			if d := sameURL(&view, &full); d != "" {
+				t.Fatalf("%q: fastView and full parser disagree: %s", input, d)
+			}
 		}
 	})
 }

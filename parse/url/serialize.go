@@ -54,7 +54,7 @@ func (r *record) serialize(u *URL, buf []byte) {
 		u.fragStart = uint32(len(b))
 		b = append(append(b, '#'), r.frag...)
 	}
-	u.href = b
+	u.href, u.inputHref = b, false
 }
 
 // hrefLen is the length of the href serialize writes, so that Parse can

@@ -41,6 +41,11 @@ func (u *URL) SetHref(v string) error {
 	rec := u.rec
 	*u = *n
 	u.rec = rec
+	if u.inputHref {
+		// Parse viewed v; a setter builds a buffer of its own (v may be
+		// another URL's getter string, which changes with that URL).
+		u.href, u.inputHref = append([]byte(nil), u.href...), false
+	}
 	return nil
 }
 

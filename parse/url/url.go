@@ -71,6 +71,9 @@ type components struct {
 	host               hostType
 	scheme             schemeType
 	opaquePath         bool
+	// inputHref is set when href views the input string of Parse or
+	// ParseValue instead of a buffer of the URL's own: read-only.
+	inputHref bool
 }
 
 // view returns href[i:j] as a string without copying (see the ownership
