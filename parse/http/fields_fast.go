@@ -99,11 +99,10 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 		w := ^m[nb%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize)
 		var ne int
 		if w != 0 {
-			if w&1 != 0 {
-				break
-			}
 			// Tested non-zero first, so the bit scan needs no fix-up
-			// for a zero word.
+			// for a zero word. A first byte that is not a tchar makes
+			// ne == pos, tested with the colon below (testing bit 0
+			// here kept the unshifted word alive, in a stack slot).
 			ne = pos + bits.TrailingZeros64(w)
 		} else {
 			// The name runs into the next block, which the window
@@ -112,7 +111,7 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 			w = ^m[nb%windowBlocks*numClasses+classTchar]
 			ne = base + int(nb*asm.BlockSize) + bits.TrailingZeros64(w)
 		}
-		if ne >= c || byteAt(buf, ne) != ':' {
+		if ne == pos || ne >= c || byteAt(buf, ne) != ':' {
 			break
 		}
 		// OWS around the value can only be SP here: c is the line's
