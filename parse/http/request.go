@@ -185,20 +185,10 @@ func parseVersion(v []byte) (Version, error) {
 	case http10Word:
 		return HTTP10, nil
 	}
-	return 0, versionError(v)
-}
-
-// versionError names what is wrong with an 8-byte version that is neither
-// 1.0 nor 1.1. It stays a call: inlined, its byte reads shared loads with
-// parseVersion's, which then read the version a byte at a time instead of
-// in one load.
-//
-//go:noinline
-func versionError(v []byte) error {
 	if string(v[:5]) == "HTTP/" && isDigit(v[5]) && v[6] == '.' && isDigit(v[7]) {
-		return ErrUnsupportedVersion
+		return 0, ErrUnsupportedVersion
 	}
-	return ErrInvalidVersion
+	return 0, ErrInvalidVersion
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
