@@ -139,7 +139,7 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 		// maybeFraming on the locals (after the stores above, reading
 		// h.Name back would wait on them), with the first byte read
 		// without a bounds check.
-		if l := ne - pos; l < len(framingByLen) && framingByLen[l].first == byteAt(buf, pos)|0x20 {
+		if l := uint(ne - pos); l < uint(len(framingByLen)) && framingByLen[l].first == byteAt(buf, pos)|0x20 {
 			// Host and "Connection: keep-alive", which nearly every
 			// request carries, are recorded here; recording them can
 			// fail no check, so taking them before the noted fields
