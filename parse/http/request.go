@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/simdedge/simdedge/asm"
 )
@@ -209,7 +210,18 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 	// within the limit once it reaches offset end.
 	tooLong := func(end int) bool { return end-start >= p.maxLine }
 
-	m := s.nextNonTchar(start)
+	// s.nextNonTchar(start), its fast path written out (Go will not
+	// inline the method whole), as parseFields does.
+	var m int
+	if rel := uint(start - s.base); rel < uint(s.end-s.base) {
+		if w := ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
+			m = start + bits.TrailingZeros64(w)
+		} else {
+			m = s.nextNonTcharSlow(start)
+		}
+	} else {
+		m = s.nextNonTcharSlow(start)
+	}
 	if m >= len(buf) {
 		if tooLong(len(buf)) {
 			return 0, ErrRequestLineTooLong
