@@ -275,11 +275,12 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 		return 0, err
 	}
 	target := buf[t : v-1]
-	// The common line, inline: an origin-form target (any method but
-	// CONNECT allows it) whose bytes all lie in '$'..'~', which
-	// validTarget's vector scan accepts without its word loop. Anything
-	// else, with the same result, takes checkTarget; this saves two
-	// calls a request.
+	// The common line, inline: an origin-form target, which every
+	// method but CONNECT allows (a method of CONNECT's length takes
+	// checkTarget), of targetKernelMin bytes or more, all in '$'..'~',
+	// which validTarget's vector scan accepts without its word loop.
+	// Anything else takes checkTarget, with the same verdict
+	// (TestRequestLineTargetInline); this saves two calls a request.
 	if target[0] != '/' || m-start == len("CONNECT") || len(target) < targetKernelMin ||
 		asm.Active() == asm.Generic || asm.IndexNotInRange(target, '$', '~') >= 0 {
 		if err := checkTarget(buf[start:m], target); err != nil {
