@@ -3,7 +3,6 @@ package http
 import (
 	"bytes"
 	"encoding/binary"
-	"math/bits"
 
 	"github.com/simdedge/simdedge/asm"
 )
@@ -210,16 +209,8 @@ func (p *Parser) requestLine(s *scanner, capped bool, req *Request) (int, error)
 	// within the limit once it reaches offset end.
 	tooLong := func(end int) bool { return end-start >= p.maxLine }
 
-	// s.nextNonTchar(start), its fast path written out (Go will not
-	// inline the method whole), as parseFields does.
-	var m int
-	if rel := uint(start - s.base); rel < uint(s.end-s.base) {
-		if w := ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
-			m = start + bits.TrailingZeros64(w)
-		} else {
-			m = s.nextNonTcharSlow(start)
-		}
-	} else {
+	m, ok := s.nonTcharInBlock(start)
+	if !ok {
 		m = s.nextNonTcharSlow(start)
 	}
 	if m >= len(buf) {
