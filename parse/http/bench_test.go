@@ -149,3 +149,30 @@ func BenchmarkHeadWithBody(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFieldLines splits a parse's cost into what every request pays
+// and what each field line adds: the corpus request's line and Host field
+// followed by n identical 71-byte field lines (n = 0, 4, 12), at each asm
+// level. The n = 0 head is the fixed cost; the slope, the cost a line.
+func BenchmarkFieldLines(b *testing.B) {
+	line := "X-Abcdefghij: " + strings.Repeat("v", 55) + "\r\n"
+	for _, n := range []int{0, 4, 12} {
+		in := []byte("GET /wp-content/uploads/2010/03/hello-kitty-darth-vader-pink.jpg HTTP/1.1\r\n" +
+			"Host: www.kittyhell.com\r\n" + strings.Repeat(line, n) + "\r\n")
+		for _, lvl := range asm.Levels() {
+			b.Run(fmt.Sprintf("lines%d/%v", n, lvl), func(b *testing.B) {
+				prev := asm.SetLevel(lvl)
+				defer asm.SetLevel(prev)
+				var req Request
+				b.SetBytes(int64(len(in)))
+				start := processCPU()
+				for b.Loop() {
+					if _, err := ParseRequest(in, &req); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}

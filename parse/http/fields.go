@@ -2,9 +2,7 @@ package http
 
 import (
 	"encoding/binary"
-	"math/bits"
 
-	"github.com/simdedge/simdedge/asm"
 	"github.com/simdedge/simdedge/internal/ascii"
 )
 
@@ -256,22 +254,16 @@ func (p *Parser) parseFields(s *scanner, pos int, capped bool, hdrs *Headers, f 
 			return 0, ErrObsFold
 		}
 
-		// s.nextNonTchar(pos) and s.nextCtl(pos), with their fast paths
-		// written out: Go's inliner will not take them whole (the slow
-		// call alone exceeds its budget). The control scan crosses
+		// The two searches, their fast paths inline (Go's inliner will
+		// not take a search with its slow call: the call alone exceeds
+		// its budget). The control scan crosses
 		// blocks in place (ctlInWindow; values are often longer than
 		// what is left of a block); only leaving the window calls out,
 		// and it comes second so that a line crossing the window's end
 		// moves the window once. (Most lines never get here: fastFields
 		// takes them.)
-		var ne int
-		if rel := uint(pos - s.base); rel < uint(s.end-s.base) {
-			if w := ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
-				ne = pos + bits.TrailingZeros64(w)
-			} else {
-				ne = s.nextNonTcharSlow(pos)
-			}
-		} else {
+		ne, ok := s.nonTcharInBlock(pos)
+		if !ok {
 			ne = s.nextNonTcharSlow(pos)
 		}
 		c, ok := s.ctlInWindow(pos)

@@ -99,11 +99,10 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 		w := ^m[nb%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize)
 		var ne int
 		if w != 0 {
-			if w&1 != 0 {
-				break
-			}
 			// Tested non-zero first, so the bit scan needs no fix-up
-			// for a zero word.
+			// for a zero word. A first byte that is not a tchar makes
+			// ne == pos, tested with the colon below (testing bit 0
+			// here kept the unshifted word alive, in a stack slot).
 			ne = pos + bits.TrailingZeros64(w)
 		} else {
 			// The name runs into the next block, which the window
@@ -112,26 +111,35 @@ func (s *scanner) fastFields(pos int, hs Headers, maxHeaders int, f *framing, pe
 			w = ^m[nb%windowBlocks*numClasses+classTchar]
 			ne = base + int(nb*asm.BlockSize) + bits.TrailingZeros64(w)
 		}
-		if ne >= c || byteAt(buf, ne) != ':' {
+		if ne == pos || ne >= c || byteAt(buf, ne) != ':' {
 			break
 		}
 		// OWS around the value can only be SP here: c is the line's
 		// first control byte, so the line holds no HTAB.
-		v := ne + 1
-		for v < c && byteAt(buf, v) == ' ' {
+		// Nearly every line has one SP after the colon and none before
+		// the CR, so that case is tested first, straight through. (The
+		// byte after a SP at ne+1 is at most c, and c+1 < end.)
+		v, e := ne+1, c
+		if byteAt(buf, v) == ' ' && byteAt(buf, v+1) != ' ' {
 			v++
+		} else {
+			for v < c && byteAt(buf, v) == ' ' {
+				v++
+			}
 		}
-		e := c
-		for e > v && byteAt(buf, e-1) == ' ' {
-			e--
+		if byteAt(buf, e-1) == ' ' {
+			for e > v && byteAt(buf, e-1) == ' ' {
+				e--
+			}
 		}
 		name, value := view(buf, pos, ne), view(buf, v, e)
 		hs = hs[:len(hs)+1]
 		h := &hs[len(hs)-1]
 		h.Name, h.Value = name, value
-		// maybeFraming on the locals: after the stores above, reading
-		// h.Name back would wait on them.
-		if maybeFraming(name) {
+		// maybeFraming on the locals (after the stores above, reading
+		// h.Name back would wait on them), with the first byte read
+		// without a bounds check.
+		if l := uint(ne - pos); l < uint(len(framingByLen)) && framingByLen[l].first == byteAt(buf, pos)|0x20 {
 			// Host and "Connection: keep-alive", which nearly every
 			// request carries, are recorded here; recording them can
 			// fail no check, so taking them before the noted fields

@@ -123,3 +123,46 @@ func TestValidHostPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestLineTargetInline checks requestLine's inline target check
+// (origin form, 24 bytes or more, bytes in '$'..'~') against
+// CheckRequestLine, which always takes checkTarget: for methods of every
+// length that matters (CONNECT's among them), targets on both sides of
+// targetKernelMin, and each byte value that leaves the line whole at the
+// first, a middle and the last position, at every asm level.
+func TestRequestLineTargetInline(t *testing.T) {
+	methods := []string{"GET", "PATCH", "OPTIONS", "CONNECT", "CONNECX"}
+	bases := []string{
+		"/" + strings.Repeat("abcdefgh", 3),          // 25 bytes: inline
+		"/" + strings.Repeat("x", targetKernelMin-2), // 23 bytes: checkTarget
+		"/" + strings.Repeat("abcdefgh/", 7),         // 64 bytes
+		"http://example.com/" + strings.Repeat("y", 20),
+		"example.com:443" + strings.Repeat("0", 10),
+	}
+	for _, lvl := range append([]asm.Level{asm.Generic}, asm.Levels()...) {
+		prev := asm.SetLevel(lvl)
+		for _, method := range methods {
+			for _, base := range bases {
+				target := []byte(base)
+				for _, at := range []int{0, len(target) / 2, len(target) - 1} {
+					for b := 0; b < 256; b++ {
+						if isCtl(byte(b)) {
+							continue // ends the line: another error
+						}
+						old := target[at]
+						target[at] = byte(b)
+						want := CheckRequestLine([]byte(method), target)
+						in := method + " " + string(target) + " HTTP/1.1\r\nHost: a\r\n\r\n"
+						var req Request
+						_, got := ParseRequest([]byte(in), &req)
+						if got != want {
+							t.Errorf("%v: %s %q: ParseRequest: %v, CheckRequestLine: %v", lvl, method, target, got, want)
+						}
+						target[at] = old
+					}
+				}
+			}
+		}
+		asm.SetLevel(prev)
+	}
+}

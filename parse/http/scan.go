@@ -95,8 +95,14 @@ func (s *scanner) init(buf []byte) {
 	s.fills = 0
 	if s.masks && len(buf) > 0 {
 		// Every parse needs the first window; classifying it now lets
-		// the first searches take their inline fast paths.
-		s.fill(0)
+		// the first searches take their inline fast paths. (fill(0),
+		// written out: one call fewer a parse.)
+		e := len(buf)
+		if e > windowBytes {
+			e = firstBlocks * asm.BlockSize
+		}
+		asm.Classify(s.m[:], buf[:e], headTable)
+		s.base, s.end, s.fills = 0, e, 1
 	}
 }
 
@@ -136,7 +142,7 @@ func (s *scanner) grow() bool {
 
 // next returns the offset of the first byte at or after p whose bit is set
 // in class's masks, or an offset >= len(s.buf) if there is none. It is the
-// slow path of nextNonTchar and nextCtl: it moves the window as needed.
+// slow path of nonTcharInBlock and nextCtl: it moves the window as needed.
 func (s *scanner) next(p int, class uint) int {
 	for p < len(s.buf) {
 		if p < s.base || p >= s.end {
@@ -156,21 +162,21 @@ func (s *scanner) next(p int, class uint) int {
 	return len(s.buf)
 }
 
-// nextNonTchar returns the offset of the first byte at or after p that is
-// not a tchar, or an offset >= len(s.buf) if there is none (the mask walk
-// may report a position past the end; callers test ">= len").
-//
-// The common case, a hit in p's block of the current window, costs a load,
-// a shift and a count; parseFields repeats this fast path inline, since
-// Go's inliner rejects the whole method. (In scalar mode the window is
-// empty, so the test fails and the slow path scans.)
-func (s *scanner) nextNonTchar(p int) int {
+// nonTcharInBlock is the fast path of a search for the first byte at or
+// after p that is not a tchar: a hit in p's block of the current window,
+// a load, a shift and a count, without calls so that it inlines. It
+// returns the offset and true, or false when p lies outside the window or
+// its block holds no such byte from p; then nextNonTcharSlow(p) answers,
+// with an offset >= len(s.buf) if there is none (the mask walk may report
+// a position past the end; callers test ">= len"). (In scalar mode the
+// window is empty, so the slow path scans.)
+func (s *scanner) nonTcharInBlock(p int) (int, bool) {
 	if rel := uint(p - s.base); rel < uint(s.end-s.base) {
 		if w := ^s.m[rel/asm.BlockSize%windowBlocks*numClasses+classTchar] >> (rel % asm.BlockSize); w != 0 {
-			return p + bits.TrailingZeros64(w)
+			return p + bits.TrailingZeros64(w), true
 		}
 	}
-	return s.nextNonTcharSlow(p)
+	return p, false
 }
 
 func (s *scanner) nextNonTcharSlow(p int) int {
@@ -185,7 +191,7 @@ func (s *scanner) nextNonTcharSlow(p int) int {
 }
 
 // nextCtl returns the offset of the first control byte (isCtl) at or after
-// p, or len(s.buf). Its fast path is nextNonTchar's.
+// p, or len(s.buf). Its fast path is nonTcharInBlock's.
 func (s *scanner) nextCtl(p int) int {
 	if rel := uint(p - s.base); rel < uint(s.end-s.base) {
 		if w := s.m[rel/asm.BlockSize%windowBlocks*numClasses+classCtl] >> (rel % asm.BlockSize); w != 0 {

@@ -84,9 +84,15 @@ func ValidHost(h []byte) bool {
 	// the first colon rejects a second colon, as "host is everything up
 	// to the last colon, and holds no colon" would.) Four bytes a step
 	// while all four are reg-name bytes: one branch instead of four.
+	//
+	// The four bytes come from a slice of exactly four, so that one
+	// bounds check covers them (indexing h at i+1, i+2 and i+3 cost a
+	// compare and a branch each: BenchmarkPhases frame, 13.2 against
+	// 12.4 cpu-ns, AMD EPYC Zen 4, Go 1.26).
 	i := 0
 	for ; i+4 <= len(h); i += 4 {
-		if regNameBit[h[i]]&regNameBit[h[i+1]]&regNameBit[h[i+2]]&regNameBit[h[i+3]] == 0 {
+		q := h[i : i+4 : i+4]
+		if regNameBit[q[0]]&regNameBit[q[1]]&regNameBit[q[2]]&regNameBit[q[3]] == 0 {
 			break
 		}
 	}
