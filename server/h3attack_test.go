@@ -120,43 +120,8 @@ func TestH3StreamLimit(t *testing.T) {
 	const limit = 4
 	h := newBlockHandler()
 	_, p, addr := startH3(t, h, Options{}, HTTP3Options{MaxStreams: limit})
-	c := h3test.Dial(t, addr, h3RawTLS(p), nil)
-	var sts []*quic.Stream
-	for range limit {
-		st, err := c.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		st.Write(h3test.Headers(h3test.Get("GET", "/block")...))
-		st.Close()
-		sts = append(sts, st)
-	}
-	for range limit {
-		select {
-		case <-h.started:
-		case <-time.After(testTimeout):
-			t.Fatal("handlers did not start")
-		}
-	}
-	if _, err := c.OpenStream(); err == nil {
-		t.Fatal("a stream past MaxStreams opened")
-	}
-	other := h3test.Dial(t, addr, h3RawTLS(p), nil)
-	if status, body, err := h3test.Request(t, other, nil, h3test.Get("GET", "/")...); status != "200" || string(body) != "ok" {
-		t.Fatalf("another client while the first holds its streams: %q %q %v", status, body, err)
-	}
-	for _, st := range sts {
-		st.CancelRead(h3RequestCancelled)
-	}
-	// The flood: streams opened and reset as fast as credit allows.
-	h3test.StreamFlood(t, c, 300, h3test.Get("GET", "/block")...)
-	if peak := h.peak.Load(); peak > limit {
-		t.Fatalf("%d handlers ran at once, limit %d", peak, limit)
-	}
-	status, body, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...)
-	if status != "200" || string(body) != "ok" {
-		t.Fatalf("after the flood: %q %q %v", status, body, err)
-	}
+	dial := func() *quic.Conn { return h3test.Dial(t, addr, h3RawTLS(p), nil) }
+	h3test.StreamLimit(t, dial(), dial, limit, h.started, &h.peak, testTimeout)
 }
 
 // TestH3StreamReset: a client that resets its request stream mid-body

@@ -198,41 +198,8 @@ func TestHTTP3StreamFloodOverXDP(t *testing.T) {
 	h := newFloodHandler()
 	e := serveHTTP3(t, v, Native, nil, server.Options{Handler: h}, server.HTTP3Options{MaxStreams: limit})
 	tc := h3test.TLS(e.ca.Pool)
-	c := h3test.DialVia(t, e.transport(t, e.clientSocket(t)), e.addr, tc, nil)
-	var held []*quic.Stream
-	for range limit {
-		st, err := c.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		st.Write(h3test.Headers(h3test.Get("GET", "/block")...))
-		st.Close()
-		held = append(held, st)
-	}
-	for range limit {
-		select {
-		case <-h.started:
-		case <-time.After(h3Timeout):
-			t.Fatal("handlers did not start")
-		}
-	}
-	if _, err := c.OpenStream(); err == nil {
-		t.Fatal("a stream past MaxStreams opened")
-	}
-	other := h3test.DialVia(t, e.transport(t, e.clientSocket(t)), e.addr, tc, nil)
-	if status, body, err := h3test.Request(t, other, nil, h3test.Get("GET", "/")...); status != "200" || string(body) != "ok" {
-		t.Fatalf("another client while the first holds its streams: %q %q %v", status, body, err)
-	}
-	for _, st := range held {
-		st.CancelRead(h3test.RequestCancelled)
-	}
-	h3test.StreamFlood(t, c, 300, h3test.Get("GET", "/block")...)
-	if peak := h.peak.Load(); peak > limit {
-		t.Fatalf("%d handlers ran at once, limit %d", peak, limit)
-	}
-	if status, body, err := h3test.Request(t, c, nil, h3test.Get("GET", "/")...); status != "200" || string(body) != "ok" {
-		t.Fatalf("after the flood: %q %q %v", status, body, err)
-	}
+	dial := func() *quic.Conn { return h3test.DialVia(t, e.transport(t, e.clientSocket(t)), e.addr, tc, nil) }
+	h3test.StreamLimit(t, dial(), dial, limit, h.started, &h.peak, h3Timeout)
 }
 
 // TestHTTP3SilentPeerOverXDP: a client asks for a large response and then

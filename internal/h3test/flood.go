@@ -145,3 +145,47 @@ func StreamFlood(t testing.TB, c *quic.Conn, n int, fields ...string) {
 		st.CancelRead(RequestCancelled)
 	}
 }
+
+// StreamLimit checks a server that allows limit request streams on a
+// connection, whose handler for GET /block signals started as it begins,
+// keeps its running peak in peak and blocks until its stream is reset,
+// and answers "ok" to GET /: c may open limit streams and no more (QUIC's
+// MAX_STREAMS); another connection (from dial) is served meanwhile; a
+// flood of 300 streams opened and reset as fast as credit allows never
+// runs more than limit handlers; and c is served afterwards.
+func StreamLimit(t testing.TB, c *quic.Conn, dial func() *quic.Conn, limit int32, started <-chan struct{}, peak *atomic.Int32, timeout time.Duration) {
+	t.Helper()
+	var held []*quic.Stream
+	for range limit {
+		st, err := c.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Write(Headers(Get("GET", "/block")...))
+		st.Close()
+		held = append(held, st)
+	}
+	for range limit {
+		select {
+		case <-started:
+		case <-time.After(timeout):
+			t.Fatal("handlers did not start")
+		}
+	}
+	if _, err := c.OpenStream(); err == nil {
+		t.Fatal("a stream past MaxStreams opened")
+	}
+	if status, body, err := Request(t, dial(), nil, Get("GET", "/")...); status != "200" || string(body) != "ok" {
+		t.Fatalf("another client while the first holds its streams: %q %q %v", status, body, err)
+	}
+	for _, st := range held {
+		st.CancelRead(RequestCancelled)
+	}
+	StreamFlood(t, c, 300, Get("GET", "/block")...)
+	if p := peak.Load(); p > limit {
+		t.Fatalf("%d handlers ran at once, limit %d", p, limit)
+	}
+	if status, body, err := Request(t, c, nil, Get("GET", "/")...); status != "200" || string(body) != "ok" {
+		t.Fatalf("after the flood: %q %q %v", status, body, err)
+	}
+}
