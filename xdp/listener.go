@@ -214,6 +214,9 @@ type Stats struct {
 	// handler, bad header or checksum, message queue full); Sent frames;
 	// TXFull transmit failures for want of a free frame.
 	Received, Stream, Datagrams, Dropped, Sent, TXFull uint64
+	// NoRoute: datagrams the PacketConn's WriteTo dropped because no
+	// datagram came from their address (so its MAC is unknown).
+	NoRoute uint64
 	// From the kernel (XDP_STATISTICS): frames it dropped for want of a
 	// fill-ring frame (RXDropped) or of RX ring room (RXRingFull), and
 	// the times it found the fill ring empty (FillEmpty).
@@ -225,6 +228,9 @@ func (l *Listener) Stats() (Stats, error) {
 	var s Stats
 	var err error
 	s.Program, err = l.prog.Counters()
+	if pc := l.pconn.Load(); pc != nil {
+		s.NoRoute = pc.noRoute.Load()
+	}
 	for _, q := range l.queues {
 		s.Received += q.received.Load()
 		s.Stream += q.stream.Load()

@@ -21,13 +21,10 @@ const txBatch = 32
 // sender found in the older moves to the newer. So a peer that sent
 // anything within the last maxPeers/2 new senders is always known. (The
 // table used to be emptied when full: a flood of forged sources then made
-// every established connection's next WriteTo fail with ErrNoRoute, which
-// quic-go takes as fatal to the connection.)
+// every established connection's next WriteTo find no peer, which, when
+// that was an error, quic-go took as fatal to the connection.)
 const maxPeers = 1 << 16
 
-// ErrNoRoute: WriteTo was given an address no datagram came from, so its
-// MAC address is unknown (the transport does no ARP).
-var ErrNoRoute = errors.New("xdp: no route: no datagram seen from that address")
 
 // ErrNotUDP: WriteTo was given an address that is not an IPv4 UDP address.
 var ErrNotUDP = errors.New("xdp: not an IPv4 UDP address")
@@ -73,6 +70,11 @@ type packetConn struct {
 
 	kicks chan *queue // queues with frames the flusher is to kick
 	flush sync.WaitGroup
+
+	// noRoute counts datagrams WriteTo dropped for want of a peer's
+	// MAC address (Listener.Stats' NoRoute; those dropped for want of a
+	// free TX frame are in its TXFull).
+	noRoute atomic.Uint64
 }
 
 var _ net.PacketConn = (*packetConn)(nil)
@@ -265,7 +267,14 @@ func (c *packetConn) WriteTo(b []byte, addr net.Addr) (int, error) {
 	}
 	p := c.lookup(udpAddr{ip: [4]byte(ip4), port: uint16(ua.Port)})
 	if p == nil {
-		return 0, ErrNoRoute
+		// No datagram came from addr (or, under a flood of forged
+		// senders, none within the last maxPeers/2 new ones), so its MAC
+		// is unknown: the transport does no ARP. The datagram is lost and
+		// counted, as a UDP socket loses one whose neighbour does not
+		// resolve, rather than an error: quic-go closes a connection on
+		// any write error, and QUIC recovers a lost datagram itself.
+		c.noRoute.Add(1)
+		return len(b), nil
 	}
 	if len(b) > c.l.maxReply {
 		return 0, ErrFrameTooLarge
@@ -277,12 +286,21 @@ func (c *packetConn) WriteTo(b []byte, addr net.Addr) (int, error) {
 		return 0, ErrClosed
 	}
 	a, err := q.allocTX()
+	if errors.Is(err, ErrTXFull) {
+		// Every frame stayed in flight through allocTX's waits: lost
+		// (and counted in TXFull), as a UDP socket's full queue loses a
+		// datagram, not an error that would end a QUIC connection.
+		return len(b), nil
+	}
 	if err != nil {
 		return 0, err
 	}
 	buf := q.sock.Buffer(a)
 	copy(buf[udpHeadersAt:], b)
 	wake, err := q.enqueue(a, writeHeaders(buf, p.e, len(b)))
+	if errors.Is(err, ErrTXFull) {
+		return len(b), nil // lost and counted, as above
+	}
 	if err != nil {
 		return 0, err
 	}
