@@ -12,6 +12,7 @@ import (
 func benchStreams(b *testing.B, c *http.Client, url string) {
 	b.ReportAllocs()
 	b.SetParallelism(8 / min(8, max(1, runtime.GOMAXPROCS(0))))
+	cpu0 := processCPU(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		req, _ := http.NewRequest("GET", url, nil)
@@ -25,6 +26,10 @@ func benchStreams(b *testing.B, c *http.Client, url string) {
 			resp.Body.Close()
 		}
 	})
+	b.StopTimer()
+	// CPU (user+system, client and server) per request: steadier than
+	// ns/op on a shared machine, where wall time includes waiting.
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // streamBenchHandler answers "ok\n" without being Inline, so that every
