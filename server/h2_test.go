@@ -64,7 +64,7 @@ func (h2TestHandler) ServeEdge(w *ResponseWriter, r *Request) {
 }
 
 // startH2C serves h on an h2c listener on the test engine.
-func startH2C(t *testing.T, h Handler, o Options) (*Server, string) {
+func startH2C(t testing.TB, h Handler, o Options) (*Server, string) {
 	t.Helper()
 	testenv.CheckGoroutines(t)
 	o.Handler = h

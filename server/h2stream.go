@@ -173,7 +173,7 @@ func (hc *h2conn) openStream(s *h2stream) error {
 	}
 	hc.running++
 	hc.handlers.Add(1)
-	go hc.runStream(s, p)
+	hc.srv.workers.start(streamTask{h2: hc, s: s, p: p})
 	return nil
 }
 
@@ -203,7 +203,7 @@ func (hc *h2conn) runInline(s *h2stream, h Handler) {
 	hc.handlerEnded(s, ok)
 }
 
-// runStream serves s on its own goroutine.
+// runStream serves s on a stream worker (streamwork.go).
 func (hc *h2conn) runStream(s *h2stream, h Handler) {
 	defer hc.handlers.Done()
 	ok := s.serve(hc.c, h)

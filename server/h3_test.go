@@ -24,7 +24,7 @@ import (
 
 // startH3 serves h over HTTP/3 on a loopback UDP socket with the PKI's
 // certificate for a.example, and returns the server and address.
-func startH3(t *testing.T, h Handler, so Options, o HTTP3Options) (*Server, *pki, string) {
+func startH3(t testing.TB, h Handler, so Options, o HTTP3Options) (*Server, *pki, string) {
 	t.Helper()
 	testenv.CheckGoroutines(t)
 	p := newPKI(t)
@@ -61,7 +61,7 @@ func startH3(t *testing.T, h Handler, so Options, o HTTP3Options) (*Server, *pki
 func h3RawTLS(p *pki) *tls.Config { return h3test.TLS(p.ca.Pool) }
 
 // h3Client is quic-go's HTTP/3 client trusting the test CA, for a.example.
-func h3Client(t *testing.T, p *pki) (*http.Client, *http3.Transport) {
+func h3Client(t testing.TB, p *pki) (*http.Client, *http3.Transport) {
 	t.Helper()
 	tr := &http3.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: p.ca.Pool, ServerName: "a.example"},

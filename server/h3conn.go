@@ -115,7 +115,7 @@ func (hc *h3conn) serve() {
 		hc.lastID, hc.accepted = st.StreamID(), true
 		hc.handlers.Add(1)
 		hc.mu.Unlock()
-		go hc.serveStream(st)
+		hc.srv.workers.start(streamTask{h3: hc, qs: st})
 	}
 	hc.handlers.Wait()
 }

@@ -65,6 +65,8 @@ type Server struct {
 	// when it is a Router, else a router whose one plan is opts.Handler
 	// without steps, so that every engine runs plans the same way.
 	router Router
+	// workers run HTTP/2 and HTTP/3 stream handlers (streamwork.go).
+	workers streamWorkers
 }
 
 // New returns a Server for o. It panics if o.Handler is nil, a programming
@@ -305,6 +307,7 @@ func (s *Server) Close() error {
 func (s *Server) closeListeners() {
 	s.mu.Lock()
 	s.closing.Store(true)
+	s.workers.close() // waiting stream workers end; running ones as they finish
 	fns := make([]func() error, 0, len(s.listeners))
 	for _, fn := range s.listeners {
 		fns = append(fns, fn)

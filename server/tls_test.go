@@ -29,7 +29,7 @@ type pki struct {
 	client, stranger *testcert.Pair
 }
 
-func newPKI(t *testing.T) *pki {
+func newPKI(t testing.TB) *pki {
 	t.Helper()
 	ca := testcert.NewCA(t, "simdedge test CA")
 	other := testcert.NewCA(t, "other CA")
