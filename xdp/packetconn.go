@@ -25,7 +25,6 @@ const txBatch = 32
 // that was an error, quic-go took as fatal to the connection.)
 const maxPeers = 1 << 16
 
-
 // ErrNotUDP: WriteTo was given an address that is not an IPv4 UDP address.
 var ErrNotUDP = errors.New("xdp: not an IPv4 UDP address")
 
