@@ -26,31 +26,7 @@ import (
 // (built with -tags rdma, proxying to an rdma:// upstream) -> a backend
 // served over the message transport in this process.
 func TestEdgeToRDMABackend(t *testing.T) {
-	f, err := rdma.OpenFabric(rdma.Options{Provider: "tcp", Node: "127.0.0.1"})
-	testenv.NeedRDMA(t, err)
-	f.Close()
-
-	ml, err := rdma.ListenMessages(rdma.ListenConfig{Address: "127.0.0.1:0", Credits: 8, MessageSize: 8192})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := server.New(server.Options{Limits: server.Limits{MaxBodyBytes: 64 << 20}, Handler: server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
-		body, err := r.BodyBytes()
-		if err != nil {
-			w.WriteHeader(server.StatusFor(err))
-			return
-		}
-		sum := sha256.Sum256(body)
-		w.AddHeader("X-Backend", "rdma")
-		fmt.Fprintf(w, "%s %s %d %x", r.Method(), r.Target(), len(body), sum[:8])
-	})})
-	go srv.ServeMessages(ml)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-
+	backend := rdmaBackend(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "simdedge")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -66,7 +42,7 @@ limits: {max_body_bytes: 67108864}
 routes:
   - match: {path_prefix: /}
     proxy: {upstream: backend}
-`, ml.Addr()), 0o644)
+`, backend), 0o644)
 	cmd := exec.Command(bin, "serve", "-config", cfg, "-listen", "127.0.0.1:0")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -107,4 +83,37 @@ routes:
 			t.Fatalf("%d-byte body: %d %q (%v), want %q", size, resp.StatusCode, got, err, want)
 		}
 	}
+}
+
+// rdmaBackend serves, over the message transport in this process, a
+// handler that answers "METHOD TARGET LEN SHA256[:8]" of the request with
+// X-Backend: rdma, and returns its address for an rdma:// target. It
+// skips without an RDMA provider (testenv.NeedRDMA).
+func rdmaBackend(t *testing.T) string {
+	t.Helper()
+	f, err := rdma.OpenFabric(rdma.Options{Provider: "tcp", Node: "127.0.0.1"})
+	testenv.NeedRDMA(t, err)
+	f.Close()
+
+	ml, err := rdma.ListenMessages(rdma.ListenConfig{Address: "127.0.0.1:0", Credits: 8, MessageSize: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(server.Options{Limits: server.Limits{MaxBodyBytes: 64 << 20}, Handler: server.HandlerFunc(func(w *server.ResponseWriter, r *server.Request) {
+		body, err := r.BodyBytes()
+		if err != nil {
+			w.WriteHeader(server.StatusFor(err))
+			return
+		}
+		sum := sha256.Sum256(body)
+		w.AddHeader("X-Backend", "rdma")
+		fmt.Fprintf(w, "%s %s %d %x", r.Method(), r.Target(), len(body), sum[:8])
+	})})
+	go srv.ServeMessages(ml)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return ml.Addr().String()
 }
