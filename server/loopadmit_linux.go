@@ -133,7 +133,7 @@ func (lp *loop) idlest(now int64) *lconn {
 // or for a new connection plus ReadHeader) so that no field is written
 // per request for it. ok is false when the wait has no deadline.
 func (lc *lconn) idleSince() (since int64, ok bool) {
-	cfg := lc.pk.cfg
+	cfg := lc.pk.o.cfg
 	if !lc.parked {
 		cfg = lc.c.cfg
 	}
