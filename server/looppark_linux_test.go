@@ -25,3 +25,19 @@ func TestLconnSize(t *testing.T) {
 		t.Errorf("parked is %d bytes, want at most 96: listener-wide fields belong in connOrigin", n)
 	}
 }
+
+// TestIdleSinceBothStates: idleSince (the reclaim and Shutdown scans ask
+// it of every connection) reads the settings of a connection with a conn
+// from the conn and of a parked one from its connOrigin: a parked
+// record's origin is nil while the connection has a conn.
+func TestIdleSinceBothStates(t *testing.T) {
+	cfg := &settings{Timeouts: Timeouts{Idle: 100, ReadHeader: 10}}
+	lc := &lconn{c: &conn{cfg: cfg}, rdl: 1000, established: true}
+	if since, ok := lc.idleSince(); !ok || since != 900 {
+		t.Errorf("with a conn: %d %v, want 900 true", since, ok)
+	}
+	lc = &lconn{pk: parked{o: &connOrigin{cfg: cfg}}, parked: true, rdl: 1000}
+	if since, ok := lc.idleSince(); !ok || since != 990 {
+		t.Errorf("parked: %d %v, want 990 true", since, ok)
+	}
+}
