@@ -17,37 +17,62 @@ import (
 // and its read and output buffers (4 KiB and the size of the last
 // response) go back to be used by whichever connection has bytes next, as
 // nginx frees an idle connection's buffers (docs/decisions/0043-idle-
-// connections.md). About 170 bytes.
+// connections.md). 96 bytes: what every connection of a listener shares
+// is in a connOrigin, one for all the idle connections of a loop.
 type parked struct {
-	srv   *Server
-	st    Stream
-	cfg   *settings
-	paths *pathnorm.Options
-	home  any
-	lkey  any
-	ip    netip.Addr
-	lst   *metrics.Listener
-	shard int
-	alog  *accesslog.Shard
+	o    *connOrigin
+	st   Stream
+	ip   netip.Addr
+	alog *accesslog.Shard
 	// remote is the Request's client address (the PROXY header's, if
 	// one was read).
 	remote net.Addr
 	// gen numbers the connection's generated request IDs.
-	gen trace.IDGen
-	// altSvc is the listener's Alt-Svc value (altsvc.go).
-	altSvc              string
-	ipHeld, h2c, inLoop bool
+	gen    trace.IDGen
+	shard  int32
+	ipHeld bool
 }
 
-// park moves the identity of the idle connection c into p and clears c to
-// be reused (unpark) by this or another connection. c must have nothing
-// buffered, nothing to send and no request in progress.
-func (c *conn) park(p *parked) {
+// connOrigin is what a connection has from its listener and from the
+// settings it began with, the same for every connection of a loop (or of
+// a listener) until a reload: kept once for all of them while they are
+// idle rather than in each one's parked (docs/decisions/0049-small-idle-
+// connections.md). Never written once made.
+type connOrigin struct {
+	srv   *Server
+	cfg   *settings
+	paths *pathnorm.Options
+	home  any
+	lkey  any
+	lst   *metrics.Listener
+	// altSvc is the listener's Alt-Svc value (altsvc.go).
+	altSvc      string
+	h2c, inLoop bool
+}
+
+// origin returns c's connOrigin.
+func (c *conn) origin() connOrigin {
+	return connOrigin{
+		srv: c.srv, cfg: c.cfg, paths: c.paths, home: c.home, lkey: c.lkey,
+		lst: c.lst, altSvc: c.altSvc, h2c: c.h2c, inLoop: c.inLoop,
+	}
+}
+
+// originIs reports whether o (nil: no) is c's connOrigin.
+func (c *conn) originIs(o *connOrigin) bool {
+	return o != nil && o.srv == c.srv && o.cfg == c.cfg && o.paths == c.paths &&
+		o.home == c.home && o.lkey == c.lkey && o.lst == c.lst &&
+		o.altSvc == c.altSvc && o.h2c == c.h2c && o.inLoop == c.inLoop
+}
+
+// park moves the identity of the idle connection c into p, with o (for
+// which c.originIs(o)), and clears c to be reused (unpark) by this or
+// another connection. c must have nothing buffered, nothing to send and
+// no request in progress.
+func (c *conn) park(p *parked, o *connOrigin) {
 	*p = parked{
-		srv: c.srv, st: c.st, cfg: c.cfg, paths: c.paths, home: c.home, lkey: c.lkey,
-		ip: c.ip, lst: c.lst, shard: c.shard, alog: c.alog,
-		remote: c.req.remote, gen: c.req.id.gen, altSvc: c.altSvc,
-		ipHeld: c.ipHeld, h2c: c.h2c, inLoop: c.inLoop,
+		o: o, st: c.st, ip: c.ip, alog: c.alog, shard: int32(c.shard),
+		remote: c.req.remote, gen: c.req.id.gen, ipHeld: c.ipHeld,
 	}
 	poison(c.rbuf[:c.w])
 	c.r, c.w = 0, 0
@@ -69,10 +94,11 @@ func (c *conn) park(p *parked) {
 // unpark gives the cleared conn c (from park or connPool) the identity in
 // p, which is then empty.
 func (c *conn) unpark(p *parked) {
-	c.srv, c.st, c.cfg, c.paths, c.home, c.lkey = p.srv, p.st, p.cfg, p.paths, p.home, p.lkey
-	c.ip, c.lst, c.shard, c.alog = p.ip, p.lst, p.shard, p.alog
-	c.ipHeld, c.h2c, c.inLoop, c.altSvc = p.ipHeld, p.h2c, p.inLoop, p.altSvc
-	c.req.srv, c.req.remote, c.req.id.gen = p.srv, p.remote, p.gen
+	o := p.o
+	c.srv, c.st, c.cfg, c.paths, c.home, c.lkey = o.srv, p.st, o.cfg, o.paths, o.home, o.lkey
+	c.ip, c.lst, c.shard, c.alog = p.ip, o.lst, int(p.shard), p.alog
+	c.ipHeld, c.h2c, c.inLoop, c.altSvc = p.ipHeld, o.h2c, o.inLoop, o.altSvc
+	c.req.srv, c.req.remote, c.req.id.gen = o.srv, p.remote, p.gen
 	c.req.remoteIP = c.req.remoteIP[:0] // a released conn keeps its last client's
 	// What newConn resets: c may come from connPool, released by a
 	// connection of either engine.

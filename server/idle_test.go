@@ -21,10 +21,12 @@ const idleConns = 500
 // process (heap and goroutine stacks, server and test client together)
 // on each engine. Before idle connections gave their buffers back
 // (docs/decisions/0043-idle-connections.md), it was 7-8 KiB on the loop
-// and 13 KiB or more on goroutines. The client's side (net.TCPConn,
-// netFD, addresses) is about 0.3 KiB of it.
+// and 13 KiB or more on goroutines; on the loop 1.0-1.1 KiB before its
+// lconn shrank from 496 to 256 bytes (0049-small-idle-connections.md),
+// 0.65 KiB since. The client's side (net.TCPConn, netFD, addresses) is
+// about 0.3 KiB of it.
 var idleBudget = map[Engine]int{
-	EngineLoop:      1536,
+	EngineLoop:      896,
 	EngineGoroutine: 3072,
 }
 

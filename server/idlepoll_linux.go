@@ -25,7 +25,10 @@ import (
 // the poller's, under its lock, while it is in idlePoll.conns.
 type gparked struct {
 	pk parked
-	fd int
+	// org is pk's connOrigin, one for each gparked (made at each park
+	// anyway) where the loop shares one.
+	org connOrigin
+	fd  int
 	// state is the connection's state word (conn.state): when its idle
 	// wait began, or stateWoken once reclaimIdle chose it.
 	state int64
@@ -92,7 +95,8 @@ func (p *idlePoll) park(c *conn) bool {
 	delete(s.conns, c)
 	s.mu.Unlock()
 	g := &gparked{fd: fd, state: c.state.Load(), now: c.now, done: c.done}
-	c.park(&g.pk)
+	g.org = c.origin()
+	c.park(&g.pk, &g.org)
 	c.done = nil
 	c.req.release()
 	c.resp.release()
@@ -125,7 +129,7 @@ func (p *idlePoll) park(c *conn) bool {
 		p.take(fd, g)
 		return true
 	}
-	if d := g.pk.cfg.Timeouts.Idle; d > 0 {
+	if d := g.org.cfg.Timeouts.Idle; d > 0 {
 		// The Idle timeout, which no read deadline enforces while no
 		// goroutine reads.
 		g.timer = time.AfterFunc(time.Until(g.now.Add(d)), func() { p.wake(g) })
@@ -182,7 +186,7 @@ func (p *idlePoll) oldest(home any) (*gparked, int64) {
 	defer p.mu.Unlock()
 	var best *gparked
 	for _, g := range p.conns {
-		if g.pk.home == home && waiting(g.state) && (best == nil || g.state < best.state) {
+		if g.org.home == home && waiting(g.state) && (best == nil || g.state < best.state) {
 			best = g
 		}
 	}

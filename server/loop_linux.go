@@ -86,11 +86,15 @@ type loop struct {
 	// (looppark_linux.go).
 	spare spares
 	parkq []*lconn
-	ln    *net.TCPListener
-	laddr net.Addr
-	mlst  *metrics.Listener // its connections' counters (nil: metrics off)
-	lfd   int
-	epfd  int
+	// origin is what the loop's idle connections share (connpark.go):
+	// that of the last connection parked, replaced when one parks with
+	// another (after a reload).
+	origin *connOrigin
+	ln     *net.TCPListener
+	laddr  net.Addr
+	mlst   *metrics.Listener // its connections' counters (nil: metrics off)
+	lfd    int
+	epfd   int
 	// epf is epfd as an *os.File in Go's netpoller: an idle loop parks
 	// its goroutine until the epoll set has events (see wait).
 	epf    *os.File

@@ -133,8 +133,10 @@ func (lp *loop) idlest(now int64) *lconn {
 // or for a new connection plus ReadHeader) so that no field is written
 // per request for it. ok is false when the wait has no deadline.
 func (lc *lconn) idleSince() (since int64, ok bool) {
-	cfg := lc.pk.cfg
-	if !lc.parked {
+	var cfg *settings
+	if lc.parked {
+		cfg = lc.pk.o.cfg // pk.o is nil while the connection has a conn
+	} else {
 		cfg = lc.c.cfg
 	}
 	d := cfg.Timeouts.Idle

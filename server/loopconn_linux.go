@@ -15,7 +15,11 @@ import (
 )
 
 // lconn is the loop's state of one connection around the shared conn
-// (buffers, Request, ResponseWriter, serveWith).
+// (buffers, Request, ResponseWriter, serveWith). An idle connection keeps
+// only its lconn (and its client address), so it is kept small: the
+// bools together at the end, the proxy exchange out of line, what the
+// listener gives every connection in a connOrigin (connpark.go);
+// TestLconnSize holds it to lconnMax.
 type lconn struct {
 	c  *conn
 	fd int
@@ -24,50 +28,57 @@ type lconn struct {
 	// partial head: ReadHeader; between requests or in a body: Idle);
 	// wdl that of pending output (Write). Loop clock, 0 for none.
 	rdl, wdl int64
-	// wpos is how much of c.out is written; writing: the rest waits for
-	// EPOLLOUT (the connection is registered for EPOLLOUT only).
-	wpos    int
+	// wpos is how much of c.out is written; writing (below): the rest
+	// waits for EPOLLOUT (the connection is registered for EPOLLOUT
+	// only).
+	wpos int
+	// body is the wait for the current request's body, if any
+	// (loopbody_linux.go).
+	body loopBodyWait
+	// lingering (below): the response is out and the write side shut
+	// down; input is discarded until EOF, lingerLeft more bytes or
+	// lingerEnd, the rdl deadline being the nearer of lingerEnd and
+	// lingerQuiet from the last input (linger.go).
+	lingerEnd  int64
+	lingerLeft int
+	// ex is the proxied request in flight (loopproxy_linux.go): the
+	// connection is not read meanwhile. Out of line, from the loop's
+	// spares for the exchange, so that every other connection, an idle
+	// one above all, is 136 bytes smaller; &noExchange (never written)
+	// when there is none, so that ex.active and ex.u read as before.
+	ex *lexchange
+	// qwait queues the exchange in its upstream's admission queue
+	// (loopqueue_linux.go): made once per lconn, kept when the lconn is
+	// reused, since a releasing goroutine may still read its Notify.
+	qwait *upstream.Waiter
+	// tls is the connection's TLS state when its listener terminates
+	// TLS on the loop (looptls_linux.go); nil for plain TCP.
+	tls *loopTLS
+	// pk holds what the connection keeps while parked (idle, c nil:
+	// looppark_linux.go).
+	pk parked
+	// rd is a read done by the ring for the current event (prefetch).
+	rd      ringResult
 	writing bool
 	// inHead: bytes of a head have arrived and its ReadHeader deadline
 	// runs. established: a first head has been parsed; until then the
 	// ReadHeader deadline runs from the accept (admit.go).
 	inHead      bool
 	established bool
-	// body is the wait for the current request's body, if any
-	// (loopbody_linux.go).
-	body loopBodyWait
-	// lingering: the response is out and the write side shut down; input
-	// is discarded until EOF, lingerLeft more bytes or lingerEnd, the rdl
-	// deadline being the nearer of lingerEnd and lingerQuiet from the
-	// last input (linger.go).
-	lingering  bool
-	lingerEnd  int64
-	lingerLeft int
+	lingering   bool
 	// closeAfter: close once c.out is written (error answer, Connection:
 	// close, shutdown).
 	closeAfter bool
-	// ex is the proxied request in flight, if any (loopproxy_linux.go):
-	// the connection is not read meanwhile. inOff: its EPOLLIN
-	// registration was dropped because input came during the exchange.
-	ex lexchange
-	// qwait queues the exchange in its upstream's admission queue
-	// (loopqueue_linux.go): made once per lconn, kept when the lconn is
-	// reused, since a releasing goroutine may still read its Notify.
-	qwait *upstream.Waiter
+	// inOff: the EPOLLIN registration was dropped because input came
+	// during the exchange.
 	inOff bool
 	// queued: in the loop's flushq, to be sent at the end of the turn
-	// (loopring_linux.go); sendRes and sendDone: the ring's result.
+	// (loopring_linux.go).
 	queued bool
-	// rd is a read done by the ring for the current event (prefetch).
-	rd ringResult
 	// pp: the PROXY header is still to be read (loopproxyproto_linux.go).
 	pp bool
-	// tls is the connection's TLS state when its listener terminates
-	// TLS on the loop (looptls_linux.go); nil for plain TCP.
-	tls *loopTLS
-	// parked: the connection is idle and c is nil; pk holds what it
-	// keeps meanwhile (looppark_linux.go). parkq: in the loop's parkq.
-	pk     parked
+	// parked: the connection is idle and c is nil (pk). parkq: in the
+	// loop's parkq.
 	parked bool
 	parkq  bool
 }
@@ -92,7 +103,7 @@ func (lp *loop) newLconn() *lconn {
 // putLconn clears lc and keeps it for this loop's next connection.
 func (lp *loop) putLconn(lc *lconn) {
 	qw := lc.qwait
-	*lc = lconn{qwait: qw}
+	*lc = lconn{qwait: qw, ex: &noExchange}
 	if len(lp.free) < maxFreeLconns {
 		lp.free = append(lp.free, lc)
 	}
@@ -125,7 +136,7 @@ func (lp *loop) register(h heldConn, t *loopTLS, now int64) *lconn {
 	// As net does for TCP: small responses must not wait for Nagle.
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	lc := lp.newLconn()
-	*lc = lconn{fd: fd, st: fdStream{fd: fd, remote: sockaddrTCP(h.sa), local: lp.laddr}}
+	*lc = lconn{fd: fd, ex: &noExchange, st: fdStream{fd: fd, remote: sockaddrTCP(h.sa), local: lp.laddr}}
 	var st Stream = &lc.st
 	if t != nil {
 		lc.tls, st = t, t
@@ -174,7 +185,8 @@ func (lp *loop) closeConn(lc *lconn) {
 		// The attempt in flight ends with the client (its in-flight
 		// count and the retry budget's token are released).
 		lp.exRelease(lc)
-		lc.ex = lexchange{}
+		lp.spare.putExchange(lc.ex)
+		lc.ex = &noExchange
 	}
 	if lc.tls != nil {
 		lp.tlsBye(lc)

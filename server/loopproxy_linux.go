@@ -54,6 +54,10 @@ func (*upTimeoutError) Timeout() bool   { return true }
 func (*upTimeoutError) Temporary() bool { return true }
 func (*upTimeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
 
+// noExchange is lconn.ex when no exchange is in flight: read (its zero
+// fields say so), never written; proxyStart takes a lexchange of its own.
+var noExchange lexchange
+
 // lexchange is a client connection's proxied request in flight.
 type lexchange struct {
 	active   bool
@@ -63,9 +67,8 @@ type lexchange struct {
 	reqStart int
 	// a drives the attempts (upstream.Attempt): the target in flight,
 	// the try and total deadlines, what follows a failure. Out of line
-	// (the loop's spares, from proxyStart to exDone or closeConn), so
-	// that an lconn without an exchange, an idle one above all, is 144
-	// bytes smaller (looppark_linux.go).
+	// (the loop's spares, from proxyStart to exDone or closeConn), since
+	// Attempts go back to attemptPool past maxSpareAttempts.
 	a *upstream.Attempt
 	// stale: the attempt's pooled connection was found closed, so the
 	// resend takes a new one (upstream.StepResend).
@@ -110,7 +113,8 @@ func (lp *loop) proxyStart(lc *lconn, n int, up LoopUpstream, now int64) {
 		lc.closeAfter = true
 		return
 	}
-	ex := &lc.ex
+	ex := lp.spare.getExchange()
+	lc.ex = ex
 	ex.active, ex.up, ex.reqStart, ex.isHead = true, up, reqStart, string(c.req.head.Method) == "HEAD"
 	ex.a = lp.spare.getAttempt()
 	// The plan's steps run here, once the response has begun (HSTS and
@@ -171,7 +175,7 @@ func (lp *loop) exRelease(lc *lconn) {
 // (reusable: the response ended cleanly) or is closed, the response is
 // finished, and the connection goes on with its pipelined requests.
 func (lp *loop) exDone(lc *lconn, reusable bool, now int64) {
-	ex := &lc.ex
+	ex := lc.ex
 	c := lc.c
 	if u := ex.u; u != nil {
 		u.lc = nil
@@ -183,7 +187,8 @@ func (lp *loop) exDone(lc *lconn, reusable bool, now int64) {
 	}
 	reqStart := ex.reqStart
 	lp.exRelease(lc)
-	*ex = lexchange{}
+	lc.ex = &noExchange
+	lp.spare.putExchange(ex)
 	if !c.req.body.done {
 		c.finishBody() // buffered: never reads
 	}

@@ -80,7 +80,7 @@ func (lp *loop) runWoken(now int64) {
 // unqueue takes a queued exchange out of its upstream's queue (the
 // client went away, or its queue timeout passed).
 func (lp *loop) unqueue(lc *lconn) {
-	if ex := &lc.ex; ex.queued {
+	if ex := lc.ex; ex.queued {
 		ex.queued = false
 		ex.a.CancelWait()
 	}

@@ -394,7 +394,7 @@ func (lp *loop) upSendSoon(lc *lconn, now int64) {
 		lp.upSend(lc, now)
 		return
 	}
-	ex := &lc.ex
+	ex := lc.ex
 	lp.exDeadline(ex, now, ex.pool.header)
 	if !u.queued {
 		u.queued = true

@@ -19,7 +19,7 @@ import (
 // upSelect selects the target of the exchange's next attempt (the
 // driver's Next) and starts it.
 func (lp *loop) upSelect(lc *lconn, now int64) {
-	ex := &lc.ex
+	ex := lc.ex
 	switch ex.a.Next(time.Duration(now)) {
 	case upstream.StepWait:
 		// Every target at its cap: wait for a slot (Notify wakes
@@ -63,7 +63,7 @@ func (lp *loop) exDeadline(ex *lexchange, now, d int64) {
 // connection, fail over to another target at once, retry after a
 // backoff, or answer.
 func (lp *loop) attemptFailed(lc *lconn, f upstream.Failure, now int64) {
-	ex := &lc.ex
+	ex := lc.ex
 	if u := ex.u; u != nil {
 		u.lc, ex.u = nil, nil
 		lp.closeUp(u)
@@ -84,7 +84,7 @@ func (lp *loop) attemptFailed(lc *lconn, f upstream.Failure, now int64) {
 
 // backoffWait waits for the driver's backoff before the next attempt.
 func (lp *loop) backoffWait(lc *lconn, now int64) {
-	ex := &lc.ex
+	ex := lc.ex
 	ex.backoff, ex.tryDL = true, 0
 	ex.dl = now + int64(ex.a.Backoff())
 	lp.noteDeadline(ex.dl)
@@ -102,7 +102,7 @@ var errBadTarget = errors.New("server: upstream target is not an IP address")
 // upBegin takes a pooled connection or connects a new one and sends the
 // request.
 func (lp *loop) upBegin(lc *lconn, now int64) {
-	ex := &lc.ex
+	ex := lc.ex
 	ex.attemptAt = now
 	u, err := lp.upGet(ex.pool, now, ex.stale)
 	if err != nil {
@@ -125,7 +125,7 @@ func (lp *loop) upBegin(lc *lconn, now int64) {
 
 // upFailed handles an upstream error (or timeout) of an exchange.
 func (lp *loop) upFailed(lc *lconn, err error, now int64) {
-	ex := &lc.ex
+	ex := lc.ex
 	u := ex.u
 	w := &lc.c.resp
 	if !ex.gotHead {

@@ -30,7 +30,7 @@ const (
 // upSend writes the rest of the request; once it is out, the exchange
 // waits for the response head.
 func (lp *loop) upSend(lc *lconn, now int64) {
-	ex := &lc.ex
+	ex := lc.ex
 	u := ex.u
 	for u.wpos < len(u.out) {
 		n, err := rawWrite(u.fd, u.out[u.wpos:])
@@ -132,7 +132,7 @@ func (lp *loop) upRead(lc *lconn, now int64) {
 // upRelay parses the response head once it is complete, then passes the
 // body bytes received to the client's ResponseWriter and writes them out.
 func (lp *loop) upRelay(lc *lconn, now int64) {
-	ex := &lc.ex
+	ex := lc.ex
 	u := ex.u
 	w := &lc.c.resp
 	if !ex.gotHead {
@@ -257,7 +257,7 @@ func (lp *loop) pauseUp(lc *lconn) {
 
 // resumeUp reads the upstream again once the client took its output.
 func (lp *loop) resumeUp(lc *lconn, now int64) {
-	ex := &lc.ex
+	ex := lc.ex
 	u := ex.u
 	if u == nil || !u.paused {
 		return

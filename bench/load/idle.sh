@@ -101,8 +101,15 @@ measure() {
 	taskset -c 1 "$W/idleconns" -addr "127.0.0.1:$port" -n 1 "${cflags[@]}" </dev/null >/dev/null
 	sleep "$SETTLE"
 	local r0 p0 r1 p1 h0=0 h1=0
+	# The live heap before RSS, and a settle between: writing the
+	# profile allocates a few MB, which would otherwise be in the heap
+	# (and RSS) that the connections then grow into, and be counted as
+	# theirs.
+	if [ "${kind%%-*}" = sd ]; then
+		h0=$(heap "$port")
+		sleep "$SETTLE"
+	fi
 	r0=$(rss "$pid") p0=$(pss "$pid")
-	[ "${kind%%-*}" = sd ] && h0=$(heap "$port")
 	# The client holds its connections until its stdin (a FIFO) closes.
 	mkfifo "$W/$name.fifo"
 	taskset -c 1 "$W/idleconns" -addr "127.0.0.1:$port" -n "$n" "${cflags[@]}" <"$W/$name.fifo" >"$W/$name.client" &
