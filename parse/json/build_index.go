@@ -124,6 +124,24 @@ value:
 		tape = put1(tape, entry(tagNull, 0))
 		end = i + len(litNull)
 	default:
+		if cv != nil && c-'0' <= 9 {
+			// Inline, without the calls of the general path below: a
+			// non-negative integer of at most shortInt digits, most of
+			// twitter.json's numbers (1845 of 2109 have one to three),
+			// scanned and converted. Anything else ("01", longer, a
+			// fraction, an exponent) takes the general path. Only for
+			// cv: without it, the general path measured as fast.
+			j, m := i+1, uint64(c-'0')
+			for c != '0' && j < len(b) && j-i < shortInt && b[j]-'0' <= 9 {
+				m = m*10 + uint64(b[j]-'0')
+				j++
+			}
+			if j >= len(b) || b[j]-'0' > 9 && b[j] != '.' && b[j]|0x20 != 'e' {
+				end = j
+				tape = put2(tape, entry(tagInt, 0), m)
+				break
+			}
+		}
 		if c != '-' && c-'0' > 9 {
 			return tape, stack, false
 		}
@@ -227,6 +245,9 @@ key:
 	}
 	goto value
 }
+
+// shortInt is the most digits of the integers buildIndexed scans inline.
+const shortInt = 4
 
 // inObject reports whether the innermost container on stack is an object.
 func inObject(stack []int) bool {
