@@ -223,6 +223,8 @@ func FuzzJSONIndex(f *testing.F) {
 		c.s[0] = uint64(carry & 1)
 		c.s[1] = -uint64(carry >> 1 & 1)
 		c.s[2] = uint64(carry >> 2 & 1)
+		// A plain run goes on only inside a string.
+		c.s[3] = uint64(carry >> 3 & carry >> 1 & 1)
 		checkJSONIndex(t, data, 0, c, int(off)%16)
 	})
 }
