@@ -218,6 +218,7 @@ func FuzzJSONIndex(f *testing.F) {
 	f.Add([]byte(`{"a\\"b":"c\\\\","d":[1,2.5e3,-0,true,false,null,"\u00e9"]}`), uint8(0), uint8(0))
 	f.Add([]byte(`"\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\"x"`), uint8(3), uint8(1))
 	f.Add([]byte{}, uint8(0), uint8(7))
+	f.Add([]byte(`ab":"c\"d",`), uint8(0), uint8(10)) // inside a plain string
 	f.Fuzz(func(t *testing.T, data []byte, off, carry uint8) {
 		var c JSONCarry
 		c.s[0] = uint64(carry & 1)
