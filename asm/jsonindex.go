@@ -5,8 +5,12 @@ const (
 	// JSONStops holds the block's string stops: '"', '\\' and the bytes
 	// below 0x20.
 	JSONStops = 0
-	// JSONSpecials holds the backslashes and control bytes inside strings.
-	JSONSpecials = 1
+	// JSONPlainEnds holds the closing quotes of the plain strings: those
+	// with no backslash and no control byte between their quotes. It
+	// tells a parser's second stage that a string is plain from one bit
+	// at its end, where the specials themselves would need the words of
+	// every block the string spans.
+	JSONPlainEnds = 1
 	// JSONMaskWords is the number of words per block.
 	JSONMaskWords = 2
 )
@@ -25,8 +29,9 @@ var jsonVBMI2 = detectVBMI2()
 type JSONCarry struct {
 	// s is, in order: bit 0 set when the next block's first byte is
 	// escaped; all ones when the next block starts inside a string; bit
-	// 0 set when the last byte was part of a scalar run.
-	s [3]uint64
+	// 0 set when the last byte was part of a scalar run; bit 0 set when
+	// the next block starts inside a string that is plain so far.
+	s [4]uint64
 }
 
 // JSONIndex is the first stage of a JSON parser in the manner of simdjson,
@@ -38,7 +43,7 @@ type JSONCarry struct {
 // and opening quotes outside strings, and the first byte of every other run
 // of non-whitespace outside strings. It writes base plus the offset of
 // each structural byte to pos, in order, and returns how many; and for
-// each block k it writes masks[2k+JSONStops] and masks[2k+JSONSpecials].
+// each block k it writes masks[2k+JSONStops] and masks[2k+JSONPlainEnds].
 // Bytes past the end of src read as whitespace.
 //
 // For n = ceil(len(src)/64) blocks, len(masks) must be at least 2*n and

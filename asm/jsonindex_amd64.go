@@ -8,15 +8,15 @@ package asm
 // 64-byte blocks (len(src) a multiple of 64, at least one block).
 //
 //go:noescape
-func jsonIndexAVX512(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+func jsonIndexAVX512(pos []uint32, masks []uint64, src []byte, base uint32, c *[4]uint64) int
 
 // jsonIndexVBMI2 is jsonIndexAVX512 with the positions written by vpcompressb
 // (AVX512_VBMI2), with its contract.
 //
 //go:noescape
-func jsonIndexVBMI2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+func jsonIndexVBMI2(pos []uint32, masks []uint64, src []byte, base uint32, c *[4]uint64) int
 
 // jsonIndexAVX2 is the AVX2 kernel of JSONIndex, with the contract of jsonIndexAVX512.
 //
 //go:noescape
-func jsonIndexAVX2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+func jsonIndexAVX2(pos []uint32, masks []uint64, src []byte, base uint32, c *[4]uint64) int

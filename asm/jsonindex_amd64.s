@@ -40,7 +40,7 @@ DATA jsonOpLookup<>+14(SB)/1, $0x80
 DATA jsonOpLookup<>+15(SB)/1, $0x80
 GLOBL jsonOpLookup<>(SB), RODATA|NOPTR, $16
 
-// func jsonIndexAVX512(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+// func jsonIndexAVX512(pos []uint32, masks []uint64, src []byte, base uint32, c *[4]uint64) int
 // Requires: AVX, AVX512BW, AVX512F, BMI, PCLMULQDQ, POPCNT, SSE2
 TEXT ·jsonIndexAVX512(SB), NOSPLIT, $0-96
 	MOVQ            pos_base+0(FP), AX
@@ -51,21 +51,22 @@ TEXT ·jsonIndexAVX512(SB), NOSPLIT, $0-96
 	MOVQ            c+80(FP), DI
 	MOVQ            (DI), R8
 	MOVQ            8(DI), R9
-	MOVQ            16(DI), DI
+	MOVQ            16(DI), R10
+	MOVQ            24(DI), DI
 	LEAQ            (DX)(SI*1), SI
-	MOVQ            $-1, R10
-	MOVQ            R10, X0
-	MOVL            $0x00000022, R10
-	VMOVD           R10, X1
+	MOVQ            $-1, R11
+	MOVQ            R11, X0
+	MOVL            $0x00000022, R11
+	VMOVD           R11, X1
 	VPBROADCASTB    X1, Z2
-	MOVL            $0x0000005c, R10
-	VMOVD           R10, X1
+	MOVL            $0x0000005c, R11
+	VMOVD           R11, X1
 	VPBROADCASTB    X1, Z3
-	MOVL            $0x00000020, R10
-	VMOVD           R10, X1
+	MOVL            $0x00000020, R11
+	VMOVD           R11, X1
 	VPBROADCASTB    X1, Z4
-	MOVL            $0x00000020, R10
-	VMOVD           R10, X1
+	MOVL            $0x00000020, R11
+	VMOVD           R11, X1
 	VPBROADCASTB    X1, Z5
 	VBROADCASTI32X4 jsonSpaceLookup<>+0(SB), Z6
 	VBROADCASTI32X4 jsonOpLookup<>+0(SB), Z7
@@ -84,85 +85,93 @@ jsonIndexAVX512_loop:
 	KORQ      K5, K6, K5
 	KORQ      K3, K2, K3
 	KORQ      K3, K1, K4
-	KMOVQ     K4, R13
-	KMOVQ     K1, R11
-	MOVQ      R13, (CX)
-	KMOVQ     K2, R12
-	MOVQ      R12, R13
-	ORQ       R8, R13
+	KMOVQ     K4, R14
+	KMOVQ     K1, R12
+	MOVQ      R14, (CX)
+	KMOVQ     K2, R13
+	MOVQ      R13, R14
+	ORQ       R8, R14
 	JNZ       jsonIndexAVX512_escape
 
 jsonIndexAVX512_escaped:
-	MOVQ      R11, X1
+	MOVQ      R12, X1
 	PCLMULQDQ $0x00, X0, X1
-	MOVQ      X1, R14
-	XORQ      R9, R14
-	MOVQ      R14, R9
+	MOVQ      X1, R15
+	XORQ      R9, R15
+	MOVQ      R15, R9
 	SARQ      $0x3f, R9
-	KMOVQ     K3, R13
-	ANDQ      R14, R13
-	MOVQ      R13, 8(CX)
-	KMOVQ     K5, R13
-	ORQ       R11, R13
-	ORQ       R14, R13
-	NOTQ      R13
-	KMOVQ     K6, R12
-	ANDNQ     R12, R14, R12
-	ANDQ      R14, R11
-	ORQ       R11, R12
-	LEAQ      (R13)(R13*1), R11
-	ORQ       DI, R11
-	ANDNQ     R13, R11, R11
-	ORQ       R11, R12
-	MOVQ      R13, DI
-	SHRQ      $0x3f, DI
-	POPCNTQ   R12, R13
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, (AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 4(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 8(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 12(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 16(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 20(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 24(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 28(AX)
-	BLSRQ     R12, R12
-	CMPQ      R13, $0x08
+	KMOVQ     K3, R14
+	ANDNQ     R15, R14, R14
+	MOVQ      R12, R13
+	ANDQ      R15, R13
+	ORQ       DI, R13
+	XORL      DI, DI
+	ADDQ      R13, R14
+	ADCQ      $0x00, DI
+	ANDQ      R12, R14
+	ANDNQ     R14, R15, R14
+	MOVQ      R14, 8(CX)
+	KMOVQ     K5, R14
+	ORQ       R12, R14
+	ORQ       R15, R14
+	NOTQ      R14
+	KMOVQ     K6, R13
+	ANDNQ     R13, R15, R13
+	ANDQ      R15, R12
+	ORQ       R12, R13
+	LEAQ      (R14)(R14*1), R12
+	ORQ       R10, R12
+	ANDNQ     R14, R12, R12
+	ORQ       R12, R13
+	MOVQ      R14, R10
+	SHRQ      $0x3f, R10
+	POPCNTQ   R13, R14
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, (AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 4(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 8(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 12(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 16(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 20(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 24(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 28(AX)
+	BLSRQ     R13, R13
+	CMPQ      R14, $0x08
 	JBE       jsonIndexAVX512_next
-	LEAQ      32(AX), R14
+	LEAQ      32(AX), R15
 
 jsonIndexAVX512_rest:
-	TZCNTQ R12, R10
-	ADDL   BX, R10
-	MOVL   R10, (R14)
-	ADDQ   $0x04, R14
-	BLSRQ  R12, R12
+	TZCNTQ R13, R11
+	ADDL   BX, R11
+	MOVL   R11, (R15)
+	ADDQ   $0x04, R15
+	BLSRQ  R13, R13
 	JNZ    jsonIndexAVX512_rest
 
 jsonIndexAVX512_next:
-	LEAQ (AX)(R13*4), AX
+	LEAQ (AX)(R14*4), AX
 	ADDL $0x40, BX
 	ADDQ $0x40, DX
 	ADDQ $0x10, CX
@@ -171,7 +180,8 @@ jsonIndexAVX512_next:
 	MOVQ c+80(FP), CX
 	MOVQ R8, (CX)
 	MOVQ R9, 8(CX)
-	MOVQ DI, 16(CX)
+	MOVQ R10, 16(CX)
+	MOVQ DI, 24(CX)
 	MOVQ pos_base+0(FP), CX
 	SUBQ CX, AX
 	SHRQ $0x02, AX
@@ -180,29 +190,29 @@ jsonIndexAVX512_next:
 	RET
 
 jsonIndexAVX512_escape:
-	MOVQ  R8, R13
-	ANDNQ R12, R8, R12
+	MOVQ  R8, R14
+	ANDNQ R13, R8, R13
 	XORL  R8, R8
 
 jsonIndexAVX512_escloop:
-	TZCNTQ R12, R10
+	TZCNTQ R13, R11
 	JCS    jsonIndexAVX512_escdone
-	CMPQ   R10, $0x3f
+	CMPQ   R11, $0x3f
 	JEQ    jsonIndexAVX512_esclast
-	BTRQ   R10, R12
-	INCQ   R10
-	BTSQ   R10, R13
-	BTRQ   R10, R12
+	BTRQ   R11, R13
+	INCQ   R11
+	BTSQ   R11, R14
+	BTRQ   R11, R13
 	JMP    jsonIndexAVX512_escloop
 
 jsonIndexAVX512_esclast:
 	MOVL $0x00000001, R8
 
 jsonIndexAVX512_escdone:
-	ANDNQ R11, R13, R11
+	ANDNQ R12, R14, R12
 	JMP   jsonIndexAVX512_escaped
 
-// func jsonIndexVBMI2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+// func jsonIndexVBMI2(pos []uint32, masks []uint64, src []byte, base uint32, c *[4]uint64) int
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, BMI, PCLMULQDQ, POPCNT, SSE2
 TEXT ·jsonIndexVBMI2(SB), NOSPLIT, $0-96
 	MOVQ            pos_base+0(FP), AX
@@ -213,21 +223,22 @@ TEXT ·jsonIndexVBMI2(SB), NOSPLIT, $0-96
 	MOVQ            c+80(FP), DI
 	MOVQ            (DI), R8
 	MOVQ            8(DI), R9
-	MOVQ            16(DI), DI
+	MOVQ            16(DI), R10
+	MOVQ            24(DI), DI
 	LEAQ            (DX)(SI*1), SI
-	MOVQ            $-1, R10
-	MOVQ            R10, X0
-	MOVL            $0x00000022, R10
-	VMOVD           R10, X1
+	MOVQ            $-1, R11
+	MOVQ            R11, X0
+	MOVL            $0x00000022, R11
+	VMOVD           R11, X1
 	VPBROADCASTB    X1, Z2
-	MOVL            $0x0000005c, R10
-	VMOVD           R10, X1
+	MOVL            $0x0000005c, R11
+	VMOVD           R11, X1
 	VPBROADCASTB    X1, Z3
-	MOVL            $0x00000020, R10
-	VMOVD           R10, X1
+	MOVL            $0x00000020, R11
+	VMOVD           R11, X1
 	VPBROADCASTB    X1, Z4
-	MOVL            $0x00000020, R10
-	VMOVD           R10, X1
+	MOVL            $0x00000020, R11
+	VMOVD           R11, X1
 	VPBROADCASTB    X1, Z5
 	VBROADCASTI32X4 jsonSpaceLookup<>+0(SB), Z6
 	VBROADCASTI32X4 jsonOpLookup<>+0(SB), Z7
@@ -247,58 +258,66 @@ jsonIndexVBMI2_loop:
 	KORQ      K5, K6, K5
 	KORQ      K3, K2, K3
 	KORQ      K3, K1, K4
-	KMOVQ     K4, R13
-	KMOVQ     K1, R11
-	MOVQ      R13, (CX)
-	KMOVQ     K2, R12
-	MOVQ      R12, R13
-	ORQ       R8, R13
+	KMOVQ     K4, R14
+	KMOVQ     K1, R12
+	MOVQ      R14, (CX)
+	KMOVQ     K2, R13
+	MOVQ      R13, R14
+	ORQ       R8, R14
 	JNZ       jsonIndexVBMI2_escape
 
 jsonIndexVBMI2_escaped:
-	MOVQ          R11, X1
+	MOVQ          R12, X1
 	PCLMULQDQ     $0x00, X0, X1
-	MOVQ          X1, R10
-	XORQ          R9, R10
-	MOVQ          R10, R9
+	MOVQ          X1, R11
+	XORQ          R9, R11
+	MOVQ          R11, R9
 	SARQ          $0x3f, R9
-	KMOVQ         K3, R13
-	ANDQ          R10, R13
-	MOVQ          R13, 8(CX)
-	KMOVQ         K5, R13
-	ORQ           R11, R13
-	ORQ           R10, R13
-	NOTQ          R13
-	KMOVQ         K6, R12
-	ANDNQ         R12, R10, R12
-	ANDQ          R10, R11
-	ORQ           R11, R12
-	LEAQ          (R13)(R13*1), R11
-	ORQ           DI, R11
-	ANDNQ         R13, R11, R11
-	ORQ           R11, R12
-	MOVQ          R13, DI
-	SHRQ          $0x3f, DI
-	POPCNTQ       R12, R13
-	KMOVQ         R12, K1
+	KMOVQ         K3, R14
+	ANDNQ         R11, R14, R14
+	MOVQ          R12, R13
+	ANDQ          R11, R13
+	ORQ           DI, R13
+	XORL          DI, DI
+	ADDQ          R13, R14
+	ADCQ          $0x00, DI
+	ANDQ          R12, R14
+	ANDNQ         R14, R11, R14
+	MOVQ          R14, 8(CX)
+	KMOVQ         K5, R14
+	ORQ           R12, R14
+	ORQ           R11, R14
+	NOTQ          R14
+	KMOVQ         K6, R13
+	ANDNQ         R13, R11, R13
+	ANDQ          R11, R12
+	ORQ           R12, R13
+	LEAQ          (R14)(R14*1), R12
+	ORQ           R10, R12
+	ANDNQ         R14, R12, R12
+	ORQ           R12, R13
+	MOVQ          R14, R10
+	SHRQ          $0x3f, R10
+	POPCNTQ       R13, R14
+	KMOVQ         R13, K1
 	VPCOMPRESSB.Z Z8, K1, Z1
 	VPBROADCASTD  BX, Z10
 	VPMOVZXBD     X1, Z9
 	VPADDD        Z10, Z9, Z9
 	VMOVDQU32     Z9, (AX)
-	CMPQ          R13, $0x10
+	CMPQ          R14, $0x10
 	JBE           jsonIndexVBMI2_next
 	VEXTRACTI32X4 $0x01, Z1, X9
 	VPMOVZXBD     X9, Z9
 	VPADDD        Z10, Z9, Z9
 	VMOVDQU32     Z9, 64(AX)
-	CMPQ          R13, $0x20
+	CMPQ          R14, $0x20
 	JBE           jsonIndexVBMI2_next
 	VEXTRACTI32X4 $0x02, Z1, X9
 	VPMOVZXBD     X9, Z9
 	VPADDD        Z10, Z9, Z9
 	VMOVDQU32     Z9, 128(AX)
-	CMPQ          R13, $0x30
+	CMPQ          R14, $0x30
 	JBE           jsonIndexVBMI2_next
 	VEXTRACTI32X4 $0x03, Z1, X9
 	VPMOVZXBD     X9, Z9
@@ -306,7 +325,7 @@ jsonIndexVBMI2_escaped:
 	VMOVDQU32     Z9, 192(AX)
 
 jsonIndexVBMI2_next:
-	LEAQ (AX)(R13*4), AX
+	LEAQ (AX)(R14*4), AX
 	ADDL $0x40, BX
 	ADDQ $0x40, DX
 	ADDQ $0x10, CX
@@ -315,7 +334,8 @@ jsonIndexVBMI2_next:
 	MOVQ c+80(FP), CX
 	MOVQ R8, (CX)
 	MOVQ R9, 8(CX)
-	MOVQ DI, 16(CX)
+	MOVQ R10, 16(CX)
+	MOVQ DI, 24(CX)
 	MOVQ pos_base+0(FP), CX
 	SUBQ CX, AX
 	SHRQ $0x02, AX
@@ -324,26 +344,26 @@ jsonIndexVBMI2_next:
 	RET
 
 jsonIndexVBMI2_escape:
-	MOVQ  R8, R13
-	ANDNQ R12, R8, R12
+	MOVQ  R8, R14
+	ANDNQ R13, R8, R13
 	XORL  R8, R8
 
 jsonIndexVBMI2_escloop:
-	TZCNTQ R12, R10
+	TZCNTQ R13, R11
 	JCS    jsonIndexVBMI2_escdone
-	CMPQ   R10, $0x3f
+	CMPQ   R11, $0x3f
 	JEQ    jsonIndexVBMI2_esclast
-	BTRQ   R10, R12
-	INCQ   R10
-	BTSQ   R10, R13
-	BTRQ   R10, R12
+	BTRQ   R11, R13
+	INCQ   R11
+	BTSQ   R11, R14
+	BTRQ   R11, R13
 	JMP    jsonIndexVBMI2_escloop
 
 jsonIndexVBMI2_esclast:
 	MOVL $0x00000001, R8
 
 jsonIndexVBMI2_escdone:
-	ANDNQ R11, R13, R11
+	ANDNQ R12, R14, R12
 	JMP   jsonIndexVBMI2_escaped
 
 DATA jsonByteOffsets<>+0(SB)/1, $0x00
@@ -412,7 +432,7 @@ DATA jsonByteOffsets<>+62(SB)/1, $0x3e
 DATA jsonByteOffsets<>+63(SB)/1, $0x3f
 GLOBL jsonByteOffsets<>(SB), RODATA|NOPTR, $64
 
-// func jsonIndexAVX2(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int
+// func jsonIndexAVX2(pos []uint32, masks []uint64, src []byte, base uint32, c *[4]uint64) int
 // Requires: AVX, AVX2, BMI, PCLMULQDQ, POPCNT, SSE2
 TEXT ·jsonIndexAVX2(SB), NOSPLIT, $0-96
 	MOVQ           pos_base+0(FP), AX
@@ -423,10 +443,11 @@ TEXT ·jsonIndexAVX2(SB), NOSPLIT, $0-96
 	MOVQ           c+80(FP), DI
 	MOVQ           (DI), R8
 	MOVQ           8(DI), R9
-	MOVQ           16(DI), DI
+	MOVQ           16(DI), R10
+	MOVQ           24(DI), DI
 	LEAQ           (DX)(SI*1), SI
-	MOVQ           $-1, R10
-	MOVQ           R10, X0
+	MOVQ           $-1, R11
+	MOVQ           R11, X0
 	VBROADCASTI128 jsonSpaceLookup<>+0(SB), Y2
 	VBROADCASTI128 jsonOpLookup<>+0(SB), Y3
 
@@ -457,17 +478,17 @@ jsonIndexAVX2_loop:
 	VPANDN    Y7, Y10, Y7
 	VPOR      Y7, Y6, Y6
 	VPOR      Y13, Y10, Y10
-	VPMOVMSKB Y9, R13
-	VPMOVMSKB Y10, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, R13
-	MOVQ      R13, 8(CX)
-	VPMOVMSKB Y1, R11
-	VPMOVMSKB Y12, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, R11
-	ORQ       R11, R13
-	MOVQ      R13, (CX)
+	VPMOVMSKB Y9, R14
+	VPMOVMSKB Y10, R11
+	SHLQ      $0x20, R11
+	ORQ       R11, R14
+	MOVQ      R14, 8(CX)
+	VPMOVMSKB Y1, R12
+	VPMOVMSKB Y12, R11
+	SHLQ      $0x20, R11
+	ORQ       R11, R12
+	ORQ       R12, R14
+	MOVQ      R14, (CX)
 	VPOR      Y8, Y13, Y1
 	VPTEST    Y1, Y1
 	JNZ       jsonIndexAVX2_getback
@@ -475,80 +496,90 @@ jsonIndexAVX2_loop:
 	JNZ       jsonIndexAVX2_getback
 
 jsonIndexAVX2_escaped:
-	MOVQ      R11, X1
+	MOVQ      R12, X1
 	PCLMULQDQ $0x00, X0, X1
-	MOVQ      X1, R14
-	XORQ      R9, R14
-	MOVQ      R14, R9
+	MOVQ      X1, R15
+	XORQ      R9, R15
+	MOVQ      R15, R9
 	SARQ      $0x3f, R9
-	ANDQ      R14, 8(CX)
-	VPMOVMSKB Y4, R13
-	VPMOVMSKB Y6, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, R13
+	MOVQ      8(CX), R14
+	ANDNQ     R15, R14, R14
+	MOVQ      R12, R13
+	ANDQ      R15, R13
+	ORQ       DI, R13
+	XORL      DI, DI
+	ADDQ      R13, R14
+	ADCQ      $0x00, DI
+	ANDQ      R12, R14
+	ANDNQ     R14, R15, R14
+	MOVQ      R14, 8(CX)
+	VPMOVMSKB Y4, R14
+	VPMOVMSKB Y6, R11
+	SHLQ      $0x20, R11
+	ORQ       R11, R14
+	ORQ       R12, R14
+	ORQ       R15, R14
+	NOTQ      R14
+	VPMOVMSKB Y5, R13
+	VPMOVMSKB Y7, R11
+	SHLQ      $0x20, R11
 	ORQ       R11, R13
-	ORQ       R14, R13
-	NOTQ      R13
-	VPMOVMSKB Y5, R12
-	VPMOVMSKB Y7, R10
-	SHLQ      $0x20, R10
+	ANDNQ     R13, R15, R13
+	ANDQ      R15, R12
+	ORQ       R12, R13
+	LEAQ      (R14)(R14*1), R12
 	ORQ       R10, R12
-	ANDNQ     R12, R14, R12
-	ANDQ      R14, R11
-	ORQ       R11, R12
-	LEAQ      (R13)(R13*1), R11
-	ORQ       DI, R11
-	ANDNQ     R13, R11, R11
-	ORQ       R11, R12
-	MOVQ      R13, DI
-	SHRQ      $0x3f, DI
-	POPCNTQ   R12, R13
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, (AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 4(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 8(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 12(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 16(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 20(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 24(AX)
-	BLSRQ     R12, R12
-	TZCNTQ    R12, R10
-	ADDL      BX, R10
-	MOVL      R10, 28(AX)
-	BLSRQ     R12, R12
-	CMPQ      R13, $0x08
+	ANDNQ     R14, R12, R12
+	ORQ       R12, R13
+	MOVQ      R14, R10
+	SHRQ      $0x3f, R10
+	POPCNTQ   R13, R14
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, (AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 4(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 8(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 12(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 16(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 20(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 24(AX)
+	BLSRQ     R13, R13
+	TZCNTQ    R13, R11
+	ADDL      BX, R11
+	MOVL      R11, 28(AX)
+	BLSRQ     R13, R13
+	CMPQ      R14, $0x08
 	JBE       jsonIndexAVX2_next
-	LEAQ      32(AX), R14
+	LEAQ      32(AX), R15
 
 jsonIndexAVX2_rest:
-	TZCNTQ R12, R10
-	ADDL   BX, R10
-	MOVL   R10, (R14)
-	ADDQ   $0x04, R14
-	BLSRQ  R12, R12
+	TZCNTQ R13, R11
+	ADDL   BX, R11
+	MOVL   R11, (R15)
+	ADDQ   $0x04, R15
+	BLSRQ  R13, R13
 	JNZ    jsonIndexAVX2_rest
 
 jsonIndexAVX2_next:
-	LEAQ (AX)(R13*4), AX
+	LEAQ (AX)(R14*4), AX
 	ADDL $0x40, BX
 	ADDQ $0x40, DX
 	ADDQ $0x10, CX
@@ -557,7 +588,8 @@ jsonIndexAVX2_next:
 	MOVQ c+80(FP), CX
 	MOVQ R8, (CX)
 	MOVQ R9, 8(CX)
-	MOVQ DI, 16(CX)
+	MOVQ R10, 16(CX)
+	MOVQ DI, 24(CX)
 	MOVQ pos_base+0(FP), CX
 	SUBQ CX, AX
 	SHRQ $0x02, AX
@@ -566,30 +598,30 @@ jsonIndexAVX2_next:
 	RET
 
 jsonIndexAVX2_getback:
-	VPMOVMSKB Y8, R12
-	VPMOVMSKB Y13, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, R12
-	MOVQ      R8, R13
-	ANDNQ     R12, R8, R12
+	VPMOVMSKB Y8, R13
+	VPMOVMSKB Y13, R11
+	SHLQ      $0x20, R11
+	ORQ       R11, R13
+	MOVQ      R8, R14
+	ANDNQ     R13, R8, R13
 	XORL      R8, R8
 
 jsonIndexAVX2_escloop:
-	TZCNTQ R12, R10
+	TZCNTQ R13, R11
 	JCS    jsonIndexAVX2_escdone
-	CMPQ   R10, $0x3f
+	CMPQ   R11, $0x3f
 	JEQ    jsonIndexAVX2_esclast
-	BTRQ   R10, R12
-	INCQ   R10
-	BTSQ   R10, R13
-	BTRQ   R10, R12
+	BTRQ   R11, R13
+	INCQ   R11
+	BTSQ   R11, R14
+	BTRQ   R11, R13
 	JMP    jsonIndexAVX2_escloop
 
 jsonIndexAVX2_esclast:
 	MOVL $0x00000001, R8
 
 jsonIndexAVX2_escdone:
-	ANDNQ R11, R13, R11
+	ANDNQ R12, R14, R12
 	JMP   jsonIndexAVX2_escaped
 
 DATA jsonQuoteBytes<>+0(SB)/1, $0x22

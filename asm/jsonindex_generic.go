@@ -29,8 +29,8 @@ var jsonClassOf = func() (t [256]uint8) {
 
 // jsonIndexGeneric is the pure-Go twin of the JSONIndex kernels, with their
 // contract: whole 64-byte blocks, at least one.
-func jsonIndexGeneric(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int {
-	escCarry, strCarry, scalarCarry := c[0], c[1], c[2]
+func jsonIndexGeneric(pos []uint32, masks []uint64, src []byte, base uint32, c *[4]uint64) int {
+	escCarry, strCarry, scalarCarry, plainCarry := c[0], c[1], c[2], c[3]
 	n := 0
 	for len(src) >= BlockSize && len(masks) >= JSONMaskWords {
 		var quote, backCtl, back, space, op uint64
@@ -60,7 +60,13 @@ func jsonIndexGeneric(pos []uint32, masks []uint64, src []byte, base uint32, c *
 		}
 		inStr := prefixXor(quote) ^ strCarry
 		strCarry = uint64(int64(inStr) >> 63)
-		masks[JSONSpecials] = backCtl & inStr
+		// Each string's opening quote (or the carry of one that goes on
+		// from the block before) added to the inside of the strings
+		// without their specials carries to the closing quote only
+		// through a run with no special.
+		sum, co := bits.Add64(inStr&^backCtl, quote&inStr|plainCarry, 0)
+		masks[JSONPlainEnds] = sum & quote &^ inStr
+		plainCarry = co
 		scalar := ^(space | op | quote | inStr)
 		st := op&^inStr | quote&inStr | scalar&^(scalar<<1|scalarCarry)
 		scalarCarry = scalar >> 63
@@ -71,7 +77,7 @@ func jsonIndexGeneric(pos []uint32, masks []uint64, src []byte, base uint32, c *
 		}
 		src, masks, base = src[BlockSize:], masks[JSONMaskWords:], base+BlockSize
 	}
-	c[0], c[1], c[2] = escCarry, strCarry, scalarCarry
+	c[0], c[1], c[2], c[3] = escCarry, strCarry, scalarCarry, plainCarry
 	return n
 }
 

@@ -15,6 +15,7 @@ func refJSONIndex(src []byte, base uint32, c JSONCarry) (pos []uint32, masks []u
 	n := (len(src) + BlockSize - 1) / BlockSize
 	masks = make([]uint64, JSONMaskWords*n)
 	esc, inStr, scalarRun := c.s[0]&1 != 0, c.s[1] != 0, c.s[2]&1 != 0
+	dirty := inStr && c.s[3]&1 == 0 // a special since the opening quote
 	for i := range n * BlockSize {
 		b := byte(jsonPad)
 		if i < len(src) {
@@ -26,13 +27,18 @@ func refJSONIndex(src []byte, base uint32, c JSONCarry) (pos []uint32, masks []u
 		if quote {
 			inStr = !inStr
 		}
-		bit, k := uint64(1)<<(i%BlockSize), i/BlockSize*JSONMaskWords
 		special := b == '\\' || b < 0x20
+		bit, k := uint64(1)<<(i%BlockSize), i/BlockSize*JSONMaskWords
 		if special || b == '"' {
 			masks[k+JSONStops] |= bit
 		}
-		if special && inStr {
-			masks[k+JSONSpecials] |= bit
+		switch {
+		case quote && inStr:
+			dirty = false
+		case quote && !dirty:
+			masks[k+JSONPlainEnds] |= bit
+		case special && inStr:
+			dirty = true
 		}
 		op := strings.IndexByte("{}[]:,", b) >= 0
 		scalar := !(op || quote || inStr || strings.IndexByte(" \t\n\r", b) >= 0)
@@ -50,6 +56,9 @@ func refJSONIndex(src []byte, base uint32, c JSONCarry) (pos []uint32, masks []u
 	}
 	if scalarRun {
 		out.s[2] = 1
+	}
+	if inStr && !dirty {
+		out.s[3] = 1
 	}
 	return pos, masks, out
 }
@@ -135,7 +144,8 @@ func jsonText(r *rand.Rand, n, density int) []byte {
 	return b
 }
 
-var jsonCarries = []JSONCarry{{}, {[3]uint64{1, 0, 0}}, {[3]uint64{0, ^uint64(0), 0}}, {[3]uint64{1, ^uint64(0), 1}}, {[3]uint64{0, 0, 1}}}
+var jsonCarries = []JSONCarry{{}, {[4]uint64{1, 0, 0, 0}}, {[4]uint64{0, ^uint64(0), 0, 0}}, {[4]uint64{1, ^uint64(0), 1, 0}}, {[4]uint64{0, 0, 1, 0}},
+	{[4]uint64{0, ^uint64(0), 0, 1}}, {[4]uint64{1, ^uint64(0), 0, 1}}}
 
 // TestJSONIndex compares every level with refJSONIndex at every length
 // 0..maxTestLen and then every multiple of 61 to 40 blocks, at every
@@ -208,11 +218,14 @@ func FuzzJSONIndex(f *testing.F) {
 	f.Add([]byte(`{"a\\"b":"c\\\\","d":[1,2.5e3,-0,true,false,null,"\u00e9"]}`), uint8(0), uint8(0))
 	f.Add([]byte(`"\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\"x"`), uint8(3), uint8(1))
 	f.Add([]byte{}, uint8(0), uint8(7))
+	f.Add([]byte(`ab":"c\"d",`), uint8(0), uint8(10)) // inside a plain string
 	f.Fuzz(func(t *testing.T, data []byte, off, carry uint8) {
 		var c JSONCarry
 		c.s[0] = uint64(carry & 1)
 		c.s[1] = -uint64(carry >> 1 & 1)
 		c.s[2] = uint64(carry >> 2 & 1)
+		// A plain run goes on only inside a string.
+		c.s[3] = uint64(carry >> 3 & carry >> 1 & 1)
 		checkJSONIndex(t, data, 0, c, int(off)%16)
 	})
 }

@@ -16,8 +16,9 @@ const (
 	carryEsc      = 0
 	carryStr      = 8
 	carryScalar   = 16
+	carryPlain    = 24
 	maskStops     = 0
-	maskSpecials  = 8
+	maskPlainEnds = 8
 	jsonMaskBytes = 16
 )
 
@@ -75,10 +76,9 @@ type jsonMasks struct {
 	// instead of tzcnt/blsr; it may jump to <name>_next.
 	positions func(name string, k *jsonIndexRegs, x, c reg.GPVirtual)
 	// stopsInGP makes the block take the stops as quotes | jsonBackCtl in
-	// a general register instead of get(jsonStops), and the specials by
-	// and-ing the inside of strings into the jsonBackCtl word stored
-	// before: for AVX2, where each get costs two vpmovmskb, a shift and
-	// an or.
+	// a general register instead of get(jsonStops), and jsonBackCtl for
+	// the plain ends back from the mask slot it stored it in: for AVX2,
+	// where each get costs two vpmovmskb, a shift and an or.
 	stopsInGP bool
 	// anyBack, if set, jumps to its label when the block has a backslash,
 	// so that the backslash mask is taken to a general register only then
@@ -208,12 +208,13 @@ func jsonIndexAVX2(space, op Mem) {
 	jsonIndexEscape("jsonIndexAVX2", k, masks)
 }
 
-const jsonIndexSig = "func(pos []uint32, masks []uint64, src []byte, base uint32, c *[3]uint64) int"
+const jsonIndexSig = "func(pos []uint32, masks []uint64, src []byte, base uint32, c *[4]uint64) int"
 
 // jsonIndexRegs are the registers of a JSON index kernel.
 type jsonIndexRegs struct {
 	out, mp, p, end, base reg.GPVirtual // positions, masks, input, its end, offset of p
-	escC, strC, scalC     reg.GPVirtual // JSONCarry's three words
+	escC, strC, scalC     reg.GPVirtual // JSONCarry's first three words
+	plainC                reg.GPVirtual // and its fourth
 	q, x, w, inStr, t     reg.GPVirtual // the block's work
 	ones, xq              reg.VecVirtual
 }
@@ -231,6 +232,8 @@ func jsonIndexSetup() *jsonIndexRegs {
 	MOVQ(Mem{Base: cr, Disp: carryEsc}, k.escC)
 	MOVQ(Mem{Base: cr, Disp: carryStr}, k.strC)
 	MOVQ(Mem{Base: cr, Disp: carryScalar}, k.scalC)
+	k.plainC = GP64()
+	MOVQ(Mem{Base: cr, Disp: carryPlain}, k.plainC)
 	k.end = GP64()
 	LEAQ(Mem{Base: k.p, Index: n, Scale: 1}, k.end)
 	k.ones, k.xq = XMM(), XMM()
@@ -263,7 +266,7 @@ func jsonIndexBlock(name string, k *jsonIndexRegs, m jsonMasks) {
 	q, x, w, inStr, t := k.q, k.x, k.w, k.inStr, k.t
 	if m.stopsInGP {
 		m.get(jsonBackCtl, w, t)
-		MOVQ(w, Mem{Base: k.mp, Disp: maskSpecials})
+		MOVQ(w, Mem{Base: k.mp, Disp: maskPlainEnds})
 		m.get(jsonQuote, q, t)
 		ORQ(q, w)
 	} else {
@@ -290,13 +293,26 @@ func jsonIndexBlock(name string, k *jsonIndexRegs, m jsonMasks) {
 	XORQ(k.strC, inStr)
 	MOVQ(inStr, k.strC)
 	SARQ(U8(63), k.strC)
+
+	// The plain ends: adding each string's opening quote (or the carry,
+	// for a string that goes on from the block before) to the inside of
+	// the strings without their specials carries up to the closing quote
+	// only through a run with no special.
 	if m.stopsInGP {
-		ANDQ(inStr, Mem{Base: k.mp, Disp: maskSpecials})
+		MOVQ(Mem{Base: k.mp, Disp: maskPlainEnds}, w)
 	} else {
 		m.get(jsonBackCtl, w, t)
-		ANDQ(inStr, w)
-		MOVQ(w, Mem{Base: k.mp, Disp: maskSpecials})
 	}
+	ANDNQ(inStr, w, w) // ^specials & inStr
+	MOVQ(q, x)
+	ANDQ(inStr, x) // opening quotes
+	ORQ(k.plainC, x)
+	XORL(k.plainC.As32(), k.plainC.As32())
+	ADDQ(x, w)
+	ADCQ(U8(0), k.plainC)
+	ANDQ(q, w)
+	ANDNQ(w, inStr, w) // closing quotes reached
+	MOVQ(w, Mem{Base: k.mp, Disp: maskPlainEnds})
 
 	// scalar = ^(space | op | quote | inStr)
 	m.get(jsonSpaceOp, w, t)
@@ -351,6 +367,7 @@ func jsonIndexBlock(name string, k *jsonIndexRegs, m jsonMasks) {
 	MOVQ(k.escC, Mem{Base: cr, Disp: carryEsc})
 	MOVQ(k.strC, Mem{Base: cr, Disp: carryStr})
 	MOVQ(k.scalC, Mem{Base: cr, Disp: carryScalar})
+	MOVQ(k.plainC, Mem{Base: cr, Disp: carryPlain})
 	start := Load(Param("pos").Base(), GP64())
 	SUBQ(start, k.out)
 	SHRQ(U8(2), k.out)

@@ -1,13 +1,6 @@
 package json
 
-import (
-	"encoding/binary"
-	"slices"
-)
-
-// keyEnd is a key's closing quote and the ':' right after it, as a
-// little-endian 16-bit word.
-const keyEnd = '"' | ':'<<8
+import "slices"
 
 // buildIndexed is the second stage over the structural index (index.go):
 // buildTape's state machine for one JSON text, but each token's position
@@ -95,9 +88,8 @@ value:
 		goto value
 	case '"':
 		// A plain string right before the next structural ends at the
-		// byte before it (index.plain); at the end of the input the
-		// index proves nothing (an unterminated string), so it is scanned.
-		if end = int(pos[n]) - 1; int(pos[n]) < len(b) && b[end] == '"' && x.plain(i, end) {
+		// byte before it (index.plainEnd).
+		if end = int(pos[n]) - 1; x.plainEnd(end) {
 			esc = false
 		} else if end = mk.stopFast(i + 1); end >= 0 && b[end] == '"' {
 			esc = false
@@ -132,6 +124,24 @@ value:
 		tape = put1(tape, entry(tagNull, 0))
 		end = i + len(litNull)
 	default:
+		if cv != nil && c-'0' <= 9 {
+			// Inline, without the calls of the general path below: a
+			// non-negative integer of at most shortInt digits, most of
+			// twitter.json's numbers (1845 of 2109 have one to three),
+			// scanned and converted. Anything else ("01", longer, a
+			// fraction, an exponent) takes the general path. Only for
+			// cv: without it, the general path measured as fast.
+			j, m := i+1, uint64(c-'0')
+			for c != '0' && j < len(b) && j-i < shortInt && b[j]-'0' <= 9 {
+				m = m*10 + uint64(b[j]-'0')
+				j++
+			}
+			if j >= len(b) || b[j]-'0' > 9 && b[j] != '.' && b[j]|0x20 != 'e' {
+				end = j
+				tape = put2(tape, entry(tagInt, 0), m)
+				break
+			}
+		}
 		if c != '-' && c-'0' > 9 {
 			return tape, stack, false
 		}
@@ -204,9 +214,8 @@ key:
 	}
 	// "name": as for value strings; the ':' checked below is the next
 	// position, so an unterminated key fails there. Most keys are plain
-	// and followed at once by the ':' that is the next position: one
-	// 16-bit load checks the closing quote and the ':'.
-	if end = int(pos[n]) - 1; end+1 < len(b) && binary.LittleEndian.Uint16(b[end:]) == keyEnd && x.plain(i, end) {
+	// and followed at once by the ':' that is the next position.
+	if end = int(pos[n]) - 1; x.plainEnd(end) && end+1 < len(b) && b[end+1] == ':' {
 		tape = put2(tape, strEntry(i+1, false), uint64(end-i-1))
 		i, n = int(pos[n+1]), n+2
 		if i >= len(b) {
@@ -214,7 +223,7 @@ key:
 		}
 		goto value
 	}
-	if end = int(pos[n]) - 1; b[end] == '"' && x.plain(i, end) {
+	if end = int(pos[n]) - 1; x.plainEnd(end) {
 		esc = false
 	} else if end = mk.stopFast(i + 1); end >= 0 && b[end] == '"' {
 		esc = false
@@ -236,6 +245,9 @@ key:
 	}
 	goto value
 }
+
+// shortInt is the most digits of the integers buildIndexed scans inline.
+const shortInt = 4
 
 // inObject reports whether the innermost container on stack is an object.
 func inObject(stack []int) bool {

@@ -27,7 +27,13 @@ var eagerNumbers = []string{
 	"4.9e-324", "2e-324", "1e-400", "123456789012345678901234567890", "1.0000000000000000000001",
 	"5e-22", "5e-23", "0.000001", "1E+2", "1e-0", "1e00000000000000000000000005", "3.14159265358979",
 	"1e-7", "12345678901234567e-10", "123456789012345678e5",
+	// Around the inline integers of the index stage (shortInt digits).
+	"7", "42", "999", "1000", "9999", "10000", "12345", "0e1", "4E2", "5.5", "10.25",
 }
+
+// eagerBadNumbers are texts that the index stage's inline integers must
+// leave to the general path, which rejects them.
+var eagerBadNumbers = []string{"01", "00", "0012", "1.", "12e", "99E+", "1234.", "12345e", "1x", "9999-"}
 
 // TestEagerSame checks that Options.Eager changes no result: every
 // value of every document answers Kind, Int, Uint, Float (to the bit) and
@@ -36,6 +42,9 @@ func TestEagerSame(t *testing.T) {
 	docs := []string{"[" + strings.Join(eagerNumbers, ",") + "]"}
 	for _, n := range eagerNumbers {
 		docs = append(docs, n, `{"k\n`+n+`":`+n+`}`)
+	}
+	for _, n := range eagerBadNumbers {
+		docs = append(docs, n, "["+n+"]", `{"k":`+n+`}`, "[1,"+n+",2]")
 	}
 	docs = append(docs, fuzzSeeds...)
 	for _, tc := range edgeCases {

@@ -32,13 +32,14 @@ import (
 // document. The index only has to be exact for valid documents.
 
 const (
-	// idxSpecial is the slot of index.mk that holds, instead of the
-	// whitespace mask (which the second stage never reads), the
-	// backslashes and control bytes inside strings (asm.JSONSpecials):
-	// a string whose blocks have none is plain, and its closing quote is
-	// the byte before the next structural position when that byte is a
-	// quote (plain).
-	idxSpecial = asm.JSONSpecials
+	// idxPlainEnd is the slot of index.mk that holds, instead of the
+	// whitespace mask (which the second stage never reads), the closing
+	// quotes of the plain strings (asm.JSONPlainEnds): those with no
+	// backslash and no control byte. A string whose closing quote is the
+	// byte before the next structural position is plain when that byte's
+	// bit is set (plainEnd): one bit, where the specials themselves
+	// would need the words of every block the string spans.
+	idxPlainEnd = asm.JSONPlainEnds
 	// indexTail is the number of sentinel entries after the last
 	// structural position (each one len(b)).
 	indexTail = 2
@@ -50,7 +51,7 @@ type index struct {
 	pos []uint32
 	// mk holds the stop masks of the whole document, in the layout of
 	// marks (one window spanning the input), for the string scans of the
-	// second stage, and the specials (idxSpecial) in the second slot.
+	// second stage, and the plain ends (idxPlainEnd) in the second slot.
 	mk marks
 }
 
@@ -81,12 +82,11 @@ func (x *index) build(b []byte) {
 	x.pos = pos
 }
 
-// plain reports whether the string from the opening quote at i to the
-// closing quote at end (end > i) holds no backslash and no control byte,
-// judged from the specials of the blocks of i and end; a string over more
-// than two blocks is not judged (false), and its caller scans it.
-func (x *index) plain(i, end int) bool {
-	ki, ke := i>>blockShift, end>>blockShift
-	buf := x.mk.buf
-	return ke-ki <= 1 && buf[ki*markClasses+idxSpecial]|buf[ke*markClasses+idxSpecial] == 0
+// plainEnd reports whether byte e (0 <= e < len(b)) closes a plain
+// string. Where e is the byte before the structural position that follows
+// a string's opening quote, that string ends at e and is plain: the
+// string between them cannot end sooner (nothing after its end would be
+// structural before e+1) nor hold another opening quote.
+func (x *index) plainEnd(e int) bool {
+	return x.mk.buf[e>>blockShift*markClasses+idxPlainEnd]>>(e&(1<<blockShift-1))&1 != 0
 }
