@@ -74,6 +74,7 @@ func NewVethQueues(t testing.TB, queues int) *Veth {
 	testenv.NeedRoot(t)
 	ip := testenv.Command(t, "ip")
 	ethtool := testenv.Command(t, "ethtool")
+	sweepOnce.Do(func() { sweepStale(ip) })
 	id := fmt.Sprintf("sx%d%c", os.Getpid()%100000, 'a'+seq.Add(1)%26)
 	v := &Veth{ServerNS: id + "s", ClientNS: id + "c", ServerIf: id + "s", ClientIf: id + "c",
 		ServerIP: ServerIP, ClientIP: ClientIP}
