@@ -13,16 +13,23 @@ import (
 // connections.md). bufio's Reader and Writer keep their buffers for life,
 // and the Framer writes into the writer it was made with, so both are our
 // own: h2in takes its buffer on the first read after idle, h2out on the
-// first write, and both give it back when the reader has waited parkAfter
+// first write (a small one, the full one when a write does not fit), and both give it back when the reader has waited parkAfter
 // for a frame with no stream open and nothing buffered (h2conn.rest). A
 // connection that sends requests more often than that never gives them
 // back: the request path costs what it did.
 
-// h2InPool and h2OutPool hold the buffers of idle HTTP/2 connections.
+// h2InPool and h2OutPool hold the buffers of idle HTTP/2 connections;
+// h2OutSmallPool the writer's first buffer after idle, enough for the
+// SETTINGS, acknowledgements and small responses that most waking
+// connections write: the full one is taken when a write does not fit.
 var (
-	h2InPool  = sync.Pool{New: func() any { b := make([]byte, h2ReadBuf); return &b }}
-	h2OutPool = sync.Pool{New: func() any { b := make([]byte, h2WriteBuf); return &b }}
+	h2InPool       = sync.Pool{New: func() any { b := make([]byte, h2ReadBuf); return &b }}
+	h2OutPool      = sync.Pool{New: func() any { b := make([]byte, h2WriteBuf); return &b }}
+	h2OutSmallPool = sync.Pool{New: func() any { b := make([]byte, h2WriteSmall); return &b }}
 )
+
+// h2WriteSmall is the size of h2OutSmallPool's buffers.
+const h2WriteSmall = 4 << 10
 
 // h2in is the Framer's reader: buffered reads of src, the connection's
 // Stream. Only the connection's reader goroutine uses it.
@@ -113,11 +120,15 @@ func (b *h2out) Write(p []byte) (int, error) {
 		return 0, b.err
 	}
 	if b.buf == nil {
-		b.bp = h2OutPool.Get().(*[]byte)
+		b.bp = h2OutSmallPool.Get().(*[]byte)
 		b.buf = *b.bp
 	}
 	nn := 0
 	for len(p) > len(b.buf)-b.n {
+		if len(b.buf) < h2WriteBuf {
+			b.grow()
+			continue
+		}
 		var n int
 		if b.n == 0 {
 			// Larger than the buffer: straight to the socket.
@@ -162,12 +173,25 @@ func (b *h2out) Flush() error {
 	return nil
 }
 
+// grow moves what is buffered from the small buffer to a full one.
+func (b *h2out) grow() {
+	bp := h2OutPool.Get().(*[]byte)
+	copy(*bp, b.buf[:b.n])
+	h2OutSmallPool.Put(b.bp)
+	b.bp, b.buf = bp, *bp
+}
+
 // release gives the buffer back if it holds nothing; under h2conn.mu.
 func (b *h2out) release() {
-	if b.buf != nil && b.n == 0 {
-		h2OutPool.Put(b.bp)
-		b.buf, b.bp = nil, nil
+	if b.buf == nil || b.n != 0 {
+		return
 	}
+	if len(b.buf) < h2WriteBuf {
+		h2OutSmallPool.Put(b.bp)
+	} else {
+		h2OutPool.Put(b.bp)
+	}
+	b.buf, b.bp = nil, nil
 }
 
 // idleRelease is what a Stream does to give back its own buffers while

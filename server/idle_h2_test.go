@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"crypto/tls"
 	"net"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
 
 	"github.com/simdedge/simdedge/server/edgetls"
 )
@@ -90,5 +94,90 @@ func idleH2Memory(t *testing.T, dial func() net.Conn) {
 	for i := len(hs) - 1; i >= 0; i-- {
 		get(hs[i], 3)
 		get(hs[i], 5)
+	}
+}
+
+// TestIdleH2SplitFrame: a frame whose first bytes come before an idle
+// HTTP/2 connection's buffers would be given back (parkAfter) and the rest
+// after is read whole, as is one that starts after they were given back
+// and pauses in the middle.
+func TestIdleH2SplitFrame(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	h2Both(t, h2Handler(), Options{}, func(t *testing.T, dial h2Dialer) {
+		h := dial(t)
+		h.c.SetDeadline(time.Now().Add(testTimeout))
+		h.headers(1, true, h.block("GET", "/"))
+		if status, _ := h.waitStream(1); status != "200" {
+			t.Fatalf("stream 1: status %q", status)
+		}
+		for i, id := range []uint32{3, 5} {
+			var b bytes.Buffer
+			fr := http2.NewFramer(&b, nil)
+			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.block("GET", "/"), EndStream: true, EndHeaders: true})
+			frame := b.Bytes()
+			if i == 1 {
+				time.Sleep(parkAfter + parkAfter/2) // given back
+			}
+			send(t, h.c, string(frame[:5]))
+			time.Sleep(parkAfter + parkAfter/2) // mid-frame
+			send(t, h.c, string(frame[5:]))
+			if status, code := h.waitStream(id); status != "200" {
+				t.Fatalf("stream %d: status %q, reset %v", id, status, code)
+			}
+		}
+	})
+}
+
+// TestIdleH2Timeout: an idle HTTP/2 connection that gave its buffers back
+// still ends with GOAWAY at its Idle timeout, not before.
+func TestIdleH2Timeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	const idle = 3 * parkAfter
+	h2Both(t, h2Handler(), Options{Timeouts: Timeouts{Idle: idle}}, func(t *testing.T, dial h2Dialer) {
+		h := dial(t)
+		h.c.SetDeadline(time.Now().Add(testTimeout))
+		h.headers(1, true, h.block("GET", "/"))
+		if status, _ := h.waitStream(1); status != "200" {
+			t.Fatalf("stream 1: status %q", status)
+		}
+		start := time.Now()
+		if code := h.waitGoAway(); code != http2.ErrCodeNo {
+			t.Fatalf("GOAWAY %v, want NO_ERROR", code)
+		}
+		if d := time.Since(start); d < idle-parkAfter {
+			t.Fatalf("GOAWAY after %v idle, want about %v", d, idle)
+		}
+	})
+}
+
+// TestIdleH2Shutdown: Shutdown ends an idle HTTP/2 connection that gave
+// its buffers back with GOAWAY, and returns.
+func TestIdleH2Shutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	s, addr := startH2C(t, h2Handler(), Options{})
+	h := dialH2(t, addr)
+	h.c.SetDeadline(time.Now().Add(testTimeout))
+	h.headers(1, true, h.block("GET", "/"))
+	if status, _ := h.waitStream(1); status != "200" {
+		t.Fatalf("stream 1: status %q", status)
+	}
+	time.Sleep(parkAfter + parkAfter/2) // given back
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		done <- s.Shutdown(ctx)
+	}()
+	if code := h.waitGoAway(); code != http2.ErrCodeNo {
+		t.Fatalf("GOAWAY %v, want NO_ERROR", code)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
 	}
 }
