@@ -24,7 +24,7 @@ const idleH2Conns = 200
 // the server alone kept 64 KiB (frame writer), 16 KiB (frame reader) and,
 // over TLS on the loop, 18 KiB (ciphertext input) for each: 130 KiB per
 // connection over TLS and 96 over h2c on the loop, in this test. Since:
-// 26-33 KiB over TLS (both sides' crypto/tls state, the conn and its
+// 26-36 KiB over TLS (both sides' crypto/tls state, the conn and its
 // buffers, the reader goroutine's stack on goroutines) and 14-16 over h2c.
 const idleH2Budget = 48 << 10
 
