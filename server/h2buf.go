@@ -258,3 +258,8 @@ func idleDeadline(since time.Time, d time.Duration) time.Time {
 	}
 	return since.Add(d)
 }
+
+// h2LingerBuf is the buffer an HTTP/2 connection's lingering close
+// discards into: the frame reader's size, taken when the connection ends
+// (it then goes back to connPool with its conn, as a read buffer).
+func h2LingerBuf() []byte { return make([]byte, initialReadBuf) }

@@ -392,7 +392,9 @@ func (hc *h2conn) end() {
 	if lingering {
 		// Frames the client sent after our last read (a PING after its
 		// GOAWAY) would make closing reset the connection, and the
-		// client might lose the GOAWAY (linger.go).
+		// client might lose the GOAWAY (linger.go). serveH2 gave the
+		// read buffer that linger discards into back.
+		hc.c.rbuf = h2LingerBuf()
 		hc.c.linger()
 	}
 	hc.c.st.Close()
