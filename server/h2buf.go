@@ -194,9 +194,10 @@ func (b *h2out) release() {
 	b.buf, b.bp = nil, nil
 }
 
-// idleRelease is what a Stream does to give back its own buffers while
-// its connection waits idle (the loop's TLS wire, after a hand-off).
-type idleReleaser interface{ idleRelease() }
+// inputReleaser is a Stream with an input buffer of its own that it can
+// do without once the connection is HTTP/2 (the loop's TLS wire, after
+// the hand-off): serveH2 and rest call it.
+type inputReleaser interface{ releaseInput() }
 
 // rest decides what a read that failed with err while the reader waited
 // for a frame does: true to read again. The read deadline of an idle
@@ -230,8 +231,8 @@ func (hc *h2conn) rest(err error, fresh bool) bool {
 	if fresh && len(hc.streams) == 0 {
 		hc.in.release()
 		hc.out.release()
-		if r, ok := c.st.(idleReleaser); ok {
-			r.idleRelease()
+		if r, ok := c.st.(inputReleaser); ok {
+			r.releaseInput()
 		}
 	}
 	return true

@@ -134,6 +134,9 @@ func (c *conn) serveH2() {
 	// anchorPool on release.
 	c.rbuf, c.r, c.w = nil, 0, 0
 	c.req.head = phttp.Request{}
+	if r, ok := c.st.(inputReleaser); ok {
+		r.releaseInput()
+	}
 	c.lst.HTTP2(c.shard, metrics.H2Conn)
 	c.srv.h2.add(hc, c.lkey)
 	defer c.srv.h2.remove(hc)

@@ -96,9 +96,9 @@ type tlsWire struct {
 // byte, the handshake's included (blocking mode reads through the buffer).
 func (w *tlsWire) Read(p []byte) (int, error) {
 	if w.in == nil && w.raw != nil {
-		// Given back while its handed-off connection was idle
-		// (idleRelease): crypto/tls reads the socket itself, into its
-		// own buffer, for the rest of the connection's life.
+		// Given back after the hand-off (releaseInput): crypto/tls
+		// reads the socket itself, into its own buffer, for the rest
+		// of the connection's life.
 		return w.raw.Read(p)
 	}
 	for {
@@ -241,13 +241,13 @@ func (t *loopTLS) seal(out []byte) []byte {
 	return t.w.out[t.w.opos:]
 }
 
-// idleRelease gives the ciphertext input buffer back while the
-// connection, handed off to a goroutine (raw is set), waits idle with none
-// of it unread (h2conn.rest). It is not taken again: once the loop no
-// longer reads the connection, the record-at-a-time framing that the
-// buffer is for (tlsFill) has no use, and the wire reads the socket
-// straight into crypto/tls's buffer.
-func (t *loopTLS) idleRelease() {
+// releaseInput gives the ciphertext input buffer back once the
+// connection is handed off to a goroutine (raw is set) and none of it is
+// unread: serveH2 calls it at the start of HTTP/2, h2conn.rest when idle.
+// It is not taken again: once the loop no longer reads the connection,
+// the record-at-a-time framing that the buffer is for (tlsFill) has no
+// use, and the wire reads the socket straight into crypto/tls's buffer.
+func (t *loopTLS) releaseInput() {
 	w := &t.w
 	if w.raw == nil || w.in == nil || w.ir != w.iw {
 		return
