@@ -24,8 +24,9 @@ const idleH2Conns = 200
 // the server alone kept 64 KiB (frame writer), 16 KiB (frame reader) and,
 // over TLS on the loop, 18 KiB (ciphertext input) for each: 130 KiB per
 // connection over TLS and 96 over h2c on the loop, in this test. Since:
-// 26-36 KiB over TLS (both sides' crypto/tls state, the conn and its
-// buffers, the reader goroutine's stack on goroutines) and 14-16 over h2c.
+// 21-23 KiB over TLS on the loop and 31-35 on goroutines (both sides'
+// crypto/tls state, the reader goroutine's stack on goroutines), 9-12
+// over h2c.
 const idleH2Budget = 48 << 10
 
 // TestIdleH2ConnMemory: HTTP/2 connections, over TLS and h2c, that served
