@@ -13,10 +13,11 @@ import (
 // connections.md). bufio's Reader and Writer keep their buffers for life,
 // and the Framer writes into the writer it was made with, so both are our
 // own: h2in takes its buffer on the first read after idle, h2out on the
-// first write (a small one, the full one when a write does not fit), and both give it back when the reader has waited parkAfter
-// for a frame with no stream open and nothing buffered (h2conn.rest). A
-// connection that sends requests more often than that never gives them
-// back: the request path costs what it did.
+// first write (a small one, the full one when a write does not fit), and
+// both give it back when the reader has waited parkAfter for a frame with
+// no stream open and nothing buffered (h2conn.rest). A connection that
+// sends requests more often than that never gives them back: the request
+// path costs what it did.
 
 // h2InPool and h2OutPool hold the buffers of idle HTTP/2 connections;
 // h2OutSmallPool the writer's first buffer after idle, enough for the
