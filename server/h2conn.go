@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -19,7 +18,7 @@ import (
 // it (inline, for a request without a body that the Inliner takes) or on a
 // goroutine per stream. Everything that handlers share with the reader
 // (flow-control windows, the streams' buffers, the HPACK encoder and the
-// writing of frames) is under mu; frames are written into bw under mu by
+// writing of frames) is under mu; frames are written into out under mu by
 // whichever goroutine has something to send, and flushed before mu is let
 // go when nothing more is about to follow.
 type h2conn struct {
@@ -27,7 +26,7 @@ type h2conn struct {
 	srv *Server
 	lim *HTTP2Limits
 	fr  *http2.Framer
-	br  *bufio.Reader
+	in  h2in
 	dec *hpack.Decoder
 	// hd is the state of the header block being decoded (h2headers.go).
 	hd h2decode
@@ -60,7 +59,7 @@ type h2conn struct {
 
 	mu   sync.Mutex
 	cond sync.Cond
-	bw   *bufio.Writer
+	out  h2out
 	enc  *hpack.Encoder
 	ebuf bytes.Buffer
 	// streams are the streams not closed, by ID; lastID is the highest
@@ -103,6 +102,10 @@ type h2conn struct {
 	wfail bool
 	// flushing: a finished handler is about to flush (runStream).
 	flushing bool
+	// soft: the reader waits idle under softDL, parkAfter away, and then
+	// under hardDL, its real deadline (zero: none); h2buf.go.
+	soft           bool
+	softDL, hardDL time.Time
 }
 
 // Errors of HTTP/2 streams, as a handler's body reads and writes see them.
@@ -144,9 +147,9 @@ func newH2conn(c *conn) *h2conn {
 	if c.w > c.r {
 		in = io.MultiReader(bytes.NewReader(c.rbuf[c.r:c.w]), c.st)
 	}
-	hc.br = bufio.NewReaderSize(in, h2ReadBuf)
-	hc.bw = bufio.NewWriterSize(h2writer{hc}, h2WriteBuf)
-	hc.fr = http2.NewFramer(hc.bw, hc.br)
+	hc.in = h2in{hc: hc, src: in}
+	hc.out = h2out{dst: h2writer{hc}}
+	hc.fr = http2.NewFramer(&hc.out, &hc.in)
 	hc.fr.SetMaxReadFrameSize(uint32(hc.lim.MaxFrameSize))
 	hc.enc = hpack.NewEncoder(&hc.ebuf)
 	hc.dec = hpack.NewDecoder(h2TableSize, hc.emit)
@@ -161,7 +164,7 @@ func newH2conn(c *conn) *h2conn {
 // (SETTINGS_HEADER_TABLE_SIZE is not sent).
 const h2TableSize = 4096
 
-// h2writer is the socket under bw, with the Write timeout.
+// h2writer is the socket under out, with the Write timeout.
 type h2writer struct{ hc *h2conn }
 
 func (w h2writer) Write(p []byte) (int, error) {
@@ -188,6 +191,7 @@ func (hc *h2conn) serve() {
 		if !hc.armRead() {
 			return
 		}
+		hc.in.fresh = true
 		f, err := hc.fr.ReadFrame()
 		if err != nil {
 			if !hc.readFailed(err) {
@@ -202,9 +206,9 @@ func (hc *h2conn) serve() {
 			}
 			return
 		}
-		if hc.br.Buffered() == 0 {
+		if hc.in.Buffered() == 0 {
 			hc.mu.Lock()
-			hc.bw.Flush()
+			hc.out.Flush()
 			hc.mu.Unlock()
 		}
 	}
@@ -220,7 +224,7 @@ func (hc *h2conn) start() error {
 	hc.startAt, hc.startDL = now, h2Deadline(c.cfg.Timeouts.ReadHeader)
 	c.setExactReadDeadline(hc.startDL)
 	var p [len(h2Preface)]byte
-	if _, err := io.ReadFull(hc.br, p[:]); err != nil {
+	if _, err := io.ReadFull(&hc.in, p[:]); err != nil {
 		return err
 	}
 	if string(p[:]) != h2Preface {
@@ -238,7 +242,7 @@ func (hc *h2conn) start() error {
 		hc.fr.WriteWindowUpdate(0, uint32(d))
 	}
 	hc.firstFrame = true
-	return hc.bw.Flush()
+	return hc.out.Flush()
 }
 
 // armRead sets the read deadline for the next frame and reports whether
@@ -257,19 +261,20 @@ func (hc *h2conn) armRead() bool {
 		// A header block is open: ReadHeader bounds the rest of it,
 		// whatever else the connection waits for.
 		if !hc.blockArmed {
+			hc.soft = false
 			c.setExactReadDeadline(hc.blockDL)
 			c.state.Store(stateActive) // a request is arriving
 			hc.blockArmed = true
 		}
 		return true
 	}
-	if hc.br.Buffered() > 0 && !hc.rearm {
+	if hc.in.Buffered() > 0 && !hc.rearm {
 		// The next frame (or its start) is here: the deadline set when
 		// the reader last waited still bounds the rest of it, and
 		// nothing costs a clock read per frame of a batch.
 		return true
 	}
-	hc.rearm = false
+	hc.rearm, hc.soft = false, false
 	switch {
 	case hc.firstFrame:
 		// The preface's ReadHeader deadline runs on.
@@ -288,7 +293,9 @@ func (hc *h2conn) armRead() bool {
 				hc.idleAt = now
 			}
 			since = hc.idleAt
-			c.setReadDeadline(since, c.cfg.Timeouts.Idle)
+			if !hc.softDeadline(now, idleDeadline(since, c.cfg.Timeouts.Idle)) {
+				c.setReadDeadline(since, c.cfg.Timeouts.Idle)
+			}
 		}
 		c.state.Store(idleWord(since, first))
 		if c.srv.closing.Load() {
@@ -316,7 +323,9 @@ func (hc *h2conn) idleAgain() {
 	}
 	now := time.Now()
 	hc.idleAt = now
-	c.setReadDeadline(now, c.cfg.Timeouts.Idle)
+	if !hc.softDeadline(now, idleDeadline(now, c.cfg.Timeouts.Idle)) {
+		c.setReadDeadline(now, c.cfg.Timeouts.Idle)
+	}
 	c.state.Store(idleWord(now, false))
 }
 
@@ -328,7 +337,7 @@ func (hc *h2conn) readFailed(err error) bool {
 		// The frame was consumed; only its stream fails.
 		hc.mu.Lock()
 		hc.resetStream(se.StreamID, se.Code)
-		hc.bw.Flush()
+		hc.out.Flush()
 		hc.mu.Unlock()
 		return true
 	case errors.Is(err, http2.ErrFrameTooLarge):
@@ -356,7 +365,7 @@ func (hc *h2conn) connError(code http2.ErrCode) {
 	defer hc.mu.Unlock()
 	if !hc.dead {
 		hc.fr.WriteGoAway(hc.lastID, code, nil)
-		hc.bw.Flush()
+		hc.out.Flush()
 	}
 	hc.goaway = true
 	hc.kill()
@@ -375,7 +384,7 @@ func (hc *h2conn) kill() {
 func (hc *h2conn) end() {
 	hc.mu.Lock()
 	if !hc.dead {
-		hc.bw.Flush()
+		hc.out.Flush()
 	}
 	hc.kill()
 	lingering := !hc.wfail
@@ -383,7 +392,9 @@ func (hc *h2conn) end() {
 	if lingering {
 		// Frames the client sent after our last read (a PING after its
 		// GOAWAY) would make closing reset the connection, and the
-		// client might lose the GOAWAY (linger.go).
+		// client might lose the GOAWAY (linger.go). serveH2 gave the
+		// read buffer that linger discards into back.
+		hc.c.rbuf = h2LingerBuf()
 		hc.c.linger()
 	}
 	hc.c.st.Close()
@@ -409,7 +420,7 @@ func (hc *h2conn) drain() {
 		if !hc.goaway {
 			hc.goaway = true
 			hc.fr.WriteGoAway(hc.lastID, http2.ErrCodeNo, nil)
-			hc.bw.Flush()
+			hc.out.Flush()
 		}
 		hc.wakeIfDrained()
 	}()

@@ -126,6 +126,17 @@ func (c *conn) h2Silent(err error) bool {
 // the stream afterwards.
 func (c *conn) serveH2() {
 	hc := newH2conn(c)
+	// HTTP/2 reads through hc.in, and its requests' bodies through their
+	// streams, as HTTP/3's do: the HTTP/1.1 read buffer would be 4 KiB
+	// kept for nothing for the connection's life. Its unread bytes are
+	// newH2conn's now; the failed HTTP/1.1 parse's views into it go too
+	// (as conn.parkIdle drops them). A conn without one goes to
+	// anchorPool on release.
+	c.rbuf, c.r, c.w = nil, 0, 0
+	c.req.head = phttp.Request{}
+	if r, ok := c.st.(inputReleaser); ok {
+		r.releaseInput()
+	}
 	c.lst.HTTP2(c.shard, metrics.H2Conn)
 	c.srv.h2.add(hc, c.lkey)
 	defer c.srv.h2.remove(hc)

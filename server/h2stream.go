@@ -223,7 +223,7 @@ func (hc *h2conn) runStream(s *h2stream, h Handler) {
 	runtime.Gosched()
 	hc.mu.Lock()
 	hc.flushing = false
-	hc.bw.Flush()
+	hc.out.Flush()
 	hc.mu.Unlock()
 }
 
@@ -286,7 +286,7 @@ func (hc *h2conn) lingerStream(s *h2stream) {
 		if hc.streams[id] == s && !hc.dead {
 			hc.fr.WriteRSTStream(id, http2.ErrCodeNo)
 			hc.closeStream(s)
-			hc.bw.Flush()
+			hc.out.Flush()
 		}
 	})
 }
@@ -363,7 +363,7 @@ func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	if s.inR == len(s.in) && !s.remoteDone && s.rerr == nil {
-		hc.bw.Flush() // a WINDOW_UPDATE may be what the client waits for
+		hc.out.Flush() // a WINDOW_UPDATE may be what the client waits for
 		hc.wait(s.bodyWait(time.Now()), func() bool {
 			return s.inR < len(s.in) || s.remoteDone || s.rerr != nil
 		})
@@ -383,7 +383,7 @@ func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 		b.err = errH2BodyTimeout
 		if s.resp.committed {
 			hc.resetStream(s.id, http2.ErrCodeCancel)
-			hc.bw.Flush()
+			hc.out.Flush()
 		}
 		return 0, b.err
 	}
@@ -399,7 +399,7 @@ func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 	}
 	hc.creditConn(int64(n))
 	hc.creditStream(s, int64(n))
-	hc.bw.Flush()
+	hc.out.Flush()
 	return n, nil
 }
 

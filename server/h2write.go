@@ -127,7 +127,7 @@ func (s *h2stream) flushOut(final bool) error {
 		// A truncated body: the client must not take it as whole.
 		s.wbuf = s.wbuf[:0]
 		hc.resetStream(s.id, w.h2ResetCode())
-		hc.bw.Flush()
+		hc.out.Flush()
 		return nil
 	}
 	if s.outR == len(s.out) {
@@ -157,7 +157,7 @@ func (s *h2stream) flushOut(final bool) error {
 		// requests go out in one write. A goroutine handler's last
 		// frames are flushed when it ends (runStream), with those of
 		// the handlers that end with it.
-		hc.bw.Flush()
+		hc.out.Flush()
 	}
 	if s.closed && !s.localDone {
 		return s.rerr

@@ -95,6 +95,12 @@ type tlsWire struct {
 // an allocation inside crypto/tls. The framing is followed from the first
 // byte, the handshake's included (blocking mode reads through the buffer).
 func (w *tlsWire) Read(p []byte) (int, error) {
+	if w.in == nil && w.raw != nil {
+		// Given back after the hand-off (releaseInput): crypto/tls
+		// reads the socket itself, into its own buffer, for the rest
+		// of the connection's life.
+		return w.raw.Read(p)
+	}
 	for {
 		if w.skip == 0 && w.iw-w.ir >= tlsRecordHeader {
 			h := w.in[w.ir:]
@@ -233,6 +239,23 @@ func (t *loopTLS) seal(out []byte) []byte {
 		t.sealed = len(out)
 	}
 	return t.w.out[t.w.opos:]
+}
+
+// releaseInput gives the ciphertext input buffer back once the
+// connection is handed off to a goroutine (raw is set) and none of it is
+// unread: serveH2 calls it at the start of HTTP/2, h2conn.rest when idle.
+// It is not taken again: once the loop no longer reads the connection,
+// the record-at-a-time framing that the buffer is for (tlsFill) has no
+// use, and the wire reads the socket straight into crypto/tls's buffer.
+func (t *loopTLS) releaseInput() {
+	w := &t.w
+	if w.raw == nil || w.in == nil || w.ir != w.iw {
+		return
+	}
+	if len(w.in) == tlsInBuf {
+		poolTLSIn(w.in)
+	}
+	w.in, w.ir, w.iw, w.skip = nil, 0, 0, 0
 }
 
 // release gives the buffers back once the connection is closed.
