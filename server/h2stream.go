@@ -381,7 +381,7 @@ func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 		// begun cannot become a 408: the stream is reset instead, as
 		// an HTTP/1.1 connection would be closed.
 		b.err = errH2BodyTimeout
-		if s.resp.committed {
+		if s.begun.Load() {
 			hc.resetStream(s.id, http2.ErrCodeCancel)
 			hc.out.Flush()
 		}
@@ -407,7 +407,7 @@ func (s *h2stream) read(b *bodyReader, p []byte) (int, error) {
 // less if the body's minimum rate runs out sooner (streamRate.wait);
 // under mu.
 func (s *h2stream) bodyWait(now time.Time) time.Duration {
-	return s.rate.wait(s.hc.c.timeouts(), now, s.got, s.resp.committed)
+	return s.rate.wait(s.hc.c.timeouts(), now, s.got, s.begun.Load())
 }
 
 // errH2BodyTimeout is a body read that waited Idle, or fell behind the

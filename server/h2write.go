@@ -21,6 +21,7 @@ const h2OutHigh = flushThreshold
 func (w *ResponseWriter) commitH2(final bool) {
 	w.committed = true
 	s := w.h2
+	s.begun.Store(true)
 	clen, noBody := w.streamLength(final)
 	end := final && (noBody || len(w.body) == 0 && w.h2Trailers() == nil)
 	s.writeHead(w, clen, end)

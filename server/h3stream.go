@@ -356,7 +356,7 @@ func (s *h3stream) read(b *bodyReader, p []byte) (int, error) {
 	fr := &s.fr
 	now := time.Now()
 	var dl time.Time
-	if d := s.rate.wait(s.hc.c.timeouts(), now, s.got, s.resp.committed); d > 0 {
+	if d := s.rate.wait(s.hc.c.timeouts(), now, s.got, s.begun.Load()); d > 0 {
 		dl = now.Add(d)
 	}
 	s.rs.SetReadDeadline(dl)

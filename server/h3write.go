@@ -21,6 +21,7 @@ const h3InlineData = 16 << 10
 func (w *ResponseWriter) commitH3(final bool) {
 	w.committed = true
 	s := w.h3
+	s.begun.Store(true)
 	clen, _ := w.streamLength(final)
 	w.encodeHead(&s.blk, clen)
 	s.obuf = s.blk.appendFrame(s.obuf)

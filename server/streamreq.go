@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/simdedge/simdedge/internal/ascii"
@@ -28,6 +29,13 @@ type streamReq struct {
 	wbuf []byte
 	// rate is the body's account against its minimum rate (bodyrate.go).
 	rate streamRate
+	// begun: the response head has gone out (commitH2, commitH3). The
+	// body reader reads it to stop the minimum rate once the response has
+	// begun, and may run on another goroutine than the handler that sets
+	// it: a proxy's upstream client sends the request body while the
+	// handler relays the response, so it is atomic where the
+	// ResponseWriter's own committed is not.
+	begun atomic.Bool
 }
 
 // init ties the pooled stream's Request and ResponseWriter together, with
@@ -51,6 +59,7 @@ func (m *streamReq) begin(c *conn) {
 	m.resp.setRequestID(r.id.rid, c.srv.opts.RequestID.Header)
 	m.resp.altSvc = c.altSvc
 	m.rate = streamRate{}
+	m.begun.Store(false)
 }
 
 // serve runs h and completes the response, then counts the request and
