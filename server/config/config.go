@@ -296,6 +296,17 @@ func (d *decoder) boolean(dst **bool) func(*yaml.Node, string) {
 	}
 }
 
+// boundedInt decodes an integer into dst that must lie in [lo, hi]
+// (the http2: and http3: limits).
+func (d *decoder) boundedInt(dst *int, lo, hi int) func(*yaml.Node, string) {
+	return func(v *yaml.Node, key string) {
+		d.intField(dst)(v, key)
+		if *dst < lo || *dst > hi {
+			d.fail(v, key, fmt.Sprintf("must be %d-%d", lo, hi))
+		}
+	}
+}
+
 func (d *decoder) intField(dst *int) func(*yaml.Node, string) {
 	return func(v *yaml.Node, key string) {
 		var n int64

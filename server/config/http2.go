@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/simdedge/simdedge/server"
@@ -65,23 +64,15 @@ const (
 
 func (d *decoder) http2(h *HTTP2) func(*yaml.Node, string) {
 	return func(v *yaml.Node, key string) {
-		bounded := func(dst *int, lo, hi int) func(*yaml.Node, string) {
-			return func(v *yaml.Node, key string) {
-				d.intField(dst)(v, key)
-				if *dst < lo || *dst > hi {
-					d.fail(v, key, fmt.Sprintf("must be %d-%d", lo, hi))
-				}
-			}
-		}
 		d.fields(v, key, map[string]func(*yaml.Node, string){
-			"max_concurrent_streams": bounded(&h.MaxConcurrentStreams, 1, h2MaxStreams),
-			"max_header_list_size":   bounded(&h.MaxHeaderListSize, 1, h2MaxWindow),
-			"max_frame_size":         bounded(&h.MaxFrameSize, h2MinFrame, h2MaxFrame),
-			"initial_stream_window":  bounded(&h.InitialStreamWindow, 1, h2MaxWindow),
-			"conn_window":            bounded(&h.ConnWindow, h2MinConnWindow, h2MaxWindow),
-			"max_resets":             bounded(&h.MaxResets, 1, h2MaxWindow),
-			"max_continuations":      bounded(&h.MaxContinuations, 1, h2MaxContinuations),
-			"max_idle_frames":        bounded(&h.MaxIdleFrames, 1, h2MaxWindow),
+			"max_concurrent_streams": d.boundedInt(&h.MaxConcurrentStreams, 1, h2MaxStreams),
+			"max_header_list_size":   d.boundedInt(&h.MaxHeaderListSize, 1, h2MaxWindow),
+			"max_frame_size":         d.boundedInt(&h.MaxFrameSize, h2MinFrame, h2MaxFrame),
+			"initial_stream_window":  d.boundedInt(&h.InitialStreamWindow, 1, h2MaxWindow),
+			"conn_window":            d.boundedInt(&h.ConnWindow, h2MinConnWindow, h2MaxWindow),
+			"max_resets":             d.boundedInt(&h.MaxResets, 1, h2MaxWindow),
+			"max_continuations":      d.boundedInt(&h.MaxContinuations, 1, h2MaxContinuations),
+			"max_idle_frames":        d.boundedInt(&h.MaxIdleFrames, 1, h2MaxWindow),
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/simdedge/simdedge/server"
@@ -54,14 +53,6 @@ const (
 
 func (d *decoder) http3(h *HTTP3) func(*yaml.Node, string) {
 	return func(v *yaml.Node, key string) {
-		bounded := func(dst *int, lo, hi int) func(*yaml.Node, string) {
-			return func(v *yaml.Node, key string) {
-				d.intField(dst)(v, key)
-				if *dst < lo || *dst > hi {
-					d.fail(v, key, fmt.Sprintf("must be %d-%d", lo, hi))
-				}
-			}
-		}
 		positive := func(dst *Duration) func(*yaml.Node, string) {
 			return func(v *yaml.Node, key string) {
 				d.duration(dst)(v, key)
@@ -71,11 +62,11 @@ func (d *decoder) http3(h *HTTP3) func(*yaml.Node, string) {
 			}
 		}
 		d.fields(v, key, map[string]func(*yaml.Node, string){
-			"max_streams":       bounded(&h.MaxStreams, 1, h3MaxStreams),
+			"max_streams":       d.boundedInt(&h.MaxStreams, 1, h3MaxStreams),
 			"idle_timeout":      positive(&h.IdleTimeout),
-			"max_header_bytes":  bounded(&h.MaxHeaderBytes, 1, h2MaxWindow),
+			"max_header_bytes":  d.boundedInt(&h.MaxHeaderBytes, 1, h2MaxWindow),
 			"handshake_timeout": positive(&h.HandshakeTimeout),
-			"retry_threshold":   bounded(&h.RetryThreshold, 1, h3MaxRetryThreshold),
+			"retry_threshold":   d.boundedInt(&h.RetryThreshold, 1, h3MaxRetryThreshold),
 			"allow_0rtt":        d.flag(&h.Allow0RTT),
 			"alt_svc_max_age":   positive(&h.AltSvcMaxAge),
 		})
