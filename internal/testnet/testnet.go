@@ -10,11 +10,15 @@ package testnet
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,8 +82,11 @@ func WaitFor(tb testing.TB, within time.Duration, what string, cond func() bool)
 }
 
 // FreeAddr returns a loopback address nobody listens on: a port the
-// kernel picked a moment ago, closed again. Dialled, it refuses (a dead
-// upstream); given to a server under test, it is free to listen on.
+// kernel picked a moment ago, closed again, for a server under test to
+// listen on. It is not a dead upstream: once closed, the port is free for
+// any process to take, and tests in parallel packages do (a proxy test
+// once found another test's proxy answering on its "dead" target); use
+// RefusingAddr for that.
 func FreeAddr(tb testing.TB) string {
 	tb.Helper()
 	l, err := net.Listen("tcp", Loopback)
@@ -89,6 +96,32 @@ func FreeAddr(tb testing.TB) string {
 	a := l.Addr().String()
 	l.Close()
 	return a
+}
+
+// RefusingAddr returns a loopback address that refuses connections for
+// the rest of the test: a TCP socket bound to a port the kernel picked,
+// never listening, and closed at cleanup. The kernel answers a connection
+// to it with a reset, as to any closed port, while the bound socket keeps
+// every other socket from taking the port (it does not set SO_REUSEADDR).
+func RefusingAddr(tb testing.TB) string {
+	tb.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		tb.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	in4, ok := sa.(*syscall.SockaddrInet4)
+	if !ok {
+		tb.Fatalf("testnet: bound socket has address %T", sa)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(in4.Port))
 }
 
 // Dial connects to addr within d, sets the connection's deadline d from
@@ -182,4 +215,55 @@ func Pipeline(tb testing.TB, w io.Writer, br *bufio.Reader, reqs []string) []Rep
 		out[i] = Reply{resp.StatusCode, string(b)}
 	}
 	return out
+}
+
+// Exchange writes req to c and reads exactly one HTTP/1.1 response with a
+// Content-Length into buf, returning it whole. Zero-allocation tests use it
+// to learn the size of the response they then read with io.ReadFull: one
+// Read can return part of a response, or the tail of one and the next,
+// and a size learnt that way would leave the timed loop waiting for bytes
+// that never come. It fails tb on a response that does not fit buf, has
+// no Content-Length or ends early.
+func Exchange(tb testing.TB, c net.Conn, req, buf []byte) []byte {
+	tb.Helper()
+	if _, err := c.Write(req); err != nil {
+		tb.Fatal(err)
+	}
+	n, end := 0, -1
+	for end < 0 {
+		if n == len(buf) {
+			tb.Fatalf("testnet: response head longer than %d bytes", len(buf))
+		}
+		m, err := c.Read(buf[n:])
+		n += m
+		if err != nil {
+			tb.Fatalf("testnet: reading a response head: %v", err)
+		}
+		end = bytes.Index(buf[:n], []byte("\r\n\r\n"))
+	}
+	end += 4
+	size := -1
+	for _, line := range bytes.Split(buf[:end], []byte("\r\n")) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if ok && strings.EqualFold(string(k), "Content-Length") {
+			cl, err := strconv.Atoi(strings.TrimSpace(string(v)))
+			if err != nil || cl < 0 {
+				tb.Fatalf("testnet: bad Content-Length %q", v)
+			}
+			size = end + cl
+		}
+	}
+	if size < 0 {
+		tb.Fatalf("testnet: response without Content-Length: %q", buf[:end])
+	}
+	if size > len(buf) {
+		tb.Fatalf("testnet: response of %d bytes does not fit %d", size, len(buf))
+	}
+	if n > size {
+		tb.Fatalf("testnet: %d bytes past the response (one request, one response)", n-size)
+	}
+	if _, err := io.ReadFull(c, buf[n:size]); err != nil {
+		tb.Fatalf("testnet: reading a response body: %v", err)
+	}
+	return buf[:size]
 }

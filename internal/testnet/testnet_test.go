@@ -3,9 +3,12 @@ package testnet
 import (
 	"bufio"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -60,6 +63,23 @@ func TestFreeAddr(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", FreeAddr(t), 5*time.Second); err == nil {
 		c.Close()
 		t.Fatal("FreeAddr accepted a connection")
+	}
+}
+
+// TestRefusingAddr: the address refuses connections, and no listener can
+// take its port while the test runs (a closed listener's port could be
+// taken, which made a "dead" upstream answer in one test).
+func TestRefusingAddr(t *testing.T) {
+	addr := RefusingAddr(t)
+	if c, err := net.DialTimeout("tcp", addr, 5*time.Second); err == nil {
+		c.Close()
+		t.Fatal("RefusingAddr accepted a connection")
+	} else if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial: %v, want connection refused", err)
+	}
+	if l, err := net.Listen("tcp", addr); err == nil {
+		l.Close()
+		t.Fatalf("a listener took %s", addr)
 	}
 }
 
@@ -133,5 +153,39 @@ func TestPipeline(t *testing.T) {
 	}
 	if got := Pipeline(t, c, br, []string{"GET /c HTTP/1.1\r\nHost: x\r\n\r\n"}); got[0] != (Reply{202, "/c"}) {
 		t.Fatalf("Pipeline on the same reader: %v, want [{202 /c}]", got)
+	}
+}
+
+// TestExchange: a response written in three pieces comes back whole, and
+// the next exchange on the connection starts at the next response (a
+// single Read would have returned the head alone).
+func TestExchange(t *testing.T) {
+	l := Listen(t)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for i := 0; ; i++ {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			body := req.URL.Path + "-body"
+			for _, part := range []string{fmt.Sprintf("HTTP/1.1 200 OK\r\nconTent-length: %d\r\n", len(body)), "\r\n" + body[:2], body[2:]} {
+				c.Write([]byte(part))
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}()
+	c := Dial(t, l.Addr().String(), 5*time.Second)
+	buf := make([]byte, 512)
+	for _, p := range []string{"/a", "/bc"} {
+		got := string(Exchange(t, c, []byte("GET "+p+" HTTP/1.1\r\nHost: x\r\n\r\n"), buf))
+		if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, "\r\n\r\n"+p+"-body") {
+			t.Fatalf("Exchange %s: %q", p, got)
+		}
 	}
 }

@@ -28,22 +28,16 @@ func TestProxyZeroAlloc(t *testing.T) {
 				w.WriteString("ok\n")
 			})})
 			oaddr := servetest.Serve(t, origin, testEngine)
-			o2 := testnet.Listen(t)
-			o2.Close()
 			// Two targets, one refusing: a warm request still only
 			// selects and reports (the dead one gets ejected).
-			addr, _ := startProxy(t, UpstreamOptions{Targets: []string{oaddr, o2.Addr().String()},
+			addr, _ := startProxy(t, UpstreamOptions{Targets: []string{oaddr, testnet.RefusingAddr(t)},
 				Policy: upstream.Options{Balance: b}}, server.Options{})
 			c := testnet.Dial(t, addr, testTimeout)
 			req := []byte("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nAccept: */*\r\n\r\n")
 			buf := make([]byte, 4096)
 			var size int
-			var err error
 			for range 20 { // warm: pools, ejection of the dead target
-				c.Write(req)
-				if size, err = c.Read(buf); err != nil {
-					t.Fatal(err)
-				}
+				size = len(testnet.Exchange(t, c, req, buf))
 			}
 			allocs := testing.AllocsPerRun(200, func() {
 				if _, err := c.Write(req); err != nil {

@@ -236,7 +236,7 @@ func TestGate(t *testing.T) {
 // the request through.
 func TestForwardAuthFailures(t *testing.T) {
 	testenv.CheckGoroutines(t)
-	deadAddr := testnet.FreeAddr(t) // connections to it are refused
+	deadAddr := testnet.RefusingAddr(t) // connections to it are refused
 	release := make(chan struct{})
 	slow := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {

@@ -220,7 +220,7 @@ func checkH2Streaming(t *testing.T, addr string) {
 func TestH2UpstreamFailover(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	o := startH2Origin(t, false)
-	deadAddr := testnet.FreeAddr(t) // connections to it are refused
+	deadAddr := testnet.RefusingAddr(t) // connections to it are refused
 	addr, _ := startH2Proxy(t, []string{deadAddr, o.addr}, o)
 	c := client(t)
 	for i := range 6 {

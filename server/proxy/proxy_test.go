@@ -275,7 +275,7 @@ func TestSlowUpstreamAndDeadTarget(t *testing.T) {
 	}
 	// A target nobody listens on: the pool is down, 503 with
 	// Retry-After (issue 19; it was 502 before the upstream policy).
-	dead := testnet.FreeAddr(t)
+	dead := testnet.RefusingAddr(t)
 	addr2, _ := startProxy(t, UpstreamOptions{Targets: []string{dead}}, server.Options{})
 	resp, err = client(t).Get("http://" + addr2 + "/")
 	if err != nil {

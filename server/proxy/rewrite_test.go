@@ -133,7 +133,7 @@ func TestRewriteProxyCurl(t *testing.T) {
 		!strings.Contains(out, "X-Served-By: edge") {
 		t.Errorf("curl: %s", out)
 	}
-	dead := testnet.FreeAddr(t) // connections to it are refused
+	dead := testnet.RefusingAddr(t) // connections to it are refused
 	addr = startRewriteProxy(t, dead)
 	out = run("http://" + addr + "/api/v1/x")
 	if !strings.HasPrefix(out, "HTTP/1.1 50") || !strings.Contains(out, "X-Served-By: edge") || !strings.Contains(out, "X-Version: v1") {
@@ -175,10 +175,7 @@ func TestRewriteProxyZeroAlloc(t *testing.T) {
 	buf := make([]byte, 4096)
 	var size int
 	for range 5 {
-		c.Write(req)
-		if size, err = c.Read(buf); err != nil {
-			t.Fatal(err)
-		}
+		size = len(testnet.Exchange(t, c, req, buf))
 	}
 	if got := string(buf[:size]); !strings.HasSuffix(got, "/abc") || strings.Contains(got, "Server:") || !strings.Contains(got, "X-Served-By: edge") {
 		t.Fatalf("got %q", got)

@@ -143,7 +143,7 @@ func TestH2Request(t *testing.T) {
 	if out := h2Request(refusingServer(t), false, requestFields("http", "/")); out.String() != "GOAWAY ENHANCE_YOUR_CALM" {
 		t.Errorf("refusing server: %s, want GOAWAY ENHANCE_YOUR_CALM", out)
 	}
-	if out := h2Request(testnet.FreeAddr(t), false, requestFields("http", "/")); out.err == nil {
+	if out := h2Request(testnet.RefusingAddr(t), false, requestFields("http", "/")); out.err == nil {
 		t.Errorf("closed port: %s, want an error", out)
 	}
 }

@@ -89,9 +89,7 @@ func TestClientOverLimit(t *testing.T) {
 // that answers after the timeout, give allow (0) or deny (500) as
 // configured; the timeout bounds the call.
 func TestClientFailureModes(t *testing.T) {
-	refused := testnet.Listen(t)
-	down := refused.Addr().String()
-	refused.Close()
+	down := testnet.RefusingAddr(t)
 	slow := startService(t, &service{n: 100, delay: callWait})
 	env := &rewrite.Env{ClientIP: []byte("192.0.2.1")}
 	for _, tc := range []struct {
