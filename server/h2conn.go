@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 )
 
 // h2conn is one HTTP/2 connection (RFC 9113). Its reader goroutine (the
@@ -27,7 +26,7 @@ type h2conn struct {
 	lim *HTTP2Limits
 	fr  *http2.Framer
 	in  h2in
-	dec *hpack.Decoder
+	dec hpackDec
 	// hd is the state of the header block being decoded (h2headers.go).
 	hd h2decode
 	// hblock holds a header block's fragments until END_HEADERS
@@ -60,8 +59,8 @@ type h2conn struct {
 	mu   sync.Mutex
 	cond sync.Cond
 	out  h2out
-	enc  *hpack.Encoder
-	ebuf bytes.Buffer
+	// enc encodes the response heads and trailers (hpackenc.go).
+	enc hpackEnc
 	// streams are the streams not closed, by ID; lastID is the highest
 	// stream ID the client opened (GOAWAY's last stream).
 	streams map[uint32]*h2stream
@@ -151,11 +150,10 @@ func newH2conn(c *conn) *h2conn {
 	hc.out = h2out{dst: h2writer{hc}}
 	hc.fr = http2.NewFramer(&hc.out, &hc.in)
 	hc.fr.SetMaxReadFrameSize(uint32(hc.lim.MaxFrameSize))
-	hc.enc = hpack.NewEncoder(&hc.ebuf)
-	hc.dec = hpack.NewDecoder(h2TableSize, hc.emit)
+	hc.enc.init()
 	// No field (name or value) can be longer than the whole list may
 	// be: longer strings fail before they are decoded into memory.
-	hc.dec.SetMaxStringLength(hc.lim.MaxHeaderListSize)
+	hc.dec.init(h2TableSize, hc.lim.MaxHeaderListSize)
 	hc.recvConn = int64(hc.lim.ConnWindow)
 	return hc
 }

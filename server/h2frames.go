@@ -155,7 +155,7 @@ func (hc *h2conn) onSettings(f *http2.SettingsFrame) error {
 		case http2.SettingMaxFrameSize:
 			hc.peerFrame = int(s.Val)
 		case http2.SettingHeaderTableSize:
-			hc.enc.SetMaxDynamicTableSize(min(s.Val, h2TableSize))
+			hc.enc.setPeerMax(s.Val)
 		}
 		return nil
 	})

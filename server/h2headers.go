@@ -6,7 +6,6 @@ import (
 	"github.com/simdedge/simdedge/internal/ascii"
 	phttp "github.com/simdedge/simdedge/parse/http"
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 )
 
 // h2decode is the state of one header block's decoding: the fields go
@@ -25,7 +24,12 @@ type h2decode struct {
 	malformed                       bool
 	tooBig                          bool
 	declLen                         int64
+	// limit is the list size field bounds the block to, for emit.
+	limit int
 }
+
+// emit takes one field from the HPACK decoder (an hpackSink).
+func (d *h2decode) emit(name, value string) { d.field(name, value, d.limit) }
 
 type h2field struct{ ns, ne, vs, ve int }
 
@@ -120,10 +124,8 @@ func (hc *h2conn) endHeaders() error {
 // decodeBlock runs the HPACK decoder over the block; its state must
 // advance even for a block the server then refuses (§4.3).
 func (hc *h2conn) decodeBlock() error {
-	if _, err := hc.dec.Write(hc.hblock); err != nil {
-		return h2ConnError(http2.ErrCodeCompression)
-	}
-	if err := hc.dec.Close(); err != nil {
+	hc.hd.limit = hc.lim.MaxHeaderListSize
+	if err := hc.dec.decode(hc.hblock, &hc.hd); err != nil {
 		return h2ConnError(http2.ErrCodeCompression)
 	}
 	return nil
@@ -154,11 +156,6 @@ func (hc *h2conn) onTrailers(s *h2stream) error {
 	hc.remoteEnded(s)
 	hc.cond.Broadcast()
 	return nil
-}
-
-// emit receives each decoded field (hpack.Decoder's callback).
-func (hc *h2conn) emit(f hpack.HeaderField) {
-	hc.hd.field(f.Name, f.Value, hc.lim.MaxHeaderListSize)
 }
 
 // field checks one decoded field against RFC 9113 §8.2 and §8.3 (RFC

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	phttp "github.com/simdedge/simdedge/parse/http"
-	"golang.org/x/net/http2/hpack"
 )
 
 // FuzzH2RequestHead checks the HTTP/2 head mapping (h2map.go) against the
@@ -49,21 +48,21 @@ func FuzzH2RequestHead(f *testing.F) {
 		hasAuth, hasHost := mode&1 != 0, mode&2 != 0
 		connect := method == "CONNECT"
 
-		// The HTTP/2 side, through the decoder's callback.
+		// The HTTP/2 side, as the HPACK decoder passes each field on.
 		hc := &h2conn{lim: lim}
 		hc.hd.reset(nil, false)
-		hc.emit(hpack.HeaderField{Name: ":method", Value: method})
+		hc.hd.field(":method", method, lim.MaxHeaderListSize)
 		target := authority
 		if !connect {
 			target = path
-			hc.emit(hpack.HeaderField{Name: ":scheme", Value: "https"})
-			hc.emit(hpack.HeaderField{Name: ":path", Value: path})
+			hc.hd.field(":scheme", "https", lim.MaxHeaderListSize)
+			hc.hd.field(":path", path, lim.MaxHeaderListSize)
 		}
 		if hasAuth {
-			hc.emit(hpack.HeaderField{Name: ":authority", Value: authority})
+			hc.hd.field(":authority", authority, lim.MaxHeaderListSize)
 		}
 		if hasHost {
-			hc.emit(hpack.HeaderField{Name: "host", Value: host})
+			hc.hd.field("host", host, lim.MaxHeaderListSize)
 		}
 		var head phttp.Request
 		h2ok := !hc.hd.malformed && hc.hd.buildHead(&head, true)

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 
 	"github.com/simdedge/simdedge/internal/ascii"
 )
@@ -38,9 +37,9 @@ func (s *h2stream) writeHead(w *ResponseWriter, clen int64, end bool) {
 	if s.closed || hc.dead {
 		return
 	}
-	hc.ebuf.Reset()
-	w.encodeHead(h2Fields{hc.enc}, clen)
-	hc.writeBlock(s.id, hc.ebuf.Bytes(), end)
+	hc.enc.begin()
+	w.encodeHead(&hc.enc, clen)
+	hc.writeBlock(s.id, hc.enc.buf, end)
 	if end {
 		s.localDone = true
 		hc.localEnded(s)
@@ -62,13 +61,6 @@ func (hc *h2conn) writeBlock(id uint32, block []byte, end bool) {
 			hc.fr.WriteContinuation(id, len(block) == 0, frag)
 		}
 	}
-}
-
-// h2Fields is the HPACK encoder as a fieldEnc (streamreq.go).
-type h2Fields struct{ enc *hpack.Encoder }
-
-func (f h2Fields) field(name, value string) {
-	f.enc.WriteField(hpack.HeaderField{Name: name, Value: value})
 }
 
 // h2LowerName returns the lowercase form of a field name, a constant for
@@ -195,9 +187,9 @@ func (hc *h2conn) pump() {
 		if s.endPending && !s.localDone {
 			if tr := s.resp.h2Trailers(); tr != nil {
 				// Trailers end the stream as a last HEADERS (§8.1).
-				hc.ebuf.Reset()
-				encodeLines(h2Fields{hc.enc}, tr)
-				hc.writeBlock(s.id, hc.ebuf.Bytes(), true)
+				hc.enc.begin()
+				encodeLines(&hc.enc, tr)
+				hc.writeBlock(s.id, hc.enc.buf, true)
 			} else {
 				hc.fr.WriteData(s.id, true, nil) // an empty DATA needs no window
 			}

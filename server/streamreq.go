@@ -113,8 +113,10 @@ func (m *streamReq) release() {
 }
 
 // fieldEnc is a multiplexed protocol's field-section encoder: HPACK's
-// (h2Fields) or QPACK's (h3Block). The head's fields are chosen and
-// ordered once, here, for both.
+// (hpackEnc) or QPACK's (h3Block). The head's fields are chosen and
+// ordered once, here, for both. A value may view a buffer the caller
+// reuses (the handler's head, the date line): an encoder copies what it
+// keeps past the call.
 type fieldEnc interface {
 	field(name, value string)
 }
@@ -163,14 +165,14 @@ func (w *ResponseWriter) encodeHead(f fieldEnc, clen int64) {
 			now = time.Now()
 		}
 		line := dateLine(now)
-		f.field("date", string(line[len("Date: "):len(line)-2]))
+		f.field("date", bytesView(line[len("Date: "):len(line)-2]))
 	}
 	if w.editDrop != nil || w.editAdd != nil {
 		w.applyEdit() // a route's response_headers (edit.go), as commit does
 	}
 	encodeLines(f, w.hdr)
 	if len(w.rid) > 0 { // the request ID (observe.go), as commit writes it
-		f.field(strings.ToLower(w.ridName), string(w.rid))
+		f.field(strings.ToLower(w.ridName), bytesView(w.rid))
 	}
 	if w.altSvc != "" {
 		f.field("alt-svc", w.altSvc)
@@ -201,6 +203,6 @@ func encodeLines(f fieldEnc, hdr []byte) {
 		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
 			continue
 		}
-		f.field(name, string(ascii.TrimOWS(line[colon+1:])))
+		f.field(name, bytesView(ascii.TrimOWS(line[colon+1:])))
 	}
 }
