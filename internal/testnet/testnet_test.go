@@ -128,24 +128,11 @@ func TestTrickle(t *testing.T) {
 // back in order, with their statuses and bodies; the reader is left at
 // what follows them.
 func TestPipeline(t *testing.T) {
-	l := Listen(t)
-	go func() {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		br := bufio.NewReader(c)
-		for i := 0; ; i++ {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			body := req.URL.Path
-			fmt.Fprintf(c, "HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%s", 200+i, len(body), body)
-		}
-	}()
-	c := Dial(t, l.Addr().String(), 5*time.Second)
+	addr := answerRequests(t, func(c net.Conn, i int, req *http.Request) {
+		body := req.URL.Path
+		fmt.Fprintf(c, "HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%s", 200+i, len(body), body)
+	})
+	c := Dial(t, addr, 5*time.Second)
 	br := bufio.NewReader(c)
 	got := Pipeline(t, c, br, []string{"GET /a HTTP/1.1\r\nHost: x\r\n\r\n", "GET /b HTTP/1.1\r\nHost: x\r\n\r\n"})
 	if len(got) != 2 || got[0] != (Reply{200, "/a"}) || got[1] != (Reply{201, "/b"}) {
@@ -160,6 +147,27 @@ func TestPipeline(t *testing.T) {
 // the next exchange on the connection starts at the next response (a
 // single Read would have returned the head alone).
 func TestExchange(t *testing.T) {
+	addr := answerRequests(t, func(c net.Conn, _ int, req *http.Request) {
+		body := req.URL.Path + "-body"
+		for _, part := range []string{fmt.Sprintf("HTTP/1.1 200 OK\r\nconTent-length: %d\r\n", len(body)), "\r\n" + body[:2], body[2:]} {
+			c.Write([]byte(part))
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	c := Dial(t, addr, 5*time.Second)
+	buf := make([]byte, 512)
+	for _, p := range []string{"/a", "/bc"} {
+		got := string(Exchange(t, c, []byte("GET "+p+" HTTP/1.1\r\nHost: x\r\n\r\n"), buf))
+		if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, "\r\n\r\n"+p+"-body") {
+			t.Fatalf("Exchange %s: %q", p, got)
+		}
+	}
+}
+
+// answerRequests accepts one connection on a new listener and calls
+// answer for each request read on it (i counts them from 0), until the
+// connection ends; it returns the listener's address.
+func answerRequests(t *testing.T, answer func(c net.Conn, i int, req *http.Request)) string {
 	l := Listen(t)
 	go func() {
 		c, err := l.Accept()
@@ -173,19 +181,8 @@ func TestExchange(t *testing.T) {
 			if err != nil {
 				return
 			}
-			body := req.URL.Path + "-body"
-			for _, part := range []string{fmt.Sprintf("HTTP/1.1 200 OK\r\nconTent-length: %d\r\n", len(body)), "\r\n" + body[:2], body[2:]} {
-				c.Write([]byte(part))
-				time.Sleep(5 * time.Millisecond)
-			}
+			answer(c, i, req)
 		}
 	}()
-	c := Dial(t, l.Addr().String(), 5*time.Second)
-	buf := make([]byte, 512)
-	for _, p := range []string{"/a", "/bc"} {
-		got := string(Exchange(t, c, []byte("GET "+p+" HTTP/1.1\r\nHost: x\r\n\r\n"), buf))
-		if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, "\r\n\r\n"+p+"-body") {
-			t.Fatalf("Exchange %s: %q", p, got)
-		}
-	}
+	return l.Addr().String()
 }
