@@ -232,6 +232,7 @@ func (hc *h2conn) rest(err error, fresh bool) bool {
 	if fresh && len(hc.streams) == 0 {
 		hc.in.release()
 		hc.out.release()
+		hc.enc.release()
 		if r, ok := c.st.(inputReleaser); ok {
 			r.releaseInput()
 		}

@@ -146,8 +146,10 @@ func (e *hpackEnc) literal(pattern byte, prefix uint, nameIdx int, name, value s
 func (e *hpackEnc) add(name, value string) {
 	n := hpackEntryExtra + len(name) + len(value)
 	e.evict(n)
-	if hpackStaticName(name) == 0 {
-		name = strings.Clone(name) // a static name is a constant already
+	if i := hpackStaticName(name); i > 0 {
+		name = hpackStatic[i-1][0] // the table's constant, not the caller's string
+	} else {
+		name = strings.Clone(name)
 	}
 	e.ents = append(e.ents, hpackEntry{})
 	copy(e.ents[1:], e.ents)
@@ -188,6 +190,7 @@ func (e *hpackEnc) str(s string) {
 	e.buf = append(e.buf, s...)
 }
 
-// release drops what an idle connection need not keep: the block buffer.
-// The table stays, since the decoder holds the same entries.
+// release drops what an idle connection need not keep (h2conn.rest): the
+// block buffer. The table stays, since the peer's decoder holds the same
+// entries.
 func (e *hpackEnc) release() { e.buf = nil }
