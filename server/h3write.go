@@ -50,6 +50,9 @@ func (b *h3Block) field(name, value string) {
 	b.enc.WriteField(qpack.HeaderField{Name: name, Value: value})
 }
 
+// unique is field: QPACK here uses the static table only.
+func (b *h3Block) unique(name, value string) { b.field(name, value) }
+
 // reset drops a section left unfinished (a handler that panicked while
 // its head was encoded).
 func (b *h3Block) reset() {

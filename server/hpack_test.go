@@ -309,3 +309,22 @@ func TestHPACKDecRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestHPACKEncRequestIDUnique: the request ID, under whatever name the
+// configuration gives it, and Content-Length stay out of the table (they
+// would push out the fields that repeat), and decode as sent.
+func TestHPACKEncRequestIDUnique(t *testing.T) {
+	c := newHPACKCheck(t)
+	for i := range 3 {
+		w := &ResponseWriter{status: 200, hasDate: true, rid: []byte(fmt.Sprint("id-", i)), ridName: "X-Correlation-Id"}
+		c.enc.begin()
+		w.encodeHead(&c.enc, 12)
+		got, err := c.dec.DecodeFull(c.enc.buf)
+		if err != nil || len(got) != 3 || got[1].Name != "x-correlation-id" || got[1].Value != fmt.Sprint("id-", i) || got[2].Value != "12" {
+			t.Fatalf("head %d: %v %v", i, got, err)
+		}
+	}
+	if len(c.enc.ents) != 0 {
+		t.Fatalf("table holds %v, want nothing (the status is static)", c.enc.ents)
+	}
+}

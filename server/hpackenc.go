@@ -119,6 +119,12 @@ func (e *hpackEnc) field(name, value string) {
 	}
 }
 
+// unique appends a field whose value is new with every response as a
+// literal without indexing (fieldEnc), whatever its name.
+func (e *hpackEnc) unique(name, value string) {
+	e.literal(0x00, 4, hpackStaticName(name), name, value)
+}
+
 // hpackIndexes reports whether fields named name go into the dynamic
 // table: not those whose values differ from response to response.
 func hpackIndexes(name string) bool {

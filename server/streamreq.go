@@ -119,6 +119,10 @@ func (m *streamReq) release() {
 // keeps past the call.
 type fieldEnc interface {
 	field(name, value string)
+	// unique is field for a value that is new with every response (the
+	// request ID, Content-Length): an encoder with a dynamic table keeps
+	// it out, where it would only push out the fields that repeat.
+	unique(name, value string)
 }
 
 // streamLength is what a stream's response head declares (commitH2,
@@ -172,13 +176,13 @@ func (w *ResponseWriter) encodeHead(f fieldEnc, clen int64) {
 	}
 	encodeLines(f, w.hdr)
 	if len(w.rid) > 0 { // the request ID (observe.go), as commit writes it
-		f.field(strings.ToLower(w.ridName), bytesView(w.rid))
+		f.unique(strings.ToLower(w.ridName), bytesView(w.rid))
 	}
 	if w.altSvc != "" {
 		f.field("alt-svc", w.altSvc)
 	}
 	if clen >= 0 {
-		f.field("content-length", strconv.FormatInt(clen, 10))
+		f.unique("content-length", strconv.FormatInt(clen, 10))
 	}
 }
 
