@@ -474,6 +474,10 @@ func (lp *loop) closeListener() {
 	lp.lclosed = true
 	lp.ctl(unix.EPOLL_CTL_DEL, lp.lfd, 0)
 	lp.ln.Close()
+	// The number is free now: the loop's next socket (an upstream
+	// connection, an adopted TLS connection) may get it, and run must
+	// not take that socket's events for the listener's.
+	lp.lfd = -1
 	close(lp.listenerDone)
 }
 

@@ -11,10 +11,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -558,4 +560,106 @@ func TestLoopProxyShutdownFinishesExchange(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("no answer")
 	}
+}
+
+// TestLoopProxyDialAfterListenerClosed: once the loop has closed its
+// listener (StopListener here; Shutdown and SIGTERM do the same), the
+// listener's descriptor number is free, and the loop's next upstream socket
+// gets it when no lower number is. That socket's events used to be taken
+// for the closed listener's and dropped: the loop spun on them until the
+// connect timeout and answered 504 (seen as a rare failure of
+// TestSocketActivationRestart/loop-proxy). The test fills every lower
+// free number so that the upstream dial gets the listener's.
+func TestLoopProxyDialAfterListenerClosed(t *testing.T) {
+	needLoopProxyRun(t)
+	testenv.CheckGoroutines(t)
+	o := startOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		io.WriteString(w, "origin got "+string(b))
+	}))
+	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}, ConnectTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(server.Options{Handler: loopMux{New(up, Options{})}, LoopProxy: true})
+	l := testnet.Listen(t)
+	lfd := listenerFD(t, l)
+	done := make(chan struct{})
+	go func() { s.ServeTCP(l, server.EngineLoop); close(done) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		s.Shutdown(ctx)
+		<-done
+		up.Close()
+	})
+
+	// A request whose body is still coming keeps the connection busy
+	// across the listener's close; the loop dials only once it is whole.
+	// An inline answer first: the loop serves (StopListener finds it).
+	c := testnet.Dial(t, l.Addr().String(), testTimeout)
+	br := bufio.NewReader(c)
+	io.WriteString(c, "GET /inline/a HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("inline request: %v", err)
+	} else {
+		io.Copy(io.Discard, resp.Body)
+	}
+	io.WriteString(c, "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab")
+	if !s.StopListener(l) {
+		t.Fatal("StopListener: listener not found")
+	}
+	fill := fillBelow(t, lfd)
+	io.WriteString(c, "cd")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no response after the listener closed (listener descriptor %d, %d lower ones filled): %v", lfd, fill, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "origin got abcd" {
+		t.Errorf("after the listener closed: %d %q, want 200 \"origin got abcd\"", resp.StatusCode, body)
+	}
+}
+
+// listenerFD returns l's descriptor number (the loop accepts on it).
+func listenerFD(t *testing.T, l net.Listener) int {
+	t.Helper()
+	rc, err := l.(*net.TCPListener).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
+// fillBelow opens /dev/null until every descriptor number below n is in
+// use and n itself is free, so that the process's next socket gets n; the
+// descriptors are closed at cleanup. It returns how many it opened, and
+// fails if n is taken (by another goroutine of the test process).
+func fillBelow(t *testing.T, n int) int {
+	t.Helper()
+	var fds []int
+	t.Cleanup(func() {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+	})
+	for range n + 1 {
+		fd, err := syscall.Open(os.DevNull, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fd == n {
+			syscall.Close(fd) // free, and the lowest free number
+			return len(fds)
+		}
+		fds = append(fds, fd)
+		if fd > n {
+			t.Fatalf("descriptor %d was taken again before the test could free it", n)
+		}
+	}
+	t.Fatalf("descriptor %d not reached", n)
+	return 0
 }
