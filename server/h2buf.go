@@ -46,6 +46,9 @@ type h2in struct {
 	// the next frame (serve sets it), so a wait that ends now ends
 	// between two frames.
 	fresh bool
+	// at is when the last read of src returned bytes: the streams whose
+	// heads it completes begin then (streamReq.at).
+	at time.Time
 }
 
 // Buffered is how many bytes are read and not yet taken.
@@ -62,6 +65,7 @@ func (b *h2in) Read(p []byte) (int, error) {
 			// the buffer comes back for the rest.
 			n, err := b.src.Read(p)
 			if n > 0 {
+				b.at = time.Now()
 				b.take()
 				b.fresh = false
 				return n, nil
@@ -73,6 +77,7 @@ func (b *h2in) Read(p []byte) (int, error) {
 		}
 		n, err := b.src.Read(b.buf)
 		if n > 0 {
+			b.at = time.Now()
 			b.r, b.w = 0, n
 			break
 		}
@@ -88,6 +93,20 @@ func (b *h2in) Read(p []byte) (int, error) {
 	b.r += n
 	b.fresh = false
 	return n, nil
+}
+
+// view returns the next n bytes if the buffer holds them all, as a view
+// of it valid until the next read.
+func (b *h2in) view(n int) ([]byte, bool) {
+	if b.w-b.r < n {
+		return nil, false
+	}
+	v := b.buf[b.r : b.r+n : b.r+n]
+	b.r += n
+	if n > 0 {
+		b.fresh = false
+	}
+	return v, true
 }
 
 func (b *h2in) take() {
@@ -231,6 +250,7 @@ func (hc *h2conn) rest(err error, fresh bool) bool {
 	}
 	if fresh && len(hc.streams) == 0 {
 		hc.in.release()
+		hc.rd.release()
 		hc.out.release()
 		hc.enc.release()
 		if r, ok := c.st.(inputReleaser); ok {

@@ -12,7 +12,7 @@ import (
 )
 
 // h2conn is one HTTP/2 connection (RFC 9113). Its reader goroutine (the
-// connection's own, conn.serve) reads frames with x/net's Framer, keeps
+// connection's own, conn.serve) reads frames (h2read.go), keeps
 // the stream states and decodes header blocks with hpack; handlers run on
 // it (inline, for a request without a body that the Inliner takes) or on a
 // goroutine per stream. Everything that handlers share with the reader
@@ -24,8 +24,12 @@ type h2conn struct {
 	c   *conn
 	srv *Server
 	lim *HTTP2Limits
+	// fr writes the server's frames (x/net's Framer); rd reads the
+	// client's into f.
 	fr  *http2.Framer
 	in  h2in
+	rd  h2reader
+	f   h2frame
 	dec hpackDec
 	// hd is the state of the header block being decoded (h2headers.go).
 	hd h2decode
@@ -148,8 +152,8 @@ func newH2conn(c *conn) *h2conn {
 	}
 	hc.in = h2in{hc: hc, src: in}
 	hc.out = h2out{dst: h2writer{hc}}
-	hc.fr = http2.NewFramer(&hc.out, &hc.in)
-	hc.fr.SetMaxReadFrameSize(uint32(hc.lim.MaxFrameSize))
+	hc.fr = http2.NewFramer(&hc.out, nil)
+	hc.rd = h2reader{in: &hc.in, max: uint32(min(hc.lim.MaxFrameSize, h2MaxFrameSize))}
 	hc.enc.init()
 	// No field (name or value) can be longer than the whole list may
 	// be: longer strings fail before they are decoded into memory.
@@ -190,14 +194,13 @@ func (hc *h2conn) serve() {
 			return
 		}
 		hc.in.fresh = true
-		f, err := hc.fr.ReadFrame()
-		if err != nil {
+		if err := hc.rd.next(&hc.f); err != nil {
 			if !hc.readFailed(err) {
 				return
 			}
 			continue
 		}
-		if err := hc.process(f); err != nil {
+		if err := hc.process(&hc.f); err != nil {
 			var ce h2ConnError
 			if errors.As(err, &ce) {
 				hc.connError(http2.ErrCode(ce))
@@ -327,7 +330,7 @@ func (hc *h2conn) idleAgain() {
 	c.state.Store(idleWord(now, false))
 }
 
-// readFailed handles a ReadFrame error and reports whether to go on.
+// readFailed handles a frame reader's error and reports whether to go on.
 func (hc *h2conn) readFailed(err error) bool {
 	var se http2.StreamError
 	switch {

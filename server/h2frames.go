@@ -11,78 +11,80 @@ import (
 // process handles one frame on the reader goroutine. A connection error
 // comes back as h2ConnError; stream errors are answered here with
 // RST_STREAM. Each case cites RFC 9113.
-func (hc *h2conn) process(f http2.Frame) error {
+func (hc *h2conn) process(f *h2frame) error {
 	if hc.firstFrame {
 		// §3.4: the preface is followed by a SETTINGS frame.
-		if sf, ok := f.(*http2.SettingsFrame); !ok || sf.IsAck() {
+		if f.typ != http2.FrameSettings || f.has(http2.FlagSettingsAck) {
 			return h2ConnError(http2.ErrCodeProtocol)
 		}
 		hc.firstFrame = false
 	}
-	if h2Idle(f) {
+	if f.idle() {
 		if err := hc.idleFrame(false); err != nil {
 			return err
 		}
 	}
-	switch f := f.(type) {
-	case *http2.SettingsFrame:
+	switch f.typ {
+	case http2.FrameSettings:
 		return hc.onSettings(f)
-	case *http2.PingFrame:
-		if f.IsAck() {
+	case http2.FramePing:
+		if f.has(http2.FlagPingAck) {
 			return nil // §6.7: the server sends no pings of its own
 		}
 		hc.mu.Lock()
-		hc.fr.WritePing(true, f.Data)
+		hc.fr.WritePing(true, [8]byte(f.p))
 		hc.mu.Unlock()
-	case *http2.GoAwayFrame:
+	case http2.FrameGoAway:
 		// §6.8: the client opens no more streams; those open finish.
 		hc.mu.Lock()
 		hc.draining = true
 		hc.mu.Unlock()
-	case *http2.WindowUpdateFrame:
+	case http2.FrameWindowUpdate:
 		return hc.onWindowUpdate(f)
-	case *http2.RSTStreamFrame:
+	case http2.FrameRSTStream:
 		return hc.onReset(f)
-	case *http2.PriorityFrame:
+	case http2.FramePriority:
 		// §5.3.1: a stream cannot depend on itself. Priorities are
 		// otherwise ignored (RFC 9113 deprecates the scheme).
-		if f.StreamDep == f.StreamID {
+		if f.dep == f.sid {
 			hc.mu.Lock()
-			hc.resetStream(f.StreamID, http2.ErrCodeProtocol)
+			hc.resetStream(f.sid, http2.ErrCodeProtocol)
 			hc.mu.Unlock()
 		}
-	case *http2.PushPromiseFrame:
+	case http2.FramePushPromise:
 		// §8.4: a client cannot push.
 		return h2ConnError(http2.ErrCodeProtocol)
-	case *http2.HeadersFrame:
-		hc.blockStarts(f.HeadersEnded())
-		return hc.onHeaders(f)
-	case *http2.ContinuationFrame:
-		if err := hc.blockContinues(f.HeadersEnded()); err != nil {
+	case http2.FrameHeaders:
+		end := f.has(http2.FlagHeadersEndHeaders)
+		hc.blockStarts(end)
+		return hc.onHeaders(f, end)
+	case http2.FrameContinuation:
+		end := f.has(http2.FlagContinuationEndHeaders)
+		if err := hc.blockContinues(end); err != nil {
 			return err
 		}
-		return hc.onContinuation(f)
-	case *http2.DataFrame:
+		return hc.onContinuation(f, end)
+	case http2.FrameData:
 		return hc.onData(f)
 	}
-	// §5.5: frames of unknown types are ignored (the Framer has
+	// §5.5: frames of unknown types are ignored (the reader has
 	// already checked they do not interrupt a header block).
 	return nil
 }
 
-// h2Idle reports whether f is a frame that makes no progress by its kind
+// idle reports whether f is a frame that makes no progress by its kind
 // and size (h2budget.go). RST_STREAM has its own bound (MaxResets), and
 // PUSH_PROMISE ends the connection anyway.
-func h2Idle(f http2.Frame) bool {
-	switch f := f.(type) {
-	case *http2.DataFrame:
+func (f *h2frame) idle() bool {
+	switch f.typ {
+	case http2.FrameData:
 		// Padding alone is no payload: it is given back at once.
-		return len(f.Data()) == 0 && !f.StreamEnded()
-	case *http2.HeadersFrame:
-		return len(f.HeaderBlockFragment()) == 0 && !f.HeadersEnded()
-	case *http2.ContinuationFrame:
-		return len(f.HeaderBlockFragment()) == 0 && !f.HeadersEnded()
-	case *http2.RSTStreamFrame, *http2.PushPromiseFrame:
+		return len(f.p) == 0 && !f.has(http2.FlagDataEndStream)
+	case http2.FrameHeaders:
+		return len(f.p) == 0 && !f.has(http2.FlagHeadersEndHeaders)
+	case http2.FrameContinuation:
+		return len(f.p) == 0 && !f.has(http2.FlagContinuationEndHeaders)
+	case http2.FrameRSTStream, http2.FramePushPromise:
 		return false
 	}
 	// SETTINGS, PING, WINDOW_UPDATE, PRIORITY, GOAWAY and unknown types
@@ -128,54 +130,58 @@ func (hc *h2conn) blockEnded() {
 }
 
 // onSettings applies the client's settings and acknowledges them (§6.5).
-func (hc *h2conn) onSettings(f *http2.SettingsFrame) error {
-	if f.IsAck() {
+func (hc *h2conn) onSettings(f *h2frame) error {
+	if f.has(http2.FlagSettingsAck) {
 		return nil
 	}
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	err := f.ForeachSetting(func(s http2.Setting) error {
-		if err := s.Valid(); err != nil {
-			return err
-		}
-		switch s.ID {
-		case http2.SettingInitialWindowSize:
-			// §6.9.2: the change applies to every stream's window,
-			// which may become negative.
-			delta := int64(s.Val) - hc.peerWindow
-			for _, st := range hc.streams {
-				if st.sendWin+delta > h2MaxWindow {
-					return http2.ConnectionError(http2.ErrCodeFlowControl)
-				}
+	for i := range len(f.p) / 6 {
+		if err := hc.applySetting(f.setting(i)); err != nil {
+			if ce, ok := err.(http2.ConnectionError); ok {
+				return h2ConnError(ce)
 			}
-			for _, st := range hc.streams {
-				st.sendWin += delta
-			}
-			hc.peerWindow = int64(s.Val)
-		case http2.SettingMaxFrameSize:
-			hc.peerFrame = int(s.Val)
-		case http2.SettingHeaderTableSize:
-			hc.enc.setPeerMax(s.Val)
+			return h2ConnError(http2.ErrCodeProtocol)
 		}
-		return nil
-	})
-	if err != nil {
-		if ce, ok := err.(http2.ConnectionError); ok {
-			return h2ConnError(ce)
-		}
-		return h2ConnError(http2.ErrCodeProtocol)
 	}
 	hc.fr.WriteSettingsAck()
 	hc.pump()
 	return nil
 }
 
+// applySetting applies one of the client's settings; under mu.
+func (hc *h2conn) applySetting(s http2.Setting) error {
+	if err := s.Valid(); err != nil {
+		return err
+	}
+	switch s.ID {
+	case http2.SettingInitialWindowSize:
+		// §6.9.2: the change applies to every stream's window,
+		// which may become negative.
+		delta := int64(s.Val) - hc.peerWindow
+		for _, st := range hc.streams {
+			if st.sendWin+delta > h2MaxWindow {
+				return http2.ConnectionError(http2.ErrCodeFlowControl)
+			}
+		}
+		for _, st := range hc.streams {
+			st.sendWin += delta
+		}
+		hc.peerWindow = int64(s.Val)
+	case http2.SettingMaxFrameSize:
+		hc.peerFrame = int(s.Val)
+	case http2.SettingHeaderTableSize:
+		hc.enc.setPeerMax(s.Val)
+	}
+	return nil
+}
+
 // onWindowUpdate adds to a send window (§6.9.1).
-func (hc *h2conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
+func (hc *h2conn) onWindowUpdate(f *h2frame) error {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	inc := int64(f.Increment)
-	if f.StreamID == 0 {
+	inc := int64(f.val)
+	if f.sid == 0 {
 		if hc.sendConn+inc > h2MaxWindow {
 			return h2ConnError(http2.ErrCodeFlowControl)
 		}
@@ -183,10 +189,10 @@ func (hc *h2conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 		hc.pump()
 		return nil
 	}
-	if f.StreamID > hc.lastID {
+	if f.sid > hc.lastID {
 		return h2ConnError(http2.ErrCodeProtocol) // §5.1: idle stream
 	}
-	s := hc.streams[f.StreamID]
+	s := hc.streams[f.sid]
 	if s == nil {
 		return nil // closed: §6.9 allows it for a while
 	}
@@ -201,13 +207,13 @@ func (hc *h2conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 
 // onReset closes a stream the client reset (§6.4) and counts it against
 // MaxResets (the rapid-reset attack).
-func (hc *h2conn) onReset(f *http2.RSTStreamFrame) error {
+func (hc *h2conn) onReset(f *h2frame) error {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	if f.StreamID > hc.lastID {
+	if f.sid > hc.lastID {
 		return h2ConnError(http2.ErrCodeProtocol) // §5.1: idle stream
 	}
-	s := hc.streams[f.StreamID]
+	s := hc.streams[f.sid]
 	if s == nil {
 		return nil
 	}
@@ -244,14 +250,14 @@ func (hc *h2conn) resetStream(id uint32, code http2.ErrCode) {
 
 // onData delivers request body bytes to their stream (§6.1), under both
 // flow-control windows (§6.9).
-func (hc *h2conn) onData(f *http2.DataFrame) error {
+func (hc *h2conn) onData(f *h2frame) error {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	id := f.StreamID
+	id := f.sid
 	if id > hc.lastID {
 		return h2ConnError(http2.ErrCodeProtocol) // §5.1: idle stream
 	}
-	flen := int64(f.Length) // padding included: it counts (§6.9.1)
+	flen := int64(f.length) // padding included: it counts (§6.9.1)
 	if flen > hc.recvConn {
 		return h2ConnError(http2.ErrCodeFlowControl)
 	}
@@ -272,7 +278,7 @@ func (hc *h2conn) onData(f *http2.DataFrame) error {
 		return nil
 	}
 	s.recvWin -= flen
-	data := f.Data()
+	data := f.p
 	if pad := flen - int64(len(data)); pad > 0 {
 		hc.creditConn(pad)
 		hc.creditStream(s, pad)
@@ -291,7 +297,7 @@ func (hc *h2conn) onData(f *http2.DataFrame) error {
 	} else {
 		s.in = append(s.in, data...)
 	}
-	if f.StreamEnded() {
+	if f.has(http2.FlagDataEndStream) {
 		if s.declLen >= 0 && s.got != s.declLen {
 			hc.resetStream(id, http2.ErrCodeProtocol)
 			return nil

@@ -44,31 +44,31 @@ func (d *h2decode) reset(buf []byte, trailer bool) {
 
 // onHeaders starts a header block (§6.2): a new stream's request head, or
 // an open stream's trailers.
-func (hc *h2conn) onHeaders(f *http2.HeadersFrame) error {
-	id := f.StreamID
+func (hc *h2conn) onHeaders(f *h2frame, ended bool) error {
+	id := f.sid
 	if id%2 == 0 {
 		return h2ConnError(http2.ErrCodeProtocol) // §5.1.1: client streams are odd
 	}
-	hc.hstream, hc.hend = id, f.StreamEnded()
-	hc.hprio = f.HasPriority() && f.Priority.StreamDep == id
-	hc.hblock = append(hc.hblock[:0], f.HeaderBlockFragment()...)
+	hc.hstream, hc.hend = id, f.has(http2.FlagHeadersEndStream)
+	hc.hprio = f.has(http2.FlagHeadersPriority) && f.dep == id
+	hc.hblock = append(hc.hblock[:0], f.p...)
 	if err := hc.checkBlock(); err != nil {
 		return err
 	}
-	if f.HeadersEnded() {
+	if ended {
 		return hc.endHeaders()
 	}
 	return nil
 }
 
-// onContinuation adds to the header block (§6.10). The Framer has checked
+// onContinuation adds to the header block (§6.10). The reader has checked
 // that it follows HEADERS on the same stream.
-func (hc *h2conn) onContinuation(f *http2.ContinuationFrame) error {
-	hc.hblock = append(hc.hblock, f.HeaderBlockFragment()...)
+func (hc *h2conn) onContinuation(f *h2frame, ended bool) error {
+	hc.hblock = append(hc.hblock, f.p...)
 	if err := hc.checkBlock(); err != nil {
 		return err
 	}
-	if f.HeadersEnded() {
+	if ended {
 		return hc.endHeaders()
 	}
 	return nil

@@ -152,11 +152,11 @@ func (hc *h2conn) openStream(s *h2stream) error {
 		// HTTP/1.1 head over the limit is (§8.1.1 allows it).
 		r.head.Reset()
 		r.head.Method, r.head.Target, r.head.Version = h2ErrMethod, h2ErrTarget, phttp.HTTP11
-		s.begin(c)
+		s.begin(c, hc.in.at)
 		hc.runInline(s, h2TooLarge{})
 		return nil
 	}
-	s.begin(c)
+	s.begin(c, hc.in.at)
 	if r.normalizeTarget(c.paths) != nil { // paths.go
 		hc.runInline(s, pathRefused{})
 		return nil

