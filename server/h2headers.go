@@ -29,7 +29,9 @@ type h2decode struct {
 }
 
 // emit takes one field from the HPACK decoder (an hpackSink).
-func (d *h2decode) emit(name, value string) { d.field(name, value, d.limit) }
+func (d *h2decode) emit(name, value string, vetted bool) bool {
+	return d.field(name, value, d.limit, vetted)
+}
 
 type h2field struct{ ns, ne, vs, ve int }
 
@@ -164,23 +166,29 @@ func (hc *h2conn) onTrailers(s *h2stream) error {
 // connection-specific fields. The running size bounds what is kept (the
 // HPACK bomb: a small block naming a big table entry many times): past
 // limit nothing more is copied.
-func (d *h2decode) field(name, value string, limit int) {
+//
+// vetted: the name and value were found sound before (an HPACK table
+// entry's), so only the checks that depend on the rest of the list run.
+// It reports whether they are sound (a valid value, and a valid name for
+// a regular field), when it got as far as checking: false once the list
+// is malformed or too big.
+func (d *h2decode) field(name, value string, limit int, vetted bool) (sound bool) {
 	if d.malformed || d.tooBig {
-		return
+		return false
 	}
 	d.size += len(name) + len(value) + h2FieldOverhead
 	if d.size > limit {
 		d.tooBig = true
-		return
+		return false
 	}
-	if !h2ValidValue(value) {
+	if !vetted && !h2ValidValue(value) {
 		d.malformed = true
-		return
+		return false
 	}
 	if len(name) > 0 && name[0] == ':' {
 		if d.regular || d.trailer {
 			d.malformed = true
-			return
+			return true
 		}
 		var p *h2field
 		switch name {
@@ -194,42 +202,43 @@ func (d *h2decode) field(name, value string, limit int) {
 			p = &d.scheme
 		default:
 			d.malformed = true // :status, :protocol and unknown ones
-			return
+			return true
 		}
 		if p.ns >= 0 {
 			d.malformed = true
-			return
+			return true
 		}
 		*p = d.add(name, value)
-		return
+		return true
 	}
 	d.regular = true
-	if !h2ValidName(name) {
+	if !vetted && !h2ValidName(name) {
 		d.malformed = true
-		return
+		return false
 	}
 	switch name {
 	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
 		d.malformed = true // §8.2.2
-		return
+		return true
 	case "te":
 		if value != "trailers" {
 			d.malformed = true
-			return
+			return true
 		}
 	case "content-length":
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n < 0 || d.declLen >= 0 && d.declLen != n {
 			d.malformed = true
-			return
+			return true
 		}
 		d.declLen = n
 	case "cookie":
 		// §8.2.3: crumbs are joined into one field for HTTP/1.1.
 		d.cookies = append(d.cookies, d.add(name, value))
-		return
+		return true
 	}
 	d.fields = append(d.fields, d.add(name, value))
+	return true
 }
 
 // h2FieldOverhead is the per-field size RFC 9113 §6.5.2 adds to a header

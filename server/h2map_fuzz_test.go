@@ -51,18 +51,18 @@ func FuzzH2RequestHead(f *testing.F) {
 		// The HTTP/2 side, as the HPACK decoder passes each field on.
 		hc := &h2conn{lim: lim}
 		hc.hd.reset(nil, false)
-		hc.hd.field(":method", method, lim.MaxHeaderListSize)
+		hc.hd.field(":method", method, lim.MaxHeaderListSize, false)
 		target := authority
 		if !connect {
 			target = path
-			hc.hd.field(":scheme", "https", lim.MaxHeaderListSize)
-			hc.hd.field(":path", path, lim.MaxHeaderListSize)
+			hc.hd.field(":scheme", "https", lim.MaxHeaderListSize, false)
+			hc.hd.field(":path", path, lim.MaxHeaderListSize, false)
 		}
 		if hasAuth {
-			hc.hd.field(":authority", authority, lim.MaxHeaderListSize)
+			hc.hd.field(":authority", authority, lim.MaxHeaderListSize, false)
 		}
 		if hasHost {
-			hc.hd.field("host", host, lim.MaxHeaderListSize)
+			hc.hd.field("host", host, lim.MaxHeaderListSize, false)
 		}
 		var head phttp.Request
 		h2ok := !hc.hd.malformed && hc.hd.buildHead(&head, true)

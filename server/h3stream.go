@@ -296,7 +296,7 @@ func h3DecodeFields(d *h2decode, block []byte, max int) error {
 		if err != nil {
 			return err
 		}
-		d.field(f.Name, f.Value, max)
+		d.field(f.Name, f.Value, max, false)
 	}
 }
 

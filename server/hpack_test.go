@@ -248,8 +248,9 @@ func hpackDecodeXNet(blocks [][]byte, maxStr int) (out [][][2]string, failed int
 // hpackRecorder keeps what the decoder emits.
 type hpackRecorder struct{ fields [][2]string }
 
-func (r *hpackRecorder) emit(name, value string) {
+func (r *hpackRecorder) emit(name, value string, _ bool) bool {
 	r.fields = append(r.fields, [2]string{strings.Clone(name), strings.Clone(value)})
+	return true
 }
 
 // FuzzHPACKDec: our decoder and x/net's agree on every input, block by
@@ -326,5 +327,63 @@ func TestHPACKEncRequestIDUnique(t *testing.T) {
 	}
 	if len(c.enc.ents) != 0 {
 		t.Fatalf("table holds %v, want nothing (the status is static)", c.enc.ents)
+	}
+}
+
+// TestHPACKStaticSound: every static table entry passes the field checks
+// that a vetted field skips (the decoder passes them as vetted).
+func TestHPACKStaticSound(t *testing.T) {
+	for i, e := range hpackStatic {
+		if !h2ValidValue(e[1]) || e[0][0] != ':' && !h2ValidName(e[0]) {
+			t.Errorf("static entry %d %q: %q is not sound", i+1, e[0], e[1])
+		}
+	}
+}
+
+// TestHPACKDecVetted: a table entry is vetted only once the field checks
+// found it sound, and one that is not stays malformed each time a block
+// names it; so is one added after its list was already malformed, which
+// the checks never reached.
+func TestHPACKDecVetted(t *testing.T) {
+	var dec hpackDec
+	dec.init(h2TableSize, 1<<16)
+	var d h2decode
+	decode := func(b []byte) bool {
+		t.Helper()
+		d.reset(nil, false)
+		d.limit = 1 << 16
+		if err := dec.decode(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.malformed
+	}
+	// lit is a literal with incremental indexing and a new name (§6.2.1).
+	lit := func(name, value string) []byte {
+		b := append([]byte{0x40, byte(len(name))}, name...)
+		return append(append(b, byte(len(value))), value...)
+	}
+	newest := func() bool { return dec.ents[len(dec.ents)-1].vetted }
+	const again = 0xbe // indexed: 62, the newest entry
+
+	if decode(lit("x-ok", "v")) || !newest() {
+		t.Fatalf("a sound field: malformed %v, vetted %v", d.malformed, newest())
+	}
+	if decode([]byte{again}) {
+		t.Fatal("a vetted field named again: malformed")
+	}
+	for _, c := range []struct {
+		name  string
+		block []byte
+	}{
+		{"a control byte in the value", lit("x-bad", "a\x01b")},
+		{"an uppercase name", lit("X-Up", "v")},
+		{"added after a connection field", append(lit("connection", "x"), lit("x-late", "c\x01d")...)},
+	} {
+		if !decode(c.block) || newest() {
+			t.Errorf("%s: malformed %v, vetted %v; want malformed, not vetted", c.name, d.malformed, newest())
+		}
+		if !decode([]byte{again}) {
+			t.Errorf("%s: named again, not malformed", c.name)
+		}
 	}
 }

@@ -29,7 +29,7 @@ import (
 //     unless the table is empty (x/net's reading of §4.2).
 type hpackDec struct {
 	// ents is the dynamic table, oldest first: index 62 is the last.
-	ents    []hpackEntry
+	ents    []hpackDecEntry
 	size    int // §4.1
 	max     int // the table's maximum size, as last updated
 	allowed int // the most an update may set: our SETTINGS_HEADER_TABLE_SIZE
@@ -47,10 +47,23 @@ func (d *hpackDec) init(tableSize, maxStr int) {
 	d.max, d.allowed, d.maxStr = tableSize, tableSize, maxStr
 }
 
+// hpackDecEntry is an entry of the decoder's dynamic table. vetted: the
+// sink found its name and value sound (hpackSink.emit), so a block that
+// names the entry again, as most blocks of a connection do, is not
+// checked byte by byte again.
+type hpackDecEntry struct {
+	hpackEntry
+	vetted bool
+}
+
 // hpackSink takes the decoded fields of a block, in order: name and
 // value view memory the decoder reuses, so it copies what it keeps.
+// vetted says the sink found this name and value sound before (a table
+// entry's, or the static table's, which all are); emit reports whether
+// they are sound, as far as it checked them, whatever else it makes of
+// the field.
 type hpackSink interface {
-	emit(name, value string)
+	emit(name, value string, vetted bool) (sound bool)
 }
 
 // decode decodes one whole header block into out.
@@ -65,11 +78,20 @@ func (d *hpackDec) decode(b []byte, out hpackSink) error {
 			if i, b, err = hpackInt(7, b); err != nil {
 				return err
 			}
+			if e := d.entry(i); e != nil {
+				if len(e.name) > d.maxStr || len(e.value) > d.maxStr {
+					return errHPACK
+				}
+				if out.emit(e.name, e.value, e.vetted) {
+					e.vetted = true
+				}
+				break
+			}
 			name, value, ok := d.at(i)
 			if !ok || len(name) > d.maxStr || len(value) > d.maxStr {
 				return errHPACK
 			}
-			out.emit(name, value)
+			out.emit(name, value, true) // the static table's
 		case c&0xe0 == 0x20: // §6.3 dynamic table size update
 			if !first && d.size > 0 {
 				return errHPACK
@@ -95,9 +117,9 @@ func (d *hpackDec) decode(b []byte, out hpackSink) error {
 			if len(name) > d.maxStr {
 				return errHPACK // a name from a table, as x/net checks
 			}
-			out.emit(name, value)
+			sound := out.emit(name, value, false)
 			if index {
-				d.add(name, value)
+				d.add(name, value, sound)
 			}
 		}
 		first = false
@@ -161,18 +183,30 @@ func (d *hpackDec) at(i uint64) (name, value string, ok bool) {
 		e := &hpackStatic[i-1]
 		return e[0], e[1], true
 	}
+	if e := d.entry(i); e != nil {
+		return e.name, e.value, true
+	}
+	return "", "", false
+}
+
+// entry returns the dynamic table's entry at index i, nil if i is not
+// one.
+func (d *hpackDec) entry(i uint64) *hpackDecEntry {
+	if i <= uint64(len(hpackStatic)) {
+		return nil
+	}
 	j := i - uint64(len(hpackStatic)) - 1
 	if j >= uint64(len(d.ents)) {
-		return "", "", false
+		return nil
 	}
-	e := &d.ents[len(d.ents)-1-int(j)]
-	return e.name, e.value, true
+	return &d.ents[len(d.ents)-1-int(j)]
 }
 
 // add puts a field in the table (§4.4): entries are evicted from the
 // oldest until it fits; one larger than the table empties it and is not
-// kept. The strings are copied: name and value view the block.
-func (d *hpackDec) add(name, value string) {
+// kept. The strings are copied: name and value view the block. vetted:
+// the sink found them sound.
+func (d *hpackDec) add(name, value string, vetted bool) {
 	n := hpackEntryExtra + len(name) + len(value)
 	if n > d.max {
 		d.evict(d.max + 1)
@@ -184,7 +218,7 @@ func (d *hpackDec) add(name, value string) {
 	} else {
 		name = string(append([]byte(nil), name...))
 	}
-	d.ents = append(d.ents, hpackEntry{name, string(append([]byte(nil), value...))})
+	d.ents = append(d.ents, hpackDecEntry{hpackEntry{name, string(append([]byte(nil), value...))}, vetted})
 	d.size += n
 }
 
@@ -193,7 +227,7 @@ func (d *hpackDec) evict(room int) {
 	k := 0
 	for k < len(d.ents) && d.size+room > d.max {
 		d.size -= hpackEntryExtra + len(d.ents[k].name) + len(d.ents[k].value)
-		d.ents[k] = hpackEntry{}
+		d.ents[k] = hpackDecEntry{}
 		k++
 	}
 	if k > 0 {
