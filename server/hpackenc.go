@@ -96,17 +96,24 @@ func (e *hpackEnc) field(name, value string) {
 			return
 		}
 	}
-	nameIdx := hpackStaticName(name)
+	// The table first: a repeating field (most of a response's) is
+	// found there whole, and its name is not looked up in the static
+	// table, which the literal below prefers.
+	dynName := 0
 	for i := range e.ents {
 		if x := &e.ents[i]; x.name == name {
 			if x.value == value {
 				e.int(0x80, 7, len(hpackStatic)+1+i)
 				return
 			}
-			if nameIdx == 0 {
-				nameIdx = len(hpackStatic) + 1 + i
+			if dynName == 0 {
+				dynName = len(hpackStatic) + 1 + i
 			}
 		}
+	}
+	nameIdx := hpackStaticName(name)
+	if nameIdx == 0 {
+		nameIdx = dynName
 	}
 	switch {
 	case name == "set-cookie":

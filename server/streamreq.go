@@ -87,7 +87,7 @@ func (m *streamReq) serve(c *conn, h Handler) (ok bool) {
 	if err := m.req.body.err; err != nil {
 		answerBodyError(&m.resp, err)
 	}
-	m.resp.now = time.Now()
+	m.resp.now = m.endTime()
 	m.resp.finish()
 	m.count(c, begin)
 	if a := c.alog; a != nil {
@@ -95,6 +95,24 @@ func (m *streamReq) serve(c *conn, h Handler) (ok bool) {
 	}
 	return true
 }
+
+// endTime returns the time now. From at, when it is known and recent,
+// it reads the monotonic clock alone, which costs half what time.Now
+// does on these VMs (about 25 ns against 50): the wall time is at's plus
+// what the monotonic clock counted since. Within streamRecent, a step
+// of the wall clock (NTP, by hand) shows only in the Date and the log
+// time of the requests that span it, never in a duration.
+func (m *streamReq) endTime() time.Time {
+	if !m.at.IsZero() {
+		if d := time.Since(m.at); d < streamRecent {
+			return m.at.Add(d)
+		}
+	}
+	return time.Now()
+}
+
+// streamRecent bounds how long after at endTime derives the time from it.
+const streamRecent = time.Second
 
 // count counts the request like conn.count does an HTTP/1.1 one, from
 // begin to the response's end (resp.now); several streams of a connection

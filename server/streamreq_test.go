@@ -2,6 +2,7 @@ package server
 
 import (
 	"testing"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -57,4 +58,25 @@ func TestStreamHeadFieldValues(t *testing.T) {
 		}
 		check(t, fields)
 	})
+}
+
+// TestStreamEndTime: a stream's end time, derived from when its head was
+// read, is the time now in both clocks, so its duration is not 0.
+func TestStreamEndTime(t *testing.T) {
+	for _, ago := range []time.Duration{-1, 0, 200 * time.Millisecond, 2 * streamRecent} {
+		var m streamReq
+		if ago >= 0 {
+			m.at = time.Now().Add(-ago)
+		}
+		end, now := m.endTime(), time.Now()
+		if d := now.Sub(end); d < 0 || d > 50*time.Millisecond {
+			t.Errorf("read %v ago: end time %v from now", ago, d)
+		}
+		if diff := now.Round(0).Sub(end.Round(0)); diff < -50*time.Millisecond || diff > 50*time.Millisecond {
+			t.Errorf("read %v ago: wall time %v from now's", ago, diff)
+		}
+		if ago > 0 && end.Sub(m.at) < ago {
+			t.Errorf("read %v ago: duration %v", ago, end.Sub(m.at))
+		}
+	}
 }
