@@ -251,6 +251,9 @@ func (hc *h2conn) rest(err error, fresh bool) bool {
 	if fresh && len(hc.streams) == 0 {
 		hc.in.release()
 		hc.rd.release()
+		// The last frame's views point into the buffer just given
+		// back: they would keep it alive once the pool let it go.
+		hc.f = h2frame{}
 		hc.out.release()
 		hc.enc.release()
 		if r, ok := c.st.(inputReleaser); ok {
