@@ -124,12 +124,9 @@ func (f *h2frame) parse() error {
 		if f.sid == 0 {
 			return http2.ConnectionError(http2.ErrCodeProtocol)
 		}
-		pad := 0
-		if f.has(http2.FlagDataPadded) {
-			if len(p) == 0 {
-				return io.ErrUnexpectedEOF
-			}
-			pad, p = int(p[0]), p[1:]
+		p, pad, err := unpad(p, f.has(http2.FlagDataPadded))
+		if err != nil {
+			return err
 		}
 		if pad > len(p) {
 			return http2.ConnectionError(http2.ErrCodeProtocol)
@@ -139,12 +136,9 @@ func (f *h2frame) parse() error {
 		if f.sid == 0 {
 			return http2.ConnectionError(http2.ErrCodeProtocol)
 		}
-		pad := 0
-		if f.has(http2.FlagHeadersPadded) {
-			if len(p) == 0 {
-				return io.ErrUnexpectedEOF
-			}
-			pad, p = int(p[0]), p[1:]
+		p, pad, err := unpad(p, f.has(http2.FlagHeadersPadded))
+		if err != nil {
+			return err
 		}
 		if f.has(http2.FlagHeadersPriority) {
 			if len(p) < 5 {
@@ -181,12 +175,9 @@ func (f *h2frame) parse() error {
 		if f.sid == 0 {
 			return http2.ConnectionError(http2.ErrCodeProtocol)
 		}
-		pad := 0
-		if f.has(http2.FlagPushPromisePadded) {
-			if len(p) == 0 {
-				return io.ErrUnexpectedEOF
-			}
-			pad, p = int(p[0]), p[1:]
+		p, pad, err := unpad(p, f.has(http2.FlagPushPromisePadded))
+		if err != nil {
+			return err
 		}
 		if len(p) < 4 {
 			return io.ErrUnexpectedEOF
@@ -237,6 +228,18 @@ func (f *h2frame) parse() error {
 		}
 	}
 	return nil // §5.5: other types are read and ignored
+}
+
+// unpad takes the pad length off the payload of a frame with its PADDED
+// flag set (§6.1).
+func unpad(p []byte, padded bool) (rest []byte, pad int, err error) {
+	if !padded {
+		return p, 0, nil
+	}
+	if len(p) == 0 {
+		return nil, 0, io.ErrUnexpectedEOF
+	}
+	return p[1:], int(p[0]), nil
 }
 
 // parseSettings checks a SETTINGS frame's form (§6.5); each setting's

@@ -16,23 +16,6 @@ import (
 // side: for the same bytes, the same frames with the same fields, and the
 // same error in the same place.
 
-// pieceReader returns at most n bytes per Read, so that frames span the
-// reader's buffer fills (its copying path) as well as lie whole in it.
-type pieceReader struct {
-	b []byte
-	n int
-}
-
-func (r *pieceReader) Read(p []byte) (int, error) {
-	if len(r.b) == 0 {
-		return 0, io.EOF
-	}
-	n := min(len(p), r.n, len(r.b))
-	copy(p, r.b[:n])
-	r.b = r.b[n:]
-	return n, nil
-}
-
 // h2Verdict names an error the way the connection acts on it (readFailed).
 func h2Verdict(err error) string {
 	var se http2.StreamError
@@ -57,7 +40,7 @@ func h2Verdict(err error) string {
 // h2FramesOurs reads frames from data until an error other than a stream
 // error, describing each.
 func h2FramesOurs(data []byte, chunk int, max uint32) []string {
-	in := &h2in{src: &pieceReader{data, chunk}}
+	in := &h2in{src: &fuzzStream{in: data, step: chunk}} // fuzz_test.go: reads of at most chunk bytes
 	in.take()
 	r := h2reader{in: in, max: max}
 	var out []string
