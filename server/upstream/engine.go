@@ -26,11 +26,21 @@ func (p *Pool) AcquireNextWait(key []byte, rs *RetryState, done <-chan struct{})
 	return t, err
 }
 
-// Retire marks t as dropped by a reload (Departed): engines stop reusing
-// its connections and close them. Its state is otherwise kept (a later
-// reload may not bring it back: a pool built afterwards creates a new
-// Target for the address).
-func (t *Target) Retire() { t.retired.Store(true) }
+// Retire marks t as dropped by a reload (Departed) or by its upstream's
+// Close: engines stop reusing its connections and close them. Its state
+// is otherwise kept (a later reload may not bring it back: a pool built
+// afterwards creates a new Target for the address), but an ejection's
+// timer is stopped: nothing would use the return, and it would be logged
+// and reported (OnChange) for a target no pool serves.
+func (t *Target) Retire() {
+	t.retired.Store(true)
+	t.mu.Lock()
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	t.mu.Unlock()
+}
 
 // Retired reports whether a reload dropped t.
 func (t *Target) Retired() bool { return t.retired.Load() }

@@ -147,10 +147,11 @@ func (p *Pool) ejectLocked(t *Target) bool {
 }
 
 // unEject returns t after its k-th ejection, unless a later one replaced
-// it.
+// it or t was retired (Retire stops the timer, but it may have fired
+// already).
 func (t *Target) unEject(k int) {
 	t.mu.Lock()
-	if int(t.ejections.Load()) != k || !t.clearBit(stateEjected) {
+	if t.retired.Load() || int(t.ejections.Load()) != k || !t.clearBit(stateEjected) {
 		t.mu.Unlock()
 		return
 	}

@@ -407,7 +407,8 @@ func (p *Pool) changed(t *Target) {
 
 // Close wakes the requests waiting in the admission queue (they then fail
 // or select as the pool now allows). Active checks are stopped by their
-// Checker; ejection timers only flip the state of their target.
+// Checker; an ejection's timer runs on, for a reload may carry its target
+// into a new pool, until the target is retired (Target.Retire).
 func (p *Pool) Close() {
 	if p.queue != nil {
 		p.queue.closeAll()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -351,6 +352,25 @@ func TestEjectionCycle(t *testing.T) {
 	p.Done(x, StatusResult(204))
 	if s := p.Snapshot(nil)[0]; s.Ejections != 0 || s.ConsecutiveFailures != 0 || s.EjectedTotal != 2 {
 		t.Errorf("after success: %+v", s)
+	}
+}
+
+// TestRetireStopsEjection: a target retired while ejected (its upstream
+// closed, or a reload dropped it) does not come back when its ejection
+// would have ended: no return is reported (OnChange, the log) for a
+// target no pool serves. Before, the timer outlived the upstream.
+func TestRetireStopsEjection(t *testing.T) {
+	const base = 20 * time.Millisecond
+	var changes atomic.Int32
+	p := newPool(t, Options{Targets: specs(2), Passive: PassiveOptions{EjectFor: base, ConsecutiveFailures: 1},
+		OnChange: func(*Target) { changes.Add(1) }})
+	x := p.Targets()[0]
+	eject(t, p, x)
+	ejected := changes.Load()
+	x.Retire()
+	time.Sleep(5 * base)
+	if n := changes.Load() - ejected; n != 0 || x.Available() {
+		t.Errorf("retired while ejected: %d changes reported after, available %v; want none, false", n, x.Available())
 	}
 }
 
