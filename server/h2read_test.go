@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -129,11 +128,12 @@ func h2FramesXNet(data []byte, max uint32) []string {
 	return out
 }
 
-// h2FrameBytes is one frame on the wire.
+// h2FrameBytes is one frame on the wire, written as is (Framer's raw
+// write checks nothing).
 func h2FrameBytes(typ http2.FrameType, flags http2.Flags, sid uint32, payload []byte) []byte {
-	b := []byte{byte(len(payload) >> 16), byte(len(payload) >> 8), byte(len(payload)), byte(typ), byte(flags)}
-	b = binary.BigEndian.AppendUint32(b, sid)
-	return append(b, payload...)
+	var b bytes.Buffer
+	http2.NewFramer(&b, nil).WriteRawFrame(typ, flags, sid, payload)
+	return b.Bytes()
 }
 
 // h2FrameCorpus is a frame of every type with every flag, on stream 0, 1

@@ -74,28 +74,43 @@ func (m loopMux) LoopProxy(r *server.Request) server.LoopUpstream {
 // on; stop shuts it down (also at cleanup).
 func startLoopProxy(t *testing.T, uo UpstreamOptions, so server.Options) (addr string, up *Upstream, stop func()) {
 	t.Helper()
+	r := serveLoopProxy(t, uo, so)
+	return r.l.Addr().String(), r.up, r.stop
+}
+
+// loopProxyRun is a server that serveLoopProxy started, for the tests that
+// need its listener or server too.
+type loopProxyRun struct {
+	s    *server.Server
+	l    net.Listener
+	up   *Upstream
+	stop func()
+}
+
+// serveLoopProxy is startLoopProxy's server, listener and upstream.
+func serveLoopProxy(t *testing.T, uo UpstreamOptions, so server.Options) *loopProxyRun {
+	t.Helper()
 	up, err := NewUpstream(uo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	so.Handler = loopMux{New(up, Options{})}
 	so.LoopProxy = true
-	s := server.New(so)
-	l := testnet.Listen(t)
+	r := &loopProxyRun{s: server.New(so), l: testnet.Listen(t), up: up}
 	done := make(chan struct{})
-	go func() { s.ServeTCP(l, server.EngineLoop); close(done) }()
+	go func() { r.s.ServeTCP(r.l, server.EngineLoop); close(done) }()
 	var once sync.Once
-	stop = func() {
+	r.stop = func() {
 		once.Do(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
-			s.Shutdown(ctx)
+			r.s.Shutdown(ctx)
 			<-done
 			up.Close()
 		})
 	}
-	t.Cleanup(stop)
-	return l.Addr().String(), up, stop
+	t.Cleanup(r.stop)
+	return r
 }
 
 // pooledOnGoroutines counts the idle connections of the goroutine proxy's
@@ -577,22 +592,9 @@ func TestLoopProxyDialAfterListenerClosed(t *testing.T) {
 		b, _ := io.ReadAll(r.Body)
 		io.WriteString(w, "origin got "+string(b))
 	}))
-	up, err := NewUpstream(UpstreamOptions{Targets: []string{o.addr}, ConnectTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.New(server.Options{Handler: loopMux{New(up, Options{})}, LoopProxy: true})
-	l := testnet.Listen(t)
+	r := serveLoopProxy(t, UpstreamOptions{Targets: []string{o.addr}, ConnectTimeout: time.Second}, server.Options{})
+	s, l := r.s, r.l
 	lfd := listenerFD(t, l)
-	done := make(chan struct{})
-	go func() { s.ServeTCP(l, server.EngineLoop); close(done) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		s.Shutdown(ctx)
-		<-done
-		up.Close()
-	})
 
 	// A request whose body is still coming keeps the connection busy
 	// across the listener's close; the loop dials only once it is whole.
